@@ -1,0 +1,59 @@
+"""cutile: the cuTile Python tile language (``cuda.tile``) on the CPU and, via Numba, the GPU.
+
+``import cutile as ct`` runs kernels written for ``cuda.tile`` unchanged.  This module holds
+public names only; importing it never imports numba.
+"""
+
+from __future__ import annotations
+
+from .api.classes import Array, Scalar, Tile, TiledView
+from .api.creation import arange, astile, full, ones, zeros
+from .api.elementwise import (
+    abs, add, astype, atan2, bitwise_and, bitwise_not, bitwise_or, bitwise_xor, cdiv, ceil, cos,
+    cosh, equal, exp, exp2, floor, floordiv, greater, greater_equal, isnan, less, less_equal, log,
+    log2, maximum, minimum, mod, mul, negative, not_equal, pow, rsqrt, sin, sinh, sqrt, sub, tan,
+    tanh, truediv, where,
+)
+from .api.index import bid, num_blocks
+from .api.matmul import matmul, mma
+from .api.memory import gather, load, num_tiles, scatter, store
+from .api.reduce import argmax, argmin, max, min, prod, sum
+from .api.shape import broadcast_to, expand_dims, permute, reshape, transpose
+from .dtypes import (
+    DType, bfloat16, bool_, float4_e2m1fn, float8_e4m3fn, float8_e5m2, float8_e5m3fnu,
+    float8_e8m0fnu, float16, float32, float64, int8, int16, int32, int64, tfloat32, uint8, uint16,
+    uint32, uint64,
+)
+from .enums import MemoryOrder, MemoryScope, PaddingMode, RoundingMode
+from .errors import (
+    TileCompilerExecutionError, TileCompilerTimeoutError, TileError, TileInternalError,
+    TileRecursionError, TileStaticAssertionError, TileStaticEvalError, TileSyntaxError,
+    TileTypeError, TileUnsupportedFeatureError, TileValueError, UndefinedBehaviorError,
+)
+from .executors import set_backend
+from .kernel import (
+    ArrayAnnotation, ByTarget, Constant, ConstantAnnotation, IndexedWithInt64, ScalarInt64,
+    function, kernel, launch,
+)
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "launch", "ByTarget", "MemoryOrder", "MemoryScope", "PaddingMode", "RoundingMode", "DType",
+    "bfloat16", "bool_", "float4_e2m1fn", "float8_e4m3fn", "float8_e5m2", "float8_e8m0fnu",
+    "float8_e5m3fnu", "float16", "float32", "float64", "int8", "int16", "int32", "int64",
+    "tfloat32", "uint8", "uint16", "uint32", "uint64",
+    "TileCompilerExecutionError", "TileCompilerTimeoutError", "TileError", "TileInternalError",
+    "TileRecursionError", "TileStaticAssertionError", "TileStaticEvalError", "TileSyntaxError",
+    "TileTypeError", "TileUnsupportedFeatureError", "TileValueError", "UndefinedBehaviorError",
+    "Array", "ArrayAnnotation", "Constant", "ConstantAnnotation", "IndexedWithInt64", "Scalar",
+    "ScalarInt64", "Tile", "TiledView",
+    "abs", "add", "arange", "argmax", "argmin", "astile", "astype", "atan2", "bid",
+    "bitwise_and", "bitwise_not", "bitwise_or", "bitwise_xor", "broadcast_to", "cdiv", "ceil",
+    "cos", "cosh", "equal", "exp", "exp2", "expand_dims", "floor", "floordiv", "full", "gather",
+    "greater", "greater_equal", "isnan", "less", "less_equal", "load", "log", "log2", "matmul",
+    "max", "maximum", "min", "minimum", "mma", "mod", "mul", "negative", "not_equal",
+    "num_blocks", "num_tiles", "ones", "permute", "pow", "prod", "reshape", "rsqrt", "scatter",
+    "sin", "sinh", "sqrt", "store", "sub", "sum", "tan", "tanh", "transpose", "truediv", "where",
+    "zeros", "function", "kernel", "set_backend",
+]

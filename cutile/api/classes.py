@@ -1,0 +1,33 @@
+"""The ``Tile``, ``Array``, ``TiledView`` and ``Scalar`` names, used in annotations.
+
+Tile code never instantiates them: tiles, arrays and views are frontend values.  They exist
+so that kernels annotated for cuda.tile (``def f(a: ct.Array, t: ct.Tile)``) import unchanged.
+"""
+
+from __future__ import annotations
+
+from typing import Union
+
+
+class Tile:
+    """An immutable n-d value with a dtype and a power-of-two shape (R-TILE-1..5)."""
+
+    def __init__(self, *args, **kwargs):
+        raise TypeError("Tiles exist only in tile code")
+
+
+class Array:
+    """A global array kernel argument or a view of one (R-ARRAY-1..4, §7)."""
+
+    def __init__(self, *args, **kwargs):
+        raise TypeError("Arrays exist only as kernel arguments")
+
+
+class TiledView:
+    """``Array.tiled_view(...)``: an array partitioned into tiles of one shape (§8)."""
+
+    def __init__(self, *args, **kwargs):
+        raise TypeError("Tiled views exist only in tile code")
+
+
+Scalar = Union[int, float, bool, Tile]

@@ -1,0 +1,35 @@
+"""Execution-space queries: ``bid`` and ``num_blocks`` (R-EXEC-2)."""
+
+from __future__ import annotations
+
+from ..errors import TileTypeError
+from ..frontend.context import current
+from ..frontend.values import Const
+from ..frontend import coerce
+from ..ir import ops
+from ._registry import tile_op
+
+
+def _axis(axis) -> int:
+    a = coerce.fval(axis)
+    if not (isinstance(a, Const) and isinstance(a.value, int) and a.value in (0, 1, 2)
+            and not isinstance(a.value, bool)):
+        raise TileTypeError("Axis must be 0, 1, or 2")
+    return a.value
+
+
+@tile_op
+def bid(axis, /):
+    """This block's coordinate along grid ``axis`` (int32).
+
+    >>> @ct.kernel
+    ... def k(out):
+    ...     ct.store(out, (ct.bid(0),), ct.bid(0))
+    """
+    return current().emit_value(ops.BlockId(_axis(axis)))
+
+
+@tile_op
+def num_blocks(axis, /):
+    """The grid's extent along ``axis`` (int32)."""
+    return current().emit_value(ops.NumBlocks(_axis(axis)))

@@ -1,0 +1,105 @@
+"""Matrix multiply: ``mma`` (accumulate) and ``matmul``/``@`` (R-MM-1..5)."""
+
+from __future__ import annotations
+
+from .. import dtypes as dt
+from ..errors import TileTypeError
+from ..frontend import coerce
+from ..frontend.context import current
+from ..frontend.values import TileV, describe
+from ..ir import ops
+from ._registry import tile_op
+
+# R-MM-2: operand dtype -> accepted accumulator dtypes (the first is matmul's, R-MM-4).
+ACC_DTYPES = {
+    dt.float16: (dt.float16, dt.float32),
+    dt.bfloat16: (dt.float32,),
+    dt.float32: (dt.float32,),
+    dt.tfloat32: (dt.float32,),
+    dt.float64: (dt.float64,),
+    dt.float8_e4m3fn: (dt.float16, dt.float32),
+    dt.float8_e5m2: (dt.float16, dt.float32),
+    dt.int8: (dt.int32,),
+    dt.uint8: (dt.int32,),
+}
+
+
+def _tile(v, what) -> TileV:
+    v = coerce.fval(v)
+    if not isinstance(v, TileV):
+        raise TileTypeError(f"Expected a tile for {what}, got {describe(v)}")
+    return v
+
+
+def _shapes(x: TileV, y: TileV):
+    xs, ys = x.shape, y.shape
+    if len(xs) > 3 or len(ys) > 3:
+        raise TileTypeError("matmul supports tiles of rank at most 3")
+    if xs[-1] != ys[-2]:
+        raise TileTypeError(f"Incompatible shapes for matrix multiplication: {xs} and {ys}")
+    batch = coerce.broadcast_shapes(xs[:-2], ys[:-2])
+    return batch, batch + (xs[-2], ys[-1])
+
+
+def _emit(x: TileV, y: TileV, acc: TileV, batch: tuple) -> TileV:
+    x = coerce.broadcast(x, batch + x.shape[-2:])
+    y = coerce.broadcast(y, batch + y.shape[-2:])
+    return current().emit_value(ops.Mma(x.value, y.value, acc.value))
+
+
+@tile_op
+def mma(x, y, /, acc, *, use_fast_acc=False):
+    """``x @ y + acc`` accumulated in ``acc``'s dtype (R-MM-1..3).
+
+    >>> acc = ct.mma(a, b, acc)               # (M, K) @ (K, N) + (M, N) float32
+    """
+    x, y, acc = _tile(x, "x"), _tile(y, "y"), _tile(acc, "acc")
+    if len(x.shape) < 2 or len(y.shape) < 2:
+        raise TileTypeError("mma() expects x and y to be at least 2D")
+    mixed_int8 = {x.dtype, y.dtype} == {dt.int8, dt.uint8}
+    if x.dtype is not y.dtype and not mixed_int8:
+        raise TileTypeError(f"x and y must have the same dtype, got {x.dtype.name} and "
+                            f"{y.dtype.name}")
+    if x.dtype not in ACC_DTYPES:
+        raise TileTypeError(f"Unsupported input dtype {x.dtype.name} for mma")
+    if acc.dtype not in ACC_DTYPES[x.dtype]:
+        raise TileTypeError(f"Unsupported acc dtype {acc.dtype.name} for {x.dtype.name} inputs")
+    fast = coerce.const_bool(coerce.fval(use_fast_acc), "use_fast_acc")
+    if fast and x.dtype not in (dt.float8_e4m3fn, dt.float8_e5m2):
+        raise TileTypeError("use_fast_acc is only supported for fp8 inputs")
+    batch, out = _shapes(x, y)
+    if acc.shape != out:
+        raise TileTypeError(f"Expect acc shape to be {out}, got {acc.shape}")
+    return _emit(x, y, acc, batch)
+
+
+@tile_op
+def matmul(x, y, /):
+    """``x @ y`` in the operands' common dtype, accumulated per R-MM-4 (1-D operands allowed).
+
+    >>> c = a @ b
+    """
+    x, y = _tile(x, "x"), _tile(y, "y")
+    dtype = coerce.common_dtype(x, y)
+    if dtype not in ACC_DTYPES:
+        raise TileTypeError(f"Unsupported input dtype {dtype.name} for matmul")
+    x, y = coerce.convert(x, dtype), coerce.convert(y, dtype)
+    squeeze_m = squeeze_n = False
+    if len(x.shape) == 1:
+        x = current().emit_value(ops.Reshape(x.value, (1,) + x.shape))
+        squeeze_m = True
+    if len(y.shape) == 1:
+        y = current().emit_value(ops.Reshape(y.value, y.shape + (1,)))
+        squeeze_n = True
+    batch, out = _shapes(x, y)
+    acc_dtype = ACC_DTYPES[dtype][0]
+    acc = coerce.constant(0, acc_dtype, out)
+    r = coerce.convert(_emit(x, y, acc, batch), dtype)
+    final = out
+    if squeeze_n:
+        final = final[:-1]
+    if squeeze_m:
+        final = final[:-2] + final[-1:] if not squeeze_n else final[:-1]
+    if final != out:
+        r = current().emit_value(ops.Reshape(r.value, final))
+    return r

@@ -1,0 +1,53 @@
+"""Compile-time tuple comparisons and membership (R-CMP-6)."""
+
+from __future__ import annotations
+
+from ..errors import TileTypeError
+from ..frontend import coerce
+from ..frontend.values import Const, FVal, TileV, TupleV
+
+
+def is_tuple(v: FVal) -> bool:
+    return isinstance(v, TupleV) or (isinstance(v, Const) and isinstance(v.value, tuple))
+
+
+def _items(v: FVal):
+    return coerce.tuple_items(v, "tuple")
+
+
+def compare_tuples(fn: str, a: FVal, b: FVal) -> FVal:
+    if fn not in ("eq", "ne"):
+        raise TileTypeError(f"Comparison {fn} is not supported for tuples")
+    if not (is_tuple(a) and is_tuple(b)):
+        return Const(fn == "ne")
+    ia, ib = _items(a), _items(b)
+    if len(ia) != len(ib):
+        return Const(fn == "ne")
+    from .elementwise import compare, logical_and
+    result: FVal = Const(True)
+    for x, y in zip(ia, ib):
+        for v in (x, y):
+            if isinstance(v, TileV) and v.shape != ():
+                raise TileTypeError("Tuple comparison is not supported for non-scalar elements")
+        r = compare_tuples("eq", x, y) if is_tuple(x) else compare("eq", x, y)
+        result = r if (isinstance(result, Const) and result.value is True) else \
+            logical_and(result, r)
+    if fn == "ne":
+        if isinstance(result, Const):
+            return Const(not result.value)
+        from .elementwise import logical_not
+        return logical_not(result)
+    return result
+
+
+def contains(item: FVal, container: FVal) -> bool:
+    if not is_tuple(container):
+        raise TileTypeError("'in' requires a tuple on the right-hand side")
+    if not isinstance(item, Const):
+        raise TileTypeError("'in' requires scalar operands")
+    for c in _items(container):
+        if not isinstance(c, Const):
+            raise TileTypeError("'in' requires scalar operands")
+        if c.value == item.value:
+            return True
+    return False

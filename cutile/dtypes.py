@@ -1,0 +1,306 @@
+"""Data types: the DType singletons, their NumPy storage, and the one promotion table (spec §3-§4).
+
+Every other module asks this one whether two dtypes promote (R-PROMO-3), whether a value may
+be cast implicitly (R-CAST-1/2) and how a constant converts into a dtype (R-CONST-4/7).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import ml_dtypes
+import numpy as np
+
+__all__ = [
+    "DType", "bool_", "uint8", "uint16", "uint32", "uint64", "int8", "int16", "int32", "int64",
+    "float16", "bfloat16", "float32", "float64", "tfloat32", "float8_e4m3fn", "float8_e5m2",
+    "float8_e8m0fnu", "float8_e5m3fnu", "float4_e2m1fn",
+]
+
+
+class DType:
+    """A cuTile element type (R-DTYPE-1).  Singletons compared by identity (R-DTYPE-2).
+
+    ``kind`` is one of ``"b"`` (bool), ``"u"``/``"i"`` (unsigned/signed integer), ``"f"``
+    (arithmetic float) and ``"r"`` (restricted float: tf32, float8, float4).
+    """
+
+    __slots__ = ("name", "bitwidth", "kind", "_np")
+    _registry: dict[str, "DType"] = {}
+    _sealed = False
+
+    def __init__(self, *args, **kwargs):
+        if DType._sealed:
+            raise TypeError("DType cannot be instantiated")
+        name, bitwidth, kind, np_type = args
+        self.name = name
+        self.bitwidth = bitwidth
+        self.kind = kind
+        self._np = np.dtype(np_type) if np_type is not None else None
+        DType._registry[name] = self
+
+    def __repr__(self) -> str:
+        return f"<DType '{self.name}'>"
+
+    def __str__(self) -> str:
+        return self.name
+
+    def __reduce__(self):
+        return (_dtype_by_name, (self.name,))
+
+    def __call__(self, value: Any = 0):
+        # Host-side calls exist only so that `ct.int16(5)` reads naturally in host code too;
+        # tile code never reaches here (the frontend folds the call, R-CONST-4).
+        return self.np_dtype.type(convert_constant(value, self))
+
+    # -- classification ---------------------------------------------------------------
+    @property
+    def np_dtype(self) -> np.dtype:
+        if self._np is None:
+            raise TypeError(f"dtype {self.name} has no NumPy representation in this build")
+        return self._np
+
+    @property
+    def has_numpy(self) -> bool:
+        return self._np is not None
+
+    @property
+    def is_bool(self) -> bool:
+        return self.kind == "b"
+
+    @property
+    def is_integral(self) -> bool:
+        return self.kind in "ui"
+
+    @property
+    def is_signed(self) -> bool:
+        return self.kind == "i"
+
+    @property
+    def is_unsigned(self) -> bool:
+        return self.kind == "u"
+
+    @property
+    def is_float(self) -> bool:
+        """Arithmetic or restricted float."""
+        return self.kind in "fr"
+
+    @property
+    def is_restricted(self) -> bool:
+        return self.kind == "r"
+
+    @property
+    def category(self) -> int:
+        """0 boolean < 1 integral < 2 float (R-PROMO-1); restricted floats count as float."""
+        return {"b": 0, "u": 1, "i": 1, "f": 2, "r": 2}[self.kind]
+
+
+def _dtype_by_name(name: str) -> DType:
+    return DType._registry[name]
+
+
+bool_ = DType("bool_", 8, "b", np.bool_)
+uint8 = DType("uint8", 8, "u", np.uint8)
+uint16 = DType("uint16", 16, "u", np.uint16)
+uint32 = DType("uint32", 32, "u", np.uint32)
+uint64 = DType("uint64", 64, "u", np.uint64)
+int8 = DType("int8", 8, "i", np.int8)
+int16 = DType("int16", 16, "i", np.int16)
+int32 = DType("int32", 32, "i", np.int32)
+int64 = DType("int64", 64, "i", np.int64)
+float16 = DType("float16", 16, "f", np.float16)
+bfloat16 = DType("bfloat16", 16, "f", ml_dtypes.bfloat16)
+float32 = DType("float32", 32, "f", np.float32)
+float64 = DType("float64", 64, "f", np.float64)
+# tfloat32 is stored in a float32 container whose low 13 mantissa bits are zero (R-MM-5).
+tfloat32 = DType("tfloat32", 32, "r", np.float32)
+float8_e4m3fn = DType("float8_e4m3fn", 8, "r", ml_dtypes.float8_e4m3fn)
+float8_e5m2 = DType("float8_e5m2", 8, "r", ml_dtypes.float8_e5m2)
+float8_e8m0fnu = DType("float8_e8m0fnu", 8, "r", ml_dtypes.float8_e8m0fnu)
+# No NumPy/ml_dtypes model exists for float8_e5m3fnu: it can be named and type-checked but
+# an executor that must hold its values raises a clear error.
+float8_e5m3fnu = DType("float8_e5m3fnu", 8, "r", None)
+float4_e2m1fn = DType("float4_e2m1fn", 4, "r", ml_dtypes.float4_e2m1fn)
+DType._sealed = True
+
+ALL_DTYPES: tuple[DType, ...] = tuple(DType._registry.values())
+INTEGER_DTYPES = tuple(d for d in ALL_DTYPES if d.is_integral)
+ARITH_FLOAT_DTYPES = (float16, bfloat16, float32, float64)
+
+# -- promotion (R-PROMO-3) ------------------------------------------------------------------
+_ORDER = [bool_, uint8, uint16, uint32, uint64, int8, int16, int32, int64, float16, float32,
+          float64, bfloat16]
+_TABLE_ROWS = """
+b1   u8   u16  u32  u64  i8   i16  i32  i64  f16  f32  f64  bf16
+u8   u8   u16  u32  u64  E    E    E    E    f16  f32  f64  bf16
+u16  u16  u16  u32  u64  E    E    E    E    f16  f32  f64  bf16
+u32  u32  u32  u32  u64  E    E    E    E    f16  f32  f64  bf16
+u64  u64  u64  u64  u64  E    E    E    E    f16  f32  f64  bf16
+i8   E    E    E    E    i8   i16  i32  i64  f16  f32  f64  bf16
+i16  E    E    E    E    i16  i16  i32  i64  f16  f32  f64  bf16
+i32  E    E    E    E    i32  i32  i32  i64  f16  f32  f64  bf16
+i64  E    E    E    E    i64  i64  i64  i64  f16  f32  f64  bf16
+f16  f16  f16  f16  f16  f16  f16  f16  f16  f16  f32  f64  E
+f32  f32  f32  f32  f32  f32  f32  f32  f32  f32  f32  f64  f32
+f64  f64  f64  f64  f64  f64  f64  f64  f64  f64  f64  f64  f64
+bf16 bf16 bf16 bf16 bf16 bf16 bf16 bf16 bf16 E    f32  f64  bf16
+"""
+_ABBREV = {"b1": bool_, "u8": uint8, "u16": uint16, "u32": uint32, "u64": uint64, "i8": int8,
+           "i16": int16, "i32": int32, "i64": int64, "f16": float16, "f32": float32,
+           "f64": float64, "bf16": bfloat16}
+_PROMOTE: dict[tuple[DType, DType], DType | None] = {}
+for _row_dtype, _line in zip(_ORDER, _TABLE_ROWS.strip().splitlines()):
+    for _col_dtype, _cell in zip(_ORDER, _line.split()):
+        _PROMOTE[(_row_dtype, _col_dtype)] = None if _cell == "E" else _ABBREV[_cell]
+
+
+def promote(a: DType, b: DType) -> DType | None:
+    """Common dtype of two non-loose operands (R-PROMO-3), or ``None`` when promotion is an error.
+
+    Restricted floats promote only with themselves.
+    """
+    if a is b:
+        return a
+    if a.is_restricted or b.is_restricted:
+        return None
+    return _PROMOTE[(a, b)]
+
+
+def can_cast_implicitly(src: DType, dst: DType) -> bool:
+    """R-CAST-1: widening only, i.e. ``promote(src, dst) is dst``."""
+    return promote(src, dst) is dst
+
+
+# -- constants (R-CONST-3/4/7) ---------------------------------------------------------------
+def int_range(dtype: DType) -> tuple[int, int]:
+    if dtype.is_bool:
+        return 0, 1
+    if dtype.is_unsigned:
+        return 0, 2 ** dtype.bitwidth - 1
+    return -(2 ** (dtype.bitwidth - 1)), 2 ** (dtype.bitwidth - 1) - 1
+
+
+def loose_dtype(value: Any) -> DType:
+    """The concrete dtype a loosely typed constant materialises as (R-CONST-7)."""
+    from .errors import TileValueError
+
+    if isinstance(value, (bool, np.bool_)):
+        return bool_
+    if isinstance(value, (int, np.integer)):
+        v = int(value)
+        if -(2 ** 31) <= v < 2 ** 31:
+            return int32
+        if -(2 ** 63) <= v < 2 ** 63:
+            return int64
+        if 0 <= v < 2 ** 64:
+            return uint64
+        raise TileValueError(f"Integer constant {v} is out of range of any supported integer type")
+    if isinstance(value, (float, np.floating)):
+        return float32
+    raise TypeError(f"not a numeric constant: {value!r}")
+
+
+def wrap_int(v: int, dtype: DType) -> int:
+    """Two's-complement wrap of a Python int into an integer dtype (R-CONST-4)."""
+    bits = dtype.bitwidth
+    v &= (1 << bits) - 1
+    if dtype.is_signed and v >= 1 << (bits - 1):
+        v -= 1 << bits
+    return v
+
+
+def convert_constant(value: Any, dtype: DType) -> Any:
+    """Convert a constant into ``dtype`` with the strict-constant rules of R-CONST-4.
+
+    Integers wrap, floats round to nearest-even, floats into integers truncate toward zero,
+    anything into bool is truthiness.  Returns a Python value (bool, int or float; the float
+    is exactly representable in ``dtype``).
+    """
+    from .errors import TileValueError
+
+    if isinstance(value, np.generic):
+        value = value.item()
+    if dtype.is_bool:
+        return bool(value)
+    if dtype.is_integral:
+        if isinstance(value, float):
+            if math.isnan(value) or math.isinf(value):
+                raise TileValueError(f"Cannot convert {value} to {dtype.name}")
+            value = int(value)
+        return wrap_int(int(value), dtype)
+    # float targets
+    f = float(value)
+    if dtype is float64:
+        return f
+    if dtype is float8_e5m3fnu:
+        if f < 0 or math.isnan(f):
+            raise TileValueError(f"{value} cannot be represented in {dtype.name}")
+        raise TileValueError(f"{dtype.name} constants are not supported by cutile (no NumPy model)")
+    if dtype is float8_e8m0fnu and (f < 0 or f == 0):
+        # e8m0 holds only positive powers of two (and NaN).
+        if f < 0:
+            raise TileValueError(f"{value} cannot be represented in {dtype.name}")
+    if dtype is float4_e2m1fn and math.isnan(f):
+        raise TileValueError(f"NaN cannot be represented in {dtype.name}")
+    if dtype is tfloat32:
+        return float(round_to_tf32(np.float32(f)))
+    with np.errstate(over="ignore", invalid="ignore"):
+        return float(np.array(f, dtype=np.float64).astype(dtype.np_dtype).astype(np.float64))
+
+
+def round_to_tf32(x: np.ndarray | np.float32, mode: str = "RN") -> np.ndarray:
+    """Round float32 values to tfloat32 precision (10 explicit mantissa bits), kept in float32.
+
+    ``mode`` is ``"RN"`` (nearest, ties to even) or ``"RZ"`` (toward zero).  NaN and inf pass
+    through unchanged.
+    """
+    a = np.asarray(x, dtype=np.float32)
+    bits = a.view(np.uint32).astype(np.uint64)
+    drop = 13
+    if mode == "RN":
+        lsb = (bits >> drop) & 1
+        bits = bits + ((1 << (drop - 1)) - 1) + lsb
+    bits = (bits >> drop) << drop
+    out = (bits & 0xFFFFFFFF).astype(np.uint32).view(np.float32)
+    return np.where(np.isfinite(a), out, a).astype(np.float32)
+
+
+# -- normalisation of foreign dtype objects (R-DTYPE-4) --------------------------------------
+_NP_TO_DTYPE = {d.np_dtype: d for d in ALL_DTYPES if d.has_numpy and d is not tfloat32}
+
+
+def normalize_dtype(obj: Any) -> DType | None:
+    """Map a ct DType, NumPy dtype/scalar type, or torch/cupy dtype to a DType, else ``None``."""
+    if isinstance(obj, DType):
+        return obj
+    if obj is bool:
+        return None
+    try:
+        if isinstance(obj, np.dtype) or (isinstance(obj, type) and issubclass(obj, np.generic)):
+            return _NP_TO_DTYPE.get(np.dtype(obj))
+    except TypeError:
+        return None
+    mod = type(obj).__module__
+    if mod.startswith("torch"):
+        name = str(obj).split(".")[-1]
+        name = {"bool": "bool_", "float8_e4m3fn": "float8_e4m3fn"}.get(name, name)
+        return DType._registry.get(name)
+    return None
+
+
+def from_numpy(np_dtype: np.dtype) -> DType | None:
+    """DType of a NumPy array's element type (float32 arrays are never tfloat32)."""
+    return _NP_TO_DTYPE.get(np.dtype(np_dtype))
+
+
+def dtype_min(dtype: DType):
+    if dtype.is_float:
+        return -math.inf
+    return int_range(dtype)[0]
+
+
+def dtype_max(dtype: DType):
+    if dtype.is_float:
+        return math.inf
+    return int_range(dtype)[1]

@@ -1,0 +1,153 @@
+"""Source locations and the error classes of cuda.tile (spec §25), with a caret formatter.
+
+Every diagnostic about user code carries a ``Loc``: file, line, column, the source line, and
+the chain of call sites through inlined helper functions, so the message points at the user's
+expression rather than at our internals.
+"""
+
+from __future__ import annotations
+
+import linecache
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Loc:
+    """A position in user source.  ``line`` is 1-based, ``col`` is 0-based (as in ``ast``)."""
+
+    filename: str
+    line: int
+    col: int = 0
+    end_col: int | None = None
+    function: str = ""
+    caller: "Loc | None" = None
+
+    def source_line(self) -> str:
+        return linecache.getline(self.filename, self.line).rstrip("\n")
+
+    def with_caller(self, caller: "Loc | None") -> "Loc":
+        return Loc(self.filename, self.line, self.col, self.end_col, self.function, caller)
+
+    def __str__(self) -> str:
+        return f"{self.filename}:{self.line}:{self.col + 1}"
+
+    def excerpt(self) -> str:
+        """``file:line:col`` plus the source line and a caret under the offending expression."""
+        out = [f'  File "{self.filename}", line {self.line}, col {self.col + 1}'
+               + (f", in {self.function}" if self.function else "")]
+        src = self.source_line()
+        if src:
+            stripped = src.lstrip()
+            indent = len(src) - len(stripped)
+            out.append("    " + stripped)
+            start = max(self.col - indent, 0)
+            width = 1
+            if self.end_col is not None and self.end_col > self.col:
+                width = self.end_col - self.col
+            out.append("    " + " " * start + "^" * width)
+        return "\n".join(out)
+
+    def traceback(self) -> str:
+        frames = []
+        loc: Loc | None = self
+        while loc is not None:
+            frames.append(loc)
+            loc = loc.caller
+        # Outermost call first, like a Python traceback.
+        return "\n".join(f.excerpt() for f in reversed(frames))
+
+
+class TileError(Exception):
+    """Base of all tile-code diagnostics.  ``str()`` appends the source excerpt."""
+
+    def __init__(self, message: str, loc: Loc | None = None):
+        super().__init__(message)
+        self.message = message
+        self.loc = loc
+
+    def __str__(self) -> str:
+        if self.loc is None:
+            return self.message
+        return f"{self.loc}: {self.message}\n{self.loc.traceback()}"
+
+
+class TileSyntaxError(TileError):
+    """Unsupported Python construct in tile code."""
+
+
+class TileTypeError(TileError):
+    """Wrong argument kinds/dtypes/shapes, non-constant where a constant is required, ..."""
+
+
+class TileValueError(TileError):
+    """Out-of-range constants and other invalid constant values."""
+
+
+class TileUnsupportedFeatureError(TileError):
+    """A feature this executor (or the target) does not provide."""
+
+
+class TileRecursionError(TileError):
+    """Helper inlining deeper than the limit."""
+
+
+class TileStaticAssertionError(TileError):
+    """A failed ``static_assert`` or ``ensure_constant``."""
+
+
+class TileStaticEvalError(TileError):
+    """A violation inside ``static_eval``/``static_assert``/``static_iter``."""
+
+
+class TileInternalError(TileError):
+    """A bug in cutile itself (non-Tile exceptions during compilation are wrapped in it)."""
+
+
+class TileCompilerExecutionError(TileInternalError):
+    """The backend compiler failed."""
+
+
+class TileCompilerTimeoutError(TileInternalError):
+    """The backend compiler exceeded its time limit."""
+
+
+class UnsupportedCallError(TileError):
+    """An unsupported builtin/library call or class instantiation in tile code (R-PY-9)."""
+
+
+class UndefinedBehaviorError(RuntimeError):
+    """The interpreter detected undefined behaviour (spec §6.6, R-UB-*).  cutile-only.
+
+    Carries the block id and the user's source location of the offending operation.
+    """
+
+    def __init__(self, message: str, loc: Loc | None = None, block: tuple | None = None,
+                 rule: str | None = None):
+        self.message = message
+        self.loc = loc
+        self.block = block
+        self.rule = rule
+        super().__init__(message)
+
+    def __str__(self) -> str:
+        head = self.message
+        if self.rule:
+            head = f"[{self.rule}] {head}"
+        if self.block is not None:
+            head += f" (block {self.block})"
+        if self.loc is not None:
+            return f"{self.loc}: {head}\n{self.loc.traceback()}"
+        return head
+
+
+# Upstream aliases (R-ERR-1).
+UnsupportedSyntaxError = TileSyntaxError
+TypeCheckingError = TileTypeError
+InvalidValueError = TileValueError
+UnsupportedFeatureError = TileUnsupportedFeatureError
+RecursionLimitError = TileRecursionError
+StaticAssertionError = TileStaticAssertionError
+StaticEvalError = TileStaticEvalError
+InternalError = TileInternalError
+CompilerExecutionError = TileCompilerExecutionError
+CompilerTimeoutError = TileCompilerTimeoutError

@@ -1,0 +1,55 @@
+"""Building the typed IR of one kernel specialisation (R-CONV-4: fully checked before running)."""
+
+from __future__ import annotations
+
+from ..errors import TileError, TileInternalError
+from ..ir.core import Builder, KernelIR, Region, Value
+from ..ir.passes import fuse_fma
+from ..ir.types import ArrayType, TileType
+from .compiler import Env, FunctionCompiler
+from .context import CompileContext, compiling
+from .source import parse_function
+from .values import ArrayV, Const, TileV, TupleV
+
+
+def _param_value(spec, name: str, params: list[Value]):
+    if spec.kind == "const":
+        return Const(spec.value)
+    if spec.kind == "tuple":
+        return TupleV(tuple(_param_value(s, name, params) for s in spec.items))
+    if spec.kind == "array":
+        v = Value(ArrayType(spec.dtype, spec.ndim, spec.index_dtype), name)
+        params.append(v)
+        return ArrayV(v, spec.static_shape)
+    v = Value(TileType(spec.dtype), name)
+    params.append(v)
+    return TileV(v)
+
+
+def build_kernel(kernel, spec) -> KernelIR:
+    func = kernel.function
+    node, src = parse_function(func)
+    ctx = CompileContext(Builder())
+    params: list[Value] = []
+    env = Env()
+    for name, p in zip(kernel.param_names, spec.params):
+        env.vars[name] = _param_value(p, name, params)
+    closure = {}
+    if func.__closure__:
+        for n, cell in zip(func.__code__.co_freevars, func.__closure__):
+            try:
+                closure[n] = cell.cell_contents
+            except ValueError:
+                pass
+    body = Region()
+    try:
+        with compiling(ctx), ctx.builder.open(body):
+            fc = FunctionCompiler(ctx, node, src, func.__globals__, closure, None, is_kernel=True)
+            fc.run_body(node.body, env)
+    except TileError:
+        raise
+    except RecursionError as e:
+        raise TileInternalError(f"compilation recursed too deeply: {e}") from None
+    ir = KernelIR(func.__name__, params, list(kernel.param_names), body, src.loc(node))
+    fuse_fma(ir)
+    return ir

@@ -1,0 +1,256 @@
+"""Typing helpers shared by every API function: constants, promotion, broadcasting, casts.
+
+This is the one place where loose/strict constants materialise (R-CONST-*), binary operands
+find their common dtype (R-PROMO-*), shapes broadcast (R-BCAST-*) and values are cast
+implicitly (R-CAST-*).  The IR ops below it are strictly typed.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Sequence
+
+from .. import dtypes as dt
+from ..dtypes import DType
+from ..errors import TileTypeError, TileValueError
+from ..ir import ops
+from ..ir.types import TileType
+from .context import current
+from .values import ArrayV, Const, FVal, TileV, TupleV, describe
+
+
+def fval(x: Any) -> FVal:
+    """Wrap a Python default argument value as a constant; pass frontend values through."""
+    if isinstance(x, FVal):
+        return x
+    if isinstance(x, tuple):
+        return TupleV(tuple(fval(i) for i in x))
+    return Const(x)
+
+
+def is_number_const(v: FVal) -> bool:
+    return isinstance(v, Const) and v.is_number
+
+
+def is_scalar(v: FVal) -> bool:
+    return is_number_const(v) or (isinstance(v, TileV) and v.shape == ())
+
+
+def value_dtype(v: FVal) -> DType:
+    """The dtype of a tile or of a constant as it would materialise (R-CONST-7)."""
+    if isinstance(v, TileV):
+        return v.dtype
+    if isinstance(v, Const) and v.is_number:
+        return v.dtype if v.dtype is not None else dt.loose_dtype(v.value)
+    raise TileTypeError(f"Expected a tile or a scalar, got {describe(v)}")
+
+
+def value_shape(v: FVal) -> tuple[int, ...]:
+    if isinstance(v, TileV):
+        return v.shape
+    if is_number_const(v):
+        return ()
+    raise TileTypeError(f"Expected a tile or a scalar, got {describe(v)}")
+
+
+# -- materialising constants -------------------------------------------------------------------
+def constant(value: Any, dtype: DType, shape: tuple = ()) -> TileV:
+    """Emit a constant tile; ``value`` is converted with the strict rules of R-CONST-4."""
+    return current().emit_value(ops.Constant(dt.convert_constant(value, dtype), dtype, tuple(shape)))
+
+
+def to_tile(v: FVal, dtype: DType | None = None) -> TileV:
+    """A runtime tile for ``v``: constants materialise (in ``dtype`` if given, else their own)."""
+    if isinstance(v, TileV):
+        return convert(v, dtype) if dtype is not None else v
+    if is_number_const(v):
+        target = dtype or value_dtype(v)
+        return constant(v.value, target)
+    raise TileTypeError(f"Expected a tile or a scalar, got {describe(v)}")
+
+
+def convert(v: TileV, dtype: DType, rounding: str | None = None) -> TileV:
+    if v.dtype is dtype and rounding is None:
+        return v
+    return current().emit_value(ops.Convert(v.value, dtype, rounding))
+
+
+# -- promotion (R-PROMO-2..5) ------------------------------------------------------------------
+def _check_const_in_range(c: Const, dtype: DType) -> None:
+    if dtype.is_integral and isinstance(c.value, int) and not isinstance(c.value, bool):
+        lo, hi = dt.int_range(dtype)
+        if not lo <= c.value <= hi:
+            raise TileValueError(f"Integer constant {c.value} is out of range of {dtype.name}")
+
+
+def common_dtype(a: FVal, b: FVal, *, check_range: bool = True) -> DType:
+    """Common dtype of two operands of which at most one is loose (R-PROMO-3/4)."""
+    la = isinstance(a, Const) and a.is_loose
+    lb = isinstance(b, Const) and b.is_loose
+    if la and lb:
+        raise AssertionError("two loose constants fold in Python (R-PROMO-2)")
+    if la or lb:
+        loose, other = (a, b) if la else (b, a)
+        od = value_dtype(other)
+        cd = dt.loose_dtype(loose.value)
+        ocat = od.category
+        if cd.category == ocat:
+            if check_range:
+                _check_const_in_range(loose, od)
+            return od
+        return od if ocat > cd.category else cd
+    da, db = value_dtype(a), value_dtype(b)
+    res = dt.promote(da, db)
+    if res is None:
+        raise TileTypeError(f"Implicit promotion of {da.name} and {db.name} is not supported")
+    return res
+
+
+# -- broadcasting (R-BCAST-1/2) ----------------------------------------------------------------
+def broadcast_shapes(*shapes: Sequence[int]) -> tuple[int, ...]:
+    ndim = max((len(s) for s in shapes), default=0)
+    out = []
+    for i in range(ndim):
+        dim = 1
+        for s in shapes:
+            j = i - (ndim - len(s))
+            if j < 0:
+                continue
+            d = s[j]
+            if d == 1:
+                continue
+            if dim not in (1, d):
+                raise TileTypeError(
+                    "Shapes " + ", ".join(str(tuple(x)) for x in shapes) + " are not broadcastable"
+                )
+            dim = d
+        out.append(dim)
+    return tuple(out)
+
+
+def broadcast(v: TileV, shape: tuple[int, ...]) -> TileV:
+    if v.shape == tuple(shape):
+        return v
+    return current().emit_value(ops.Broadcast(v.value, tuple(shape)))
+
+
+def operands(*vals: FVal, dtype: DType) -> list[TileV]:
+    """Materialise, convert to ``dtype`` and broadcast to a common shape."""
+    shape = broadcast_shapes(*(value_shape(v) for v in vals))
+    return [broadcast(to_tile(v, dtype), shape) for v in vals]
+
+
+# -- implicit casts (R-CAST-1/2) ---------------------------------------------------------------
+def implicit_cast(v: FVal, dtype: DType, context: str) -> TileV:
+    """Cast ``v`` to ``dtype`` if R-CAST allows it, else raise with ``context`` as prefix."""
+    if isinstance(v, Const) and v.is_loose:
+        val = v.value
+        if dtype.is_bool:
+            ok = isinstance(val, bool) or (isinstance(val, int) and val in (0, 1))
+        elif dtype.is_integral:
+            ok = not isinstance(val, float)
+            if ok:
+                lo, hi = dt.int_range(dtype)
+                if not lo <= int(val) <= hi:
+                    raise TileValueError(f"{context}: {val} is out of range of {dtype.name}")
+        else:
+            ok = True
+        if not ok:
+            raise TileTypeError(
+                f"{context}: cannot implicitly cast constant {val!r} to {dtype.name}")
+        return constant(val, dtype)
+    src = value_dtype(v)
+    if not dt.can_cast_implicitly(src, dtype):
+        raise TileTypeError(f"{context}: cannot implicitly cast {src.name} to {dtype.name}")
+    return to_tile(v, dtype)
+
+
+# -- constant arguments ------------------------------------------------------------------------
+def const_value(v: FVal, what: str) -> Any:
+    if isinstance(v, Const):
+        return v.value
+    if isinstance(v, TupleV):
+        return tuple(const_value(i, what) for i in v.items)
+    raise TileTypeError(f"Expected {what} to be a compile-time constant, got {describe(v)}")
+
+
+def const_int(v: FVal, what: str) -> int:
+    if isinstance(v, Const) and isinstance(v.value, int) and not isinstance(v.value, bool):
+        return int(v.value)
+    raise TileTypeError(f"Expected an integer constant for {what}, got {describe(v)}")
+
+
+def const_bool(v: FVal, what: str) -> bool:
+    if isinstance(v, Const) and isinstance(v.value, bool):
+        return v.value
+    raise TileTypeError(f"Expected a boolean constant for {what}, got {describe(v)}")
+
+
+def check_power_of_two_shape(shape: tuple, prefix: str = "") -> None:
+    for i, d in enumerate(shape):
+        if d <= 0:
+            raise TileTypeError(f"{prefix}Dimension #{i} of shape {shape} is not positive")
+        if d & (d - 1):
+            raise TileTypeError(f"{prefix}Dimension #{i} of shape {shape} is not a power of two")
+
+
+def const_shape(v: FVal, ndim: int | None = None, what: str = "shape") -> tuple[int, ...]:
+    """A constant tile shape (R-LOAD-3): an int (1-tuple), a tuple of ints, or ``()``."""
+    if isinstance(v, Const) and isinstance(v.value, int) and not isinstance(v.value, bool):
+        shape: tuple = (int(v.value),)
+    elif isinstance(v, TupleV):
+        items = []
+        for it in v.items:
+            if not isinstance(it, Const):
+                raise TileTypeError(f"Expected a constant integer tuple for {what}")
+            if not isinstance(it.value, int) or isinstance(it.value, bool):
+                raise TileTypeError(f"Expected a tuple of integers for {what}, got {it.value!r}")
+            items.append(int(it.value))
+        shape = tuple(items)
+    elif isinstance(v, Const) and isinstance(v.value, tuple):
+        return const_shape(fval(v.value), ndim, what)
+    else:
+        raise TileTypeError(f"Expected a constant integer tuple for {what}, got {describe(v)}")
+    if ndim is not None and shape != () and len(shape) != ndim:
+        raise TileTypeError(f"Expected shape length to be {ndim}, got {len(shape)}")
+    check_power_of_two_shape(shape)
+    return shape
+
+
+def normalize_axis(axis: int, ndim: int, what: str = "Axis") -> int:
+    if not -ndim <= axis < ndim:
+        raise TileTypeError(f"{what} {axis} is out of range for rank {ndim}")
+    return axis % ndim if ndim else 0
+
+
+def signed_index(v: FVal, what: str = "index") -> TileV:
+    """A signed integer scalar used as an index or bound (R-LOAD-1)."""
+    if is_number_const(v):
+        if isinstance(v.value, float) or (v.dtype is not None and not v.dtype.is_signed):
+            raise TileTypeError(f"Expected a tuple of signed integers for {what}")
+        return to_tile(v)
+    if isinstance(v, TileV) and v.shape == () and v.dtype.is_signed:
+        return v
+    raise TileTypeError(f"Expected a tuple of signed integers for {what}, got {describe(v)}")
+
+
+def tuple_items(v: FVal, what: str) -> tuple[FVal, ...]:
+    if isinstance(v, TupleV):
+        return v.items
+    if isinstance(v, Const) and isinstance(v.value, tuple):
+        return tuple(fval(i) for i in v.value)
+    raise TileTypeError(f"Expected a tuple for {what}, got {describe(v)}")
+
+
+def tile_type_of(v: TileV) -> TileType:
+    return v.type
+
+
+def require_array(v: FVal, what: str = "array") -> ArrayV:
+    if not isinstance(v, ArrayV):
+        raise TileTypeError(f"Expected an array for {what}, got {describe(v)}")
+    return v
+
+
+def fold_float(x: float) -> float:
+    return float(x) if not math.isnan(x) else math.nan

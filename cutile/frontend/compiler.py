@@ -1,0 +1,871 @@
+"""Abstract interpretation of a tile function's AST into the typed IR.
+
+Statements run once at compile time over frontend values; runtime values become IR ops.
+Control flow on constants is folded (R-CF-3); on runtime values it becomes structured IR
+(``If``/``For``/``Loop``) with merged variables (R-CF-7).  Helper calls are inlined with a
+caller chain for error locations (R-PY-6).
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import enum
+import operator
+import types
+from typing import Any
+
+import numpy as np
+
+from .. import dtypes as dt
+from ..errors import (
+    Loc, TileError, TileInternalError, TileRecursionError, TileSyntaxError, TileTypeError,
+    TileValueError, UnsupportedCallError,
+)
+from ..ir import ops
+from ..ir.core import Region, Value, walk
+from . import coerce, flow
+from .context import CompileContext
+from .source import SourceInfo, assigned_names, parse_function
+from .values import (
+    ArrayV, BoundMethod, Const, FuncV, FVal, Invalid, RangeV, TileV, TupleV, ViewV, describe,
+)
+
+MAX_INLINE_DEPTH = 1000
+_DEAD = ("break", "continue", "return-op", "dead")   # terminations that leave the region
+
+
+class Env:
+    """Variables of one control-flow path and how the path ended (``term``)."""
+
+    __slots__ = ("vars", "term", "ret")
+
+    def __init__(self, vars: dict | None = None):
+        self.vars: dict[str, FVal] = dict(vars or {})
+        self.term: str | None = None     # None, "break", "continue", "return-op", "dead", "return"
+        self.ret: FVal | None = None     # helper return value when term == "return"
+
+    def copy(self) -> "Env":
+        return Env(self.vars)
+
+    @property
+    def live(self) -> bool:
+        return self.term not in _DEAD
+
+
+class _LoopInfo:
+    def __init__(self, names: list[str], skels: list, kind: str):
+        self.names = names
+        self.skels = skels
+        self.kind = kind
+
+
+class _CarryMismatch(Exception):
+    def __init__(self, name: str):
+        self.name = name
+
+
+class FunctionCompiler:
+    """Compiles one function body (the kernel or an inlined helper) in a context."""
+
+    def __init__(self, ctx: CompileContext, node, src: SourceInfo, pyglobals: dict,
+                 closure: dict, caller: Loc | None, is_kernel: bool, depth: int = 0):
+        self.ctx = ctx
+        self.node = node
+        self.src = src
+        self.globals = pyglobals
+        self.closure = closure
+        self.caller = caller
+        self.is_kernel = is_kernel
+        self.depth = depth
+        body = node.body if isinstance(node.body, list) else [node.body]
+        self.locals = assigned_names(body) | {a.arg for a in _all_args(node.args)}
+        self.loops: list[_LoopInfo] = []
+
+    # -- locations and errors ------------------------------------------------------------------
+    def loc(self, node) -> Loc:
+        return self.src.loc(node, self.caller)
+
+    def _located(self, node, fn, *args):
+        prev = self.ctx.loc
+        self.ctx.loc = self.loc(node)
+        try:
+            return fn(*args)
+        except TileError as e:
+            if e.loc is None:
+                e.loc = self.loc(node)
+            raise
+        except (RecursionError, KeyboardInterrupt):
+            raise
+        except Exception as e:  # our bug: report it at the user's line (R-ERR-4)
+            raise TileInternalError(f"{type(e).__name__}: {e}", self.loc(node)) from e
+        finally:
+            self.ctx.loc = prev
+
+    # -- statements ----------------------------------------------------------------------------
+    def run_body(self, stmts: list[ast.stmt], env: Env) -> Env:
+        stmts = list(stmts)
+        i = 0
+        while i < len(stmts):
+            if not env.live or env.term == "return":
+                break
+            s = stmts[i]
+            rest = stmts[i + 1:]
+            if (not self.is_kernel and isinstance(s, ast.If) and rest and _contains_return(s)):
+                # Early return from a helper: the rest of the block runs only on the paths that
+                # did not return, so push it into both branches (each stops at its return).
+                s = ast.If(test=s.test, body=s.body + rest, orelse=s.orelse + rest)
+                ast.copy_location(s, stmts[i])
+                rest = []
+                stmts = stmts[:i + 1]
+            self._located(s, self.stmt, s, env)
+            i += 1
+        return env
+
+    def stmt(self, s: ast.stmt, env: Env) -> None:
+        meth = getattr(self, "stmt_" + type(s).__name__, None)
+        if meth is None:
+            raise TileSyntaxError(f"Unsupported syntax: {type(s).__name__} statement")
+        meth(s, env)
+
+    def stmt_Pass(self, s, env):
+        pass
+
+    def stmt_Expr(self, s, env):
+        if isinstance(s.value, ast.Constant) and isinstance(s.value.value, str):
+            return  # docstring
+        self.expr(s.value, env)
+
+    def stmt_Assign(self, s, env):
+        value = self.expr(s.value, env)
+        for target in s.targets:
+            self.assign(target, value, env)
+
+    def stmt_AnnAssign(self, s, env):
+        if s.value is not None:
+            self.assign(s.target, self.expr(s.value, env), env)
+
+    def stmt_AugAssign(self, s, env):
+        if not isinstance(s.target, ast.Name):
+            return self.assign(s.target, Const(None), env)
+        cur = self.lookup(s.target.id, env, s.target)
+        value = self.expr(s.value, env)
+        self.assign(s.target, self._located(s, self.binop, type(s.op), cur, value), env)
+
+    def assign(self, target, value: FVal, env: Env) -> None:
+        if isinstance(target, ast.Name):
+            if target.id in self.globals and target.id not in self.locals:
+                raise TileSyntaxError("assignment to a global or nonlocal variable is not supported")
+            env.vars[target.id] = value
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            if any(isinstance(t, ast.Starred) for t in target.elts):
+                raise TileSyntaxError("Unsupported syntax: starred assignment target")
+            items = self._unpack(value, len(target.elts))
+            for t, v in zip(target.elts, items):
+                self.assign(t, v, env)
+        elif isinstance(target, ast.Subscript):
+            obj = self.expr(target.value, env)
+            if isinstance(obj, ArrayV):
+                raise TileTypeError("Arrays do not support item assignment")
+            if isinstance(obj, TileV):
+                raise TileTypeError("Tiles are immutable")
+            if isinstance(obj, TupleV):
+                raise TileTypeError("Tuples are immutable")
+            raise TileTypeError(f"{describe(obj)} does not support item assignment")
+        elif isinstance(target, ast.Attribute):
+            raise TileTypeError("Cannot assign attributes: objects in tile code are immutable")
+        else:
+            raise TileSyntaxError(f"Unsupported syntax: assignment to {type(target).__name__}")
+
+    def _unpack(self, value: FVal, n: int) -> tuple:
+        if isinstance(value, Const) and isinstance(value.value, tuple):
+            value = coerce.fval(value.value)
+        if not isinstance(value, TupleV):
+            raise TileTypeError(f"Cannot unpack {describe(value)}")
+        if len(value.items) < n:
+            raise TileValueError(f"Too many values to unpack (expected {len(value.items)})")
+        if len(value.items) > n:
+            raise TileValueError(f"Too few values to unpack (got {len(value.items)}, expected {n})")
+        return value.items
+
+    def stmt_FunctionDef(self, s, env):
+        if s.decorator_list:
+            raise TileSyntaxError("Decorators on nested functions are not supported")
+        env.vars[s.name] = self._make_closure(s, s.name, env)
+
+    def _make_closure(self, node, name, env) -> FuncV:
+        defaults = {}
+        args = node.args
+        pos = args.posonlyargs + args.args
+        for a, d in zip(pos[len(pos) - len(args.defaults):], args.defaults):
+            defaults[a.arg] = self.expr(d, env)
+        for a, d in zip(args.kwonlyargs, args.kw_defaults):
+            if d is not None:
+                defaults[a.arg] = self.expr(d, env)
+        closure = dict(self.closure)
+        closure.update(env.vars)
+        return FuncV(node, name, closure, self.globals, self.src, defaults)
+
+    def stmt_Return(self, s, env):
+        value = self.expr(s.value, env) if s.value is not None else Const(None)
+        if self.is_kernel:
+            if not (isinstance(value, Const) and value.value is None):
+                raise TileTypeError("Tile kernels cannot return values")
+            self.ctx.emit(ops.Return())
+            env.term = "return-op"
+            return
+        if self.loops:
+            raise TileSyntaxError(
+                "Returning from inside a loop of a helper function is not supported by cutile; "
+                "restructure the loop (e.g. break and return after it)")
+        env.term = "return"
+        env.ret = value
+
+    def stmt_Break(self, s, env):
+        self._loop_exit("break", env)
+
+    def stmt_Continue(self, s, env):
+        self._loop_exit("continue", env)
+
+    def _loop_exit(self, kind: str, env: Env) -> None:
+        if not self.loops:
+            raise TileSyntaxError(f"'{kind}' outside a loop")
+        info = self.loops[-1]
+        leaves = self._carry_leaves(info, env)
+        self.ctx.emit(ops.Break(tuple(leaves)) if kind == "break" else ops.Continue(tuple(leaves)))
+        env.term = kind
+
+    def stmt_If(self, s, env):
+        cond = self.condition(s.test, env)
+        if isinstance(cond, Const):
+            self.run_body(s.body if cond.value else s.orelse, env)
+            return
+        self._branch(cond, lambda e: self.run_body(s.body, e),
+                     lambda e: self.run_body(s.orelse, e), env)
+
+    def stmt_For(self, s, env):
+        if s.orelse:
+            raise TileSyntaxError("'for-else' is not supported")
+        it = self.expr(s.iter, env)
+        if not isinstance(it, RangeV):
+            raise TileTypeError(f"Expected a range object, got {describe(it)}")
+        if not isinstance(s.target, ast.Name):
+            raise TileSyntaxError("The target of a range loop must be a single name")
+        start, stop, step = (coerce.to_tile(v, None) for v in (it.start, it.stop, it.step))
+        self._loop(s, env, "for", (start, stop, step))
+
+    def stmt_While(self, s, env):
+        if s.orelse:
+            raise TileSyntaxError("'while-else' is not supported")
+        self._loop(s, env, "while", None)
+
+    def stmt_With(self, s, env):
+        raise TileSyntaxError("Unsupported syntax: 'with' statements are not supported by cutile yet")
+
+    # -- branches ------------------------------------------------------------------------------
+    def _branch(self, cond: TileV, then_fn, else_fn, env: Env) -> None:
+        b = self.ctx.builder
+        then_r, else_r = Region(), Region()
+        env_t, env_e = env.copy(), env.copy()
+        with b.open(then_r):
+            then_fn(env_t)
+        with b.open(else_r):
+            else_fn(env_e)
+        branches = [(then_r, env_t), (else_r, env_e)]
+        live = [(r, e) for r, e in branches if e.live]
+        if not live:
+            self.ctx.emit(ops.If(cond.value, then_r, else_r, ()))
+            env.term = "dead"
+            return
+        returned = [e.term == "return" for _, e in live]
+        if any(returned) and not all(returned):
+            raise TileInternalError("helper return on some paths only")
+        names = sorted(set().union(*(e.vars for _, e in live)))
+        merged: list[tuple[str, Any, FVal, list]] = []   # name, skeleton, template, per-branch leaves
+        result_env: dict[str, FVal] = {}
+        items = [(n, [e.vars.get(n) for _, e in live]) for n in names]
+        if all(returned):
+            items.append(("<return>", [e.ret for _, e in live]))
+        for name, vals in items:
+            first = vals[0]
+            if all(v is first for v in vals):
+                result_env[name] = first
+                continue
+            if any(v is None for v in vals):
+                result_env[name] = Invalid(name, "is not defined on every path")
+                continue
+            plan = self._merge_plan(vals, live)
+            if plan is None:
+                what = "Type of return value" if name == "<return>" else f"Type of {name}"
+                result_env[name] = Invalid(name, f"{what} depends on path taken")
+                if name == "<return>":
+                    raise TileTypeError("Type of return value depends on path taken")
+                continue
+            merged.append((name, plan[0], plan[1], plan[2]))
+        for bi, (r, _) in enumerate(live):
+            with b.open(r):
+                leaves = [v for m in merged for v in m[3][bi]()]
+                self.ctx.emit(ops.Yield(tuple(leaves)))
+        types = []
+        for m in merged:
+            skel = m[1]
+            types.extend(_leaf_types(skel))
+        op = self.ctx.emit(ops.If(cond.value, then_r, else_r, tuple(types)))
+        results = list(op.results)
+        for name, skel, template, _ in merged:
+            n = len(_leaf_types(skel))
+            val = flow.unflatten(skel, results[:n], template)
+            results = results[n:]
+            result_env[name] = val
+        ret = result_env.pop("<return>", None)
+        env.vars = result_env
+        if all(returned):
+            env.term, env.ret = "return", ret
+        else:
+            env.term = None
+
+    def _merge_plan(self, vals: list[FVal], live):
+        """How values of one name on several live paths merge: (skeleton, template,
+        per-branch leaf producers) or None when they cannot."""
+        flats = [flow.flatten(v) for v in vals]
+        skel0 = flats[0][0]
+        if all(_skel_equal(f[0], skel0) for f in flats):
+            return skel0, vals[0], [(lambda lv=f[1]: lv) for f in flats]
+        if all(flow.materializable(v) for v in vals):
+            dts = {(v.dtype or dt.loose_dtype(v.value)) for v in vals}
+            if len(dts) != 1:
+                return None
+            dtype = dts.pop()
+            skel = flow.Leaf(ops.Constant(0, dtype, ()).infer()[0])
+            producers = [(lambda v=v: [coerce.constant(v.value, dtype).value]) for v in vals]
+            return skel, TileV(Value(skel.type)), producers
+        return None
+
+    def condition(self, node, env) -> FVal:
+        return self._located(node, self.to_cond, self.expr(node, env))
+
+    def to_cond(self, v: FVal) -> FVal:
+        """R-CF-2: scalars only, converted with ``bool_(c)``; constants fold."""
+        if isinstance(v, Const):
+            return Const(bool(v.value))
+        if isinstance(v, TileV):
+            if v.shape != ():
+                raise TileTypeError(f"Expected a scalar value as condition, got {describe(v)}")
+            return coerce.convert(v, dt.bool_)
+        if isinstance(v, (TupleV,)):
+            return Const(len(v.items) > 0)
+        raise TileTypeError(f"Expected a scalar value as condition, got {describe(v)}")
+
+    # -- loops ---------------------------------------------------------------------------------
+    def _loop(self, s, env: Env, kind: str, bounds) -> None:
+        target = s.target.id if kind == "for" else None
+        candidates = [n for n in sorted(assigned_names(s.body))
+                      if n in env.vars and n != target and not isinstance(env.vars[n], Invalid)]
+        dropped: set[str] = set()
+        while True:
+            carried = [n for n in candidates if n not in dropped]
+            try:
+                self._loop_attempt(s, env, kind, bounds, carried, dropped)
+                return
+            except _CarryMismatch as m:
+                dropped.add(m.name)
+
+    def _loop_attempt(self, s, env, kind, bounds, carried, dropped) -> None:
+        b = self.ctx.builder
+        inits, skels, templates = [], [], []
+        for n in carried:
+            v = env.vars[n]
+            if flow.materializable(v):
+                v = coerce.to_tile(v)          # R-CONST-7: carried constants materialise
+            skel, leaves = flow.flatten(v)
+            skels.append(skel)
+            templates.append(v)
+            inits.extend(leaves)
+        args = [Value(x.type) for x in inits]
+        body = Region(args)
+        env_b = env.copy()
+        if kind == "for":
+            iv = Value(bounds[0].type)
+            iv.hint = target_hint = s.target.id
+            body.args.insert(0, iv)
+            env_b.vars[target_hint] = TileV(iv)
+        pos = 0
+        for n, skel, tmpl in zip(carried, skels, templates):
+            k = len(_leaf_types(skel))
+            env_b.vars[n] = flow.unflatten(skel, args[pos:pos + k], tmpl)
+            pos += k
+        for n in dropped:
+            env_b.vars[n] = Invalid(n, f"Type of loop-carried variable {n} changes inside the "
+                                       "loop (it must keep its type on loop entry)")
+        new_names = assigned_names(s.body) - set(env.vars)
+        for n in new_names:
+            env_b.vars.pop(n, None)
+        info = _LoopInfo(carried, skels, kind)
+        self.loops.append(info)
+        try:
+            with b.open(body):
+                try:
+                    if kind == "while":
+                        self._while_test(s.test, env_b, info)
+                    if env_b.live:
+                        self.run_body(s.body, env_b)
+                    if env_b.live:
+                        self.ctx.emit(ops.Yield(tuple(self._carry_leaves(info, env_b))))
+                except _CarryMismatch as m:
+                    if _uses_any(body, _arg_slice(args, carried, skels, m.name)):
+                        raise TileTypeError(
+                            f"Type of loop-carried variable {m.name} changes inside the loop; "
+                            "it must keep the type it had on loop entry (depends on path taken)"
+                        ) from None
+                    raise
+        finally:
+            self.loops.pop()
+        if kind == "for":
+            start, stop, step = bounds
+            op = self.ctx.emit(ops.For(start.value, stop.value, step.value, tuple(inits), body))
+        else:
+            op = self.ctx.emit(ops.Loop(tuple(inits), body))
+        results = list(op.results)
+        for n, skel, tmpl in zip(carried, skels, templates):
+            k = len(_leaf_types(skel))
+            env.vars[n] = flow.unflatten(skel, results[:k], tmpl)
+            results = results[k:]
+        for n in dropped:
+            env.vars[n] = Invalid(n, f"Type of {n} depends on path taken")
+        for n in new_names:
+            env.vars[n] = Invalid(n, f"Undefined variable {n}: it is first assigned inside a "
+                                     "loop body, which may run zero times")
+
+    def _while_test(self, test, env, info) -> None:
+        cond = self.condition(test, env)
+        if isinstance(cond, Const):
+            if not cond.value:
+                self.ctx.emit(ops.Break(tuple(self._carry_leaves(info, env))))
+                env.term = "break"
+            return
+        b = self.ctx.builder
+        then_r, else_r = Region(), Region()
+        with b.open(then_r):
+            self.ctx.emit(ops.Yield(()))
+        with b.open(else_r):
+            self.ctx.emit(ops.Break(tuple(self._carry_leaves(info, env))))
+        self.ctx.emit(ops.If(cond.value, then_r, else_r, ()))
+
+    def _carry_leaves(self, info: _LoopInfo, env: Env) -> list[Value]:
+        out = []
+        for n, skel in zip(info.names, info.skels):
+            v = env.vars.get(n)
+            if v is None or isinstance(v, Invalid):
+                raise _CarryMismatch(n)
+            if flow.materializable(v) and isinstance(skel, flow.Leaf):
+                v = coerce.implicit_cast(v, skel.type.dtype, "loop-carried value") \
+                    if v.is_loose else v
+                if isinstance(v, Const):
+                    v = coerce.to_tile(v)
+            s2, leaves = flow.flatten(v)
+            if not _skel_equal(s2, skel):
+                raise _CarryMismatch(n)
+            out.extend(leaves)
+        return out
+
+    # -- expressions ---------------------------------------------------------------------------
+    def expr(self, node, env: Env) -> FVal:
+        meth = getattr(self, "expr_" + type(node).__name__, None)
+        if meth is None:
+            raise TileSyntaxError(f"Unsupported syntax: {type(node).__name__} expression",
+                                  self.loc(node))
+        return self._located(node, meth, node, env)
+
+    def expr_Constant(self, node, env):
+        if isinstance(node.value, complex):
+            raise TileTypeError("Complex numbers are not supported")
+        return Const(node.value)
+
+    def expr_Name(self, node, env):
+        return self.lookup(node.id, env, node)
+
+    def lookup(self, name: str, env: Env, node) -> FVal:
+        v = env.vars.get(name)
+        if v is not None:
+            if isinstance(v, Invalid):
+                if "depends on path" in v.reason:
+                    raise TileTypeError(v.reason)
+                raise TileSyntaxError(v.reason if "ndefined" in v.reason
+                                      else f"Undefined variable {name} used: {v.reason}")
+            return v
+        if name in self.locals:
+            raise TileSyntaxError(f"Undefined variable {name} used")
+        if name in self.closure:
+            c = self.closure[name]
+            return c if isinstance(c, FVal) else global_value(c)
+        if name in self.globals:
+            return global_value(self.globals[name])
+        if hasattr(builtins, name):
+            return Const(getattr(builtins, name))
+        raise TileSyntaxError(f"Undefined variable {name} used")
+
+    def expr_Tuple(self, node, env):
+        items: list[FVal] = []
+        for e in node.elts:
+            if isinstance(e, ast.Starred):
+                v = self.expr(e.value, env)
+                items.extend(coerce.tuple_items(v, "starred item"))
+            else:
+                items.append(self.expr(e, env))
+        return TupleV(tuple(items))
+
+    def expr_List(self, node, env):
+        raise TileSyntaxError("Unsupported syntax: list displays are not supported in tile code; "
+                              "use a tuple")
+
+    expr_ListComp = expr_Dict = expr_Set = expr_DictComp = expr_SetComp = expr_List
+
+    def expr_GeneratorExp(self, node, env):
+        raise TileSyntaxError("Unsupported syntax: generator expressions")
+
+    def expr_NamedExpr(self, node, env):
+        raise TileSyntaxError("Unsupported syntax: ':=' is not supported")
+
+    def expr_Lambda(self, node, env):
+        return self._make_closure(node, "<lambda>", env)
+
+    def expr_Attribute(self, node, env):
+        obj = self.expr(node.value, env)
+        from ..api import methods
+        return methods.get_attribute(obj, node.attr)
+
+    def expr_Subscript(self, node, env):
+        obj = self.expr(node.value, env)
+        idx = self.expr(node.slice, env)
+        from ..api import methods
+        return methods.subscript(obj, idx)
+
+    def expr_Slice(self, node, env):
+        parts = [self.expr(p, env) if p is not None else Const(None)
+                 for p in (node.lower, node.upper, node.step)]
+        for p in parts:
+            if not isinstance(p, Const):
+                raise TileTypeError("Slice bounds must be compile-time constants")
+        return Const(slice(*(p.value for p in parts)))
+
+    def expr_BinOp(self, node, env):
+        left = self.expr(node.left, env)
+        right = self.expr(node.right, env)
+        return self.binop(type(node.op), left, right)
+
+    def binop(self, op_type, left: FVal, right: FVal) -> FVal:
+        from ..api import elementwise
+        if isinstance(left, TupleV) or isinstance(right, TupleV):
+            if op_type is ast.Add and isinstance(left, TupleV) and isinstance(right, TupleV):
+                return TupleV(left.items + right.items)
+            raise TileTypeError("Operator is not supported for tuples")
+        return elementwise.apply_operator(op_type.__name__, left, right)
+
+    def expr_UnaryOp(self, node, env):
+        v = self.expr(node.operand, env)
+        from ..api import elementwise
+        if isinstance(node.op, ast.Not):
+            c = self.to_cond(v)
+            if isinstance(c, Const):
+                return Const(not c.value)
+            return elementwise.logical_not(c)
+        return elementwise.apply_unary(type(node.op).__name__, v)
+
+    def expr_BoolOp(self, node, env):
+        is_and = isinstance(node.op, ast.And)
+        return self._boolop(node.values, is_and, env)
+
+    def _boolop(self, values, is_and: bool, env) -> FVal:
+        first = self.condition(values[0], env)
+        if len(values) == 1:
+            return first
+        if isinstance(first, Const):
+            if first.value != is_and:         # short-circuits: False for and, True for or
+                return Const(bool(first.value))
+            return self._boolop(values[1:], is_and, env)
+        out = {}
+
+        def rest(e):
+            out["v"] = self._boolop(values[1:], is_and, e)
+            e.vars["<bool>"] = out["v"]
+
+        def short(e):
+            e.vars["<bool>"] = Const(not is_and)
+
+        tmp = env.copy()
+        if is_and:
+            self._branch(first, rest, short, tmp)
+        else:
+            self._branch(first, short, rest, tmp)
+        result = tmp.vars["<bool>"]
+        if isinstance(result, Invalid):
+            raise TileInternalError("boolean operator merge failed")
+        return result
+
+    def expr_Compare(self, node, env):
+        from ..api import elementwise
+        left = self.expr(node.left, env)
+        result: FVal | None = None
+        for op, comp in zip(node.ops, node.comparators):
+            right = self.expr(comp, env)
+            r = elementwise.apply_compare(type(op).__name__, left, right)
+            result = r if result is None else elementwise.logical_and(result, r)
+            left = right
+        return result
+
+    def expr_IfExp(self, node, env):
+        cond = self.condition(node.test, env)
+        if isinstance(cond, Const):
+            return self.expr(node.body if cond.value else node.orelse, env)
+        tmp = env.copy()
+        self._branch(cond, lambda e: e.vars.__setitem__("<ifexp>", self.expr(node.body, e)),
+                     lambda e: e.vars.__setitem__("<ifexp>", self.expr(node.orelse, e)), tmp)
+        return self.lookup("<ifexp>", tmp, node)
+
+    def expr_JoinedStr(self, node, env):
+        parts = []
+        for v in node.values:
+            if isinstance(v, ast.Constant):
+                parts.append(str(v.value))
+            else:
+                val = self.expr(v.value, env)
+                if not isinstance(val, Const):
+                    raise TileSyntaxError("f-strings with runtime values are not supported yet")
+                parts.append(format(val.value, self.expr(v.format_spec, env).value
+                                    if v.format_spec else ""))
+        return Const("".join(parts))
+
+    def expr_Call(self, node, env):
+        fn = self.expr(node.func, env)
+        args: list[FVal] = []
+        for a in node.args:
+            if isinstance(a, ast.Starred):
+                v = self.expr(a.value, env)
+                if not isinstance(v, TupleV) and not (isinstance(v, Const)
+                                                      and isinstance(v.value, tuple)):
+                    raise TileTypeError("Expected a tuple after *")
+                args.extend(coerce.tuple_items(v, "*args"))
+            else:
+                args.append(self.expr(a, env))
+        kwargs: dict[str, FVal] = {}
+        for k in node.keywords:
+            if k.arg is None:
+                raise TileSyntaxError("Unsupported syntax: **kwargs at a call site")
+            kwargs[k.arg] = self.expr(k.value, env)
+        return self.call(fn, args, kwargs, node, env)
+
+    def call(self, fn: FVal, args, kwargs, node, env) -> FVal:
+        from ..api import builtins_map, methods
+        from ..api._registry import TileOp
+        if isinstance(fn, BoundMethod):
+            return methods.call_method(fn, args, kwargs)
+        if isinstance(fn, FuncV):
+            return self.inline_closure(fn, args, kwargs, node)
+        if not isinstance(fn, Const):
+            raise TileTypeError(f"{describe(fn)} is not callable")
+        f = fn.value
+        if isinstance(f, TileOp):
+            return call_op(f, args, kwargs)
+        dtype = dt.normalize_dtype(f) if not isinstance(f, (bool, int, float, str)) else None
+        if dtype is not None:
+            from ..api import creation
+            return creation.dtype_call(dtype, args, kwargs)
+        handler = builtins_map.BUILTINS.get(id(f))
+        if handler is not None:
+            return handler(self, args, kwargs, env)
+        if getattr(f, "_cutile_kernel", False):
+            raise TileTypeError("Tile kernels cannot be called from tile code")
+        if isinstance(f, type) and issubclass(f, enum.Enum):
+            return _enum_call(f, args, kwargs)
+        if isinstance(f, types.FunctionType):
+            return self.inline_function(f, args, kwargs, node)
+        if hasattr(f, "__wrapped__") and isinstance(f.__wrapped__, types.FunctionType):
+            return self.inline_function(f.__wrapped__, args, kwargs, node)
+        name = getattr(f, "__name__", type(f).__name__)
+        if isinstance(f, type):
+            raise UnsupportedCallError(
+                f'Creating instances of type "{name}" is not supported in device code')
+        raise UnsupportedCallError(f"{name}() is not supported in device code")
+
+    # -- inlining ------------------------------------------------------------------------------
+    def _check_depth(self):
+        if self.depth + 1 > MAX_INLINE_DEPTH:
+            raise TileRecursionError(f"Maximum recursion depth ({MAX_INLINE_DEPTH}) exceeded")
+
+    def inline_function(self, f: types.FunctionType, args, kwargs, node) -> FVal:
+        self._check_depth()
+        fnode, src = parse_function(f)
+        closure = {}
+        if f.__closure__:
+            for name, cell in zip(f.__code__.co_freevars, f.__closure__):
+                try:
+                    closure[name] = cell.cell_contents
+                except ValueError:
+                    pass
+        import inspect
+        try:
+            bound = inspect.signature(f).bind(*args, **kwargs)
+        except TypeError as e:
+            raise TileTypeError(f"{f.__name__}(): {e}") from None
+        bound.apply_defaults()
+        params = {k: coerce.fval(v) for k, v in bound.arguments.items()}
+        return self._inline(fnode, src, f.__globals__, closure, params)
+
+    def inline_closure(self, fn: FuncV, args, kwargs, node) -> FVal:
+        self._check_depth()
+        params = _bind_ast_args(fn, args, kwargs)
+        return self._inline(fn.node, fn.source, fn.globals, fn.closure, params)
+
+    def _inline(self, fnode, src, pyglobals, closure, params) -> FVal:
+        sub = FunctionCompiler(self.ctx, fnode, src, pyglobals, closure, self.ctx.loc,
+                               is_kernel=False, depth=self.depth + 1)
+        env = Env(params)
+        if isinstance(fnode, ast.Lambda):
+            return sub.expr(fnode.body, env)
+        body = list(fnode.body)
+        if not body or not isinstance(body[-1], ast.Return):
+            ret = ast.Return(value=None)
+            ast.copy_location(ret, body[-1] if body else fnode)
+            body.append(ret)
+        sub.run_body(body, env)
+        if env.term != "return":
+            raise TileInternalError("helper function did not return")
+        return env.ret
+
+
+# -- helpers ---------------------------------------------------------------------------------------
+def call_op(op, args, kwargs) -> FVal:
+    """Bind a call to a ``ct`` operation with Python's rules (R-PY-14) and run it."""
+    try:
+        bound = op.signature.bind(*args, **kwargs)
+    except TypeError as e:
+        raise TileTypeError(f"{op.op_name}(): {e}") from None
+    result = op.impl(*bound.args, **bound.kwargs)
+    return Const(None) if result is None else result
+
+
+def global_value(obj: Any) -> FVal:
+    """A module global or closure cell as a compile-time value (R-PY-8)."""
+    if isinstance(obj, FVal):
+        return obj
+    if isinstance(obj, np.generic):
+        d = dt.from_numpy(obj.dtype)
+        if d is not None:
+            return Const(obj.item(), d)
+    if isinstance(obj, tuple):
+        return TupleV(tuple(global_value(i) for i in obj))
+    if isinstance(obj, np.ndarray) or hasattr(obj, "__cuda_array_interface__") or (
+            hasattr(obj, "__dlpack__") and not isinstance(obj, type)):
+        mod = type(obj).__module__.split(".")[0]
+        raise TileTypeError(
+            f"Cannot create constant from value of type {mod}.{type(obj).__name__}")
+    return Const(obj)
+
+
+def _enum_call(cls, args, kwargs):
+    if len(args) != 1 or kwargs:
+        raise TileTypeError(f"{cls.__name__}() expects one argument")
+    v = args[0]
+    if not isinstance(v, Const):
+        raise TileTypeError(f"{cls.__name__}() expects a constant argument")
+    try:
+        return Const(cls(v.value))
+    except ValueError as e:
+        raise TileValueError(str(e)) from None
+
+
+def _all_args(a: ast.arguments):
+    out = list(a.posonlyargs) + list(a.args) + list(a.kwonlyargs)
+    if a.vararg:
+        out.append(a.vararg)
+    if a.kwarg:
+        out.append(a.kwarg)
+    return out
+
+
+def _bind_ast_args(fn: FuncV, args, kwargs) -> dict:
+    a = fn.node.args
+    pos = [x.arg for x in a.posonlyargs + a.args]
+    out: dict[str, FVal] = {}
+    if len(args) > len(pos) and not a.vararg:
+        raise TileTypeError(f"{fn.name}(): takes {len(pos)} positional arguments but "
+                            f"{len(args)} were given")
+    for name, v in zip(pos, args):
+        out[name] = v
+    if a.vararg:
+        out[a.vararg.arg] = TupleV(tuple(args[len(pos):]))
+    extra = {}
+    for k, v in kwargs.items():
+        if k in out:
+            raise TileTypeError(f"{fn.name}(): got multiple values for argument '{k}'")
+        if k in pos[len(a.posonlyargs):] or k in [x.arg for x in a.kwonlyargs]:
+            out[k] = v
+        elif a.kwarg:
+            extra[k] = v
+        else:
+            raise TileTypeError(f"{fn.name}(): got an unexpected keyword argument '{k}'")
+    if a.kwarg:
+        out[a.kwarg.arg] = Const(dict(extra))
+    for name in pos + [x.arg for x in a.kwonlyargs]:
+        if name not in out:
+            if name in fn.defaults:
+                out[name] = fn.defaults[name]
+            else:
+                raise TileTypeError(f"{fn.name}(): missing a required argument: '{name}'")
+    return out
+
+
+def _contains_return(node) -> bool:
+    for n in ast.walk(node):
+        if isinstance(n, ast.Return):
+            return True
+    return False
+
+
+def _leaf_types(skel) -> list:
+    out = []
+
+    def go(s):
+        if isinstance(s, flow.Leaf):
+            out.append(s.type)
+        elif isinstance(s, tuple) and s and s[0] == "tuple":
+            for i in s[1]:
+                go(i)
+        elif isinstance(s, tuple) and s and s[0] == "view":
+            go(s[1])
+
+    go(skel)
+    return out
+
+
+def _skel_equal(a, b) -> bool:
+    if isinstance(a, flow.Leaf) or isinstance(b, flow.Leaf):
+        return isinstance(a, flow.Leaf) and isinstance(b, flow.Leaf) and a.type == b.type
+    if isinstance(a, tuple) and isinstance(b, tuple) and a and b and a[0] == b[0]:
+        if a[0] == "tuple":
+            return len(a[1]) == len(b[1]) and all(_skel_equal(x, y) for x, y in zip(a[1], b[1]))
+        if a[0] == "view":
+            return _skel_equal(a[1], b[1]) and a[2:] == b[2:]
+    return a == b
+
+
+def _arg_slice(args, carried, skels, name) -> list[Value]:
+    pos = 0
+    for n, s in zip(carried, skels):
+        k = len(_leaf_types(s))
+        if n == name:
+            return args[pos:pos + k]
+        pos += k
+    return []
+
+
+def _uses_any(region: Region, values: list[Value]) -> bool:
+    ids = {id(v) for v in values}
+    for op in walk(region):
+        for o in op.operands():
+            if id(o) in ids:
+                return True
+    return False
+
+
+_ = operator  # operator.* functions are mapped in api.builtins_map

@@ -1,0 +1,64 @@
+"""The compilation context: the IR builder and the source location of the call being compiled.
+
+API functions (``cutile/api``) run at compile time inside a context and emit IR through it.
+"""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+
+from ..errors import Loc, TileInternalError
+from ..ir.core import Builder, Op
+from ..ir.types import ArrayType
+from .values import ArrayV, FVal, TileV
+
+_stack: list["CompileContext"] = []
+
+
+class CompileContext:
+    def __init__(self, builder: Builder):
+        self.builder = builder
+        self.loc: Loc | None = None
+        self.depth = 0
+
+    def emit(self, op: Op) -> Op:
+        return self.builder.emit(op, self.loc)
+
+    def emit_value(self, op: Op) -> FVal:
+        """Emit an op with one result and wrap the result as a frontend value."""
+        self.emit(op)
+        v = op.result
+        if isinstance(v.type, ArrayType):
+            raise TileInternalError("emit_value on an array-producing op")
+        return TileV(v)
+
+    def emit_array(self, op: Op, static_shape: tuple) -> ArrayV:
+        self.emit(op)
+        return ArrayV(op.result, static_shape)
+
+
+def current() -> CompileContext:
+    if not _stack:
+        raise RuntimeError("Device functions can only be called from device code.")
+    return _stack[-1]
+
+
+def in_tile_code() -> bool:
+    return bool(_stack)
+
+
+@contextmanager
+def compiling(ctx: CompileContext):
+    _stack.append(ctx)
+    try:
+        yield ctx
+    finally:
+        _stack.pop()
+
+
+def emit(op: Op) -> Op:
+    return current().emit(op)
+
+
+def emit_value(op: Op) -> TileV:
+    return current().emit_value(op)

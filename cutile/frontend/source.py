@@ -1,0 +1,79 @@
+"""Parsing a Python function's source into an AST with the file's own line and column numbers."""
+
+from __future__ import annotations
+
+import ast
+import functools
+import inspect
+import textwrap
+from dataclasses import dataclass
+
+from ..errors import Loc, TileSyntaxError
+
+
+@dataclass(frozen=True)
+class SourceInfo:
+    filename: str
+    col_shift: int      # columns removed by dedent
+    func_name: str
+
+    def loc(self, node: ast.AST, caller: Loc | None = None) -> Loc:
+        line = getattr(node, "lineno", 1)
+        col = getattr(node, "col_offset", 0) + self.col_shift
+        end = getattr(node, "end_col_offset", None)
+        end_line = getattr(node, "end_lineno", line)
+        end_col = end + self.col_shift if end is not None and end_line == line else None
+        return Loc(self.filename, line, col, end_col, self.func_name, caller)
+
+
+@functools.lru_cache(maxsize=None)
+def _parse(func) -> tuple[ast.FunctionDef, SourceInfo]:
+    try:
+        lines, first = inspect.getsourcelines(func)
+        filename = inspect.getsourcefile(func) or "<unknown>"
+    except (OSError, TypeError) as e:
+        raise TileSyntaxError(f"Cannot read the source of {func.__qualname__}: {e}") from None
+    text = "".join(lines)
+    dedented = textwrap.dedent(text)
+    shift = _indent(text) - _indent(dedented)
+    tree = ast.parse(dedented)
+    ast.increment_lineno(tree, first - 1)
+    node = tree.body[0]
+    if isinstance(node, ast.Assign) and isinstance(node.value, ast.Lambda):
+        # ``f = lambda ...`` at module level.
+        return node.value, SourceInfo(filename, shift, func.__name__)
+    if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        raise TileSyntaxError(f"Cannot find the definition of {func.__qualname__} in its source")
+    return node, SourceInfo(filename, shift, func.__name__)
+
+
+def _indent(text: str) -> int:
+    for line in text.splitlines():
+        if line.strip():
+            return len(line) - len(line.lstrip())
+    return 0
+
+
+def parse_function(func) -> tuple[ast.FunctionDef, SourceInfo]:
+    """The ``def`` node of ``func`` (line numbers as in its file) and where it came from."""
+    return _parse(func)
+
+
+def assigned_names(stmts: list[ast.stmt]) -> set[str]:
+    """Names bound anywhere in ``stmts`` (not inside nested functions or lambdas)."""
+    out: set[str] = set()
+
+    class V(ast.NodeVisitor):
+        def visit_Name(self, node):
+            if isinstance(node.ctx, ast.Store):
+                out.add(node.id)
+
+        def visit_FunctionDef(self, node):
+            out.add(node.name)
+
+        def visit_Lambda(self, node):
+            pass
+
+    for s in stmts:
+        V().visit(s)
+    return out

@@ -1,0 +1,161 @@
+"""Compile-time values of the frontend's abstract interpretation.
+
+The frontend evaluates the kernel's Python source over these: constants (loose or strictly
+typed numbers and any other compile-time object), runtime tiles and arrays (backed by IR
+values), tuples, tiled views, functions/closures and bound methods.  Only tiles and arrays
+reach the IR.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..dtypes import DType
+from ..enums import PaddingMode
+from ..ir.core import Value
+from ..ir.types import ArrayType, TileType
+
+
+class FVal:
+    """Base of frontend values."""
+
+    kind = "value"
+
+
+@dataclass(eq=False)
+class Const(FVal):
+    """A compile-time constant.  Numbers with ``dtype is None`` are loosely typed (R-CONST-3)."""
+
+    value: Any
+    dtype: DType | None = None
+    kind = "constant"
+
+    @property
+    def is_number(self) -> bool:
+        return isinstance(self.value, (bool, int, float)) and not isinstance(self.value, DType)
+
+    @property
+    def is_loose(self) -> bool:
+        return self.dtype is None and self.is_number
+
+    def __repr__(self) -> str:
+        return f"Const({self.value!r}{', ' + self.dtype.name if self.dtype else ''})"
+
+
+@dataclass(eq=False)
+class TileV(FVal):
+    """A runtime tile or scalar (0-d tile)."""
+
+    value: Value
+    kind = "tile"
+
+    @property
+    def type(self) -> TileType:
+        return self.value.type
+
+    @property
+    def dtype(self) -> DType:
+        return self.value.type.dtype
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self.value.type.shape
+
+
+@dataclass(eq=False)
+class ArrayV(FVal):
+    """A global array (kernel argument or a view of one).  ``static_shape`` holds the extents
+    known at compile time (``None`` where runtime)."""
+
+    value: Value
+    static_shape: tuple
+    kind = "array"
+
+    @property
+    def type(self) -> ArrayType:
+        return self.value.type
+
+    @property
+    def dtype(self) -> DType:
+        return self.value.type.dtype
+
+    @property
+    def ndim(self) -> int:
+        return self.value.type.ndim
+
+
+@dataclass(eq=False)
+class TupleV(FVal):
+    items: tuple
+    kind = "tuple"
+
+
+@dataclass(eq=False)
+class ViewV(FVal):
+    """``Array.tiled_view(...)``: an array with a fixed tile shape, padding and steps (§8)."""
+
+    array: ArrayV
+    tile_shape: tuple          # as given (R-VIEW-3), () allowed
+    padding: PaddingMode
+    steps: tuple               # normalised, one per dim
+    kind = "tiled view"
+
+    @property
+    def load_shape(self) -> tuple:
+        return self.tile_shape if self.tile_shape != () else (1,) * self.array.ndim
+
+
+@dataclass(eq=False)
+class FuncV(FVal):
+    """A nested ``def`` or ``lambda``: its AST, the defining function's source info and the
+    captured environment (frozen when defined, R-PY-6)."""
+
+    node: Any
+    name: str
+    closure: dict
+    globals: dict
+    source: Any             # SourceInfo of the enclosing function
+    defaults: dict = field(default_factory=dict)
+    kind = "function"
+
+
+@dataclass(eq=False)
+class BoundMethod(FVal):
+    """``obj.method`` of a tile, array or view, waiting to be called."""
+
+    obj: FVal
+    name: str
+    kind = "method"
+
+
+@dataclass(eq=False)
+class RangeV(FVal):
+    start: FVal
+    stop: FVal
+    step: FVal
+    kind = "range"
+
+
+@dataclass(eq=False)
+class Invalid(FVal):
+    """A name whose value depends on the path taken or that is not defined on every path."""
+
+    name: str
+    reason: str
+    kind = "invalid"
+
+
+def describe(v: FVal) -> str:
+    """Short human description for error messages."""
+    if isinstance(v, Const):
+        if v.is_loose:
+            return f"constant {v.value!r}"
+        if v.dtype is not None:
+            return f"{v.dtype.name} constant {v.value!r}"
+        return f"{type(v.value).__name__} {v.value!r}"
+    if isinstance(v, TileV):
+        return f"tile {v.type}" if v.shape else f"{v.dtype.name} scalar"
+    if isinstance(v, ArrayV):
+        return f"array {v.type}"
+    return v.kind

@@ -1,0 +1,14 @@
+"""The exact NumPy interpreter: the semantics oracle of cutile (runs every block of the grid)."""
+
+from __future__ import annotations
+
+_loaded = False
+
+
+def load_rules() -> None:
+    """Import the rule modules (one per IR section) so they register with the machine."""
+    global _loaded
+    if _loaded:
+        return
+    from . import control, creation, elementwise, index, matmul, memory, reduce, shape  # noqa
+    _loaded = True

@@ -1,0 +1,163 @@
+"""The interpreter's machine: runs the typed IR once per block, op by op, exactly.
+
+A tile is a ``PTile``: an ndarray of the exact IR dtype plus an optional poison mask marking
+elements that derive from UNDETERMINED padding (R-PAD-3).  Rules (one module per IR section)
+compute each op; this module owns the block loop, region execution, the dtype/shape check of
+every result against the IR, and turning detected undefined behaviour into
+``UndefinedBehaviorError`` with the block id and the user's source line.
+"""
+
+from __future__ import annotations
+
+import itertools
+import random
+from typing import Callable
+
+import numpy as np
+
+from .. import config
+from ..errors import TileInternalError, TileUnsupportedFeatureError, UndefinedBehaviorError
+from ..ir.core import KernelIR, Op, Region, Value
+from ..ir.types import TileType
+from .memory_model import OutOfBounds
+
+
+class PTile:
+    """A tile value: exact-dtype data and an optional poison mask (``None``: nothing poisoned)."""
+
+    __slots__ = ("data", "poison")
+
+    def __init__(self, data: np.ndarray, poison: np.ndarray | None = None):
+        self.data = data
+        if poison is not None and not poison.any():
+            poison = None
+        self.poison = poison
+
+    def __repr__(self) -> str:
+        return f"PTile({self.data!r}{', poisoned' if self.poison is not None else ''})"
+
+
+class UB(Exception):
+    """Raised by rules for detected undefined behaviour; the machine adds location and block."""
+
+    def __init__(self, rule: str, message: str):
+        super().__init__(message)
+        self.rule = rule
+        self.message = message
+
+
+class Signal:
+    """A region left by ``Yield``/``Continue``/``Break``/``Return``."""
+
+    __slots__ = ("kind", "values")
+
+    def __init__(self, kind: str, values: list):
+        self.kind = kind
+        self.values = values
+
+
+RULES: dict[type, Callable] = {}
+
+
+def rule(*op_classes):
+    """Register the interpreter rule for IR op classes: ``fn(frame, op) -> result(s)``."""
+
+    def wrap(fn):
+        for cls in op_classes:
+            RULES[cls] = fn
+        return fn
+
+    return wrap
+
+
+def check_not_poisoned(t: PTile, what: str) -> None:
+    """R-UB-2: an UNDETERMINED-padded value observed (branch, index, ...)."""
+    if t.poison is not None:
+        raise UB("R-UB-2", f"{what} depends on UNDETERMINED padding of a load "
+                           "(choose a padding_mode)")
+
+
+class Frame:
+    """One block's execution state: runtime values keyed by IR value."""
+
+    __slots__ = ("values", "bid", "grid", "strict")
+
+    def __init__(self, bid: tuple, grid: tuple, strict: bool):
+        self.values: dict[Value, object] = {}
+        self.bid = bid
+        self.grid = grid
+        self.strict = strict
+
+    def __getitem__(self, v: Value):
+        return self.values[v]
+
+    def run_region(self, region: Region, args: list) -> Signal | None:
+        vals = self.values
+        for a, x in zip(region.args, args):
+            vals[a] = x
+        for op in region.ops:
+            if op.is_terminator:
+                return Signal(_TERMINATORS[type(op).__name__],
+                              [vals[v] for v in getattr(op, "values", ())])
+            fn = RULES.get(type(op))
+            if fn is None:
+                raise TileUnsupportedFeatureError(
+                    f"the interpreter has no rule for op {type(op).__name__}", op.loc)
+            try:
+                out = fn(self, op)
+            except UB as e:
+                raise UndefinedBehaviorError(e.message, op.loc, self.bid, e.rule) from None
+            except OutOfBounds as e:
+                raise UndefinedBehaviorError(e.message, op.loc, self.bid, e.rule) from None
+            if isinstance(out, Signal):
+                return out
+            results = op.results
+            if not results:
+                continue
+            if len(results) == 1:
+                _check_result(op, results[0], out)
+                vals[results[0]] = out
+            else:
+                for r, x in zip(results, out):
+                    vals[r] = x
+        return None
+
+
+_TERMINATORS = {"Yield": "yield", "Continue": "continue", "Break": "break", "Return": "return"}
+
+
+def _check_result(op: Op, v: Value, out) -> None:
+    """Every intermediate has exactly the IR's dtype and shape (the oracle's promise)."""
+    t = v.type
+    if isinstance(t, TileType):
+        d = out.data
+        if d.shape != t.shape or d.dtype != t.dtype.np_dtype:
+            raise TileInternalError(
+                f"interpreter rule for {type(op).__name__} produced {d.dtype}{list(d.shape)}, "
+                f"IR says {t}", op.loc)
+
+
+def block_order(grid: tuple, seed: int | None):
+    """Row-major with bid(0) fastest (R-EXEC-7), or shuffled with ``seed``."""
+    order = [(x, y, z) for z, y, x in itertools.product(range(grid[2]), range(grid[1]),
+                                                        range(grid[0]))]
+    if seed is not None:
+        random.Random(seed).shuffle(order)
+    return order
+
+
+def run_kernel(ir: KernelIR, grid: tuple, args: list, *, strict: bool | None = None,
+               shuffle_blocks: int | None = None) -> None:
+    """Execute ``ir`` for every block of ``grid`` on host arrays/scalars ``args``."""
+    from . import load_rules
+    load_rules()
+    strict = config.strict() if strict is None else strict
+    seed = config.shuffle_blocks() if shuffle_blocks is None else shuffle_blocks
+    params = []
+    for p, a in zip(ir.params, args):
+        params.append(PTile(a) if isinstance(p.type, TileType) else a)
+    for bid in block_order(grid, seed):
+        frame = Frame(bid, grid, strict)
+        for p, a in zip(ir.params, params):
+            frame.values[p] = a
+        frame.run_region(ir.body, [])

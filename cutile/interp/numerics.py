@@ -1,0 +1,460 @@
+"""Elementwise, reduction and matmul numerics computed exactly in a given dtype, as on the GPU."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import dtypes as dt
+from . import rounding as rd
+from .rounding import F64, mode_name, round_from_f64, sgn
+
+# Conventions shared by every public function here (why: the interpreter must not inherit
+# NumPy's value-based promotion, pairwise summation or scalar decay):
+# - inputs already carry the operation's dtype (checked) and broadcast together; work is done
+#   on flattened 1-D copies and the result is reshaped, so 0-d inputs give 0-d arrays;
+# - results always have exactly ``dtype.np_dtype`` (tfloat32 lives in float32 storage);
+# - NumPy warnings are silenced: integer wraparound is the intended semantics (R-MATH-4);
+# - float16/bfloat16 add/sub/mul/div/sqrt go through float32, which is correctly rounded
+#   (float32 has more than 2p+2 bits); other f16/bf16 math is evaluated as float32 math and
+#   rounded once to the dtype (R-MATH-10); float32 math (exp, sin, pow, ...) is evaluated in
+#   float64 and rounded once, so it does not depend on NumPy's SIMD float32 kernels.
+
+__all__ = ["FloatToIntUB", "binary", "fma", "unary", "compare", "convert", "reduce",
+           "argreduce", "matmul"]
+
+_ARITH = dt.ARITH_FLOAT_DTYPES
+_NARROW = (dt.float16, dt.bfloat16)
+
+
+class FloatToIntUB(ValueError):
+    """A float -> integer conversion met NaN, infinity or an out-of-range value (UB, R-ASTYPE-1).
+
+    ``value`` is the first offending element (row-major) and ``index`` its flat position.
+    """
+
+    def __init__(self, value: float, index: int, dst: dt.DType):
+        self.value, self.index, self.dst = value, index, dst
+        super().__init__(f"float-to-int conversion of {value!r} (flat element {index}) to "
+                         f"{dst.name} is undefined behaviour")
+
+
+# -- plumbing ----------------------------------------------------------------------------------
+def _prep(dtype: dt.DType | None, *xs) -> tuple[tuple[int, ...], list[np.ndarray]]:
+    arrs = [np.asarray(x) for x in xs]
+    if dtype is not None:
+        for a in arrs:
+            if a.dtype != dtype.np_dtype:
+                raise TypeError(f"operand has dtype {a.dtype}, expected {dtype.name}")
+    arrs = np.broadcast_arrays(*arrs)
+    shape = arrs[0].shape
+    return shape, [np.array(a).reshape(-1) for a in arrs]
+
+
+def _done(r, shape, dtype: dt.DType) -> np.ndarray:
+    r = np.asarray(r)
+    if r.dtype != dtype.np_dtype:
+        raise AssertionError(f"internal: result {r.dtype} is not {dtype.name}")
+    return r.reshape(shape)
+
+
+def _f32(x: np.ndarray) -> np.ndarray:
+    return x.astype(np.float32)
+
+
+def _float_of(npdtype) -> bool:
+    d = dt.from_numpy(npdtype)
+    return d is not None and d.is_float
+
+
+def _narrow_back(r32: np.ndarray, dtype: dt.DType) -> np.ndarray:
+    """Round a float32 result into float16/bfloat16 (identity for float32)."""
+    return rd.rn_from_f32(r32, dtype)
+
+
+def _math(fn, args: list[np.ndarray], dtype: dt.DType) -> np.ndarray:
+    """Non-basic float math: float64 in float64; float32 via float64 rounded once; f16/bf16 as
+    the float32 result rounded once more (R-MATH-10)."""
+    if dtype is dt.float64:
+        return np.asarray(fn(*args), dtype=F64)
+    r32 = np.asarray(fn(*[a.astype(F64) for a in args])).astype(np.float32)
+    return _narrow_back(r32, dtype)
+
+
+# -- binary ------------------------------------------------------------------------------------
+_NP_BASIC = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "truediv": np.true_divide}
+
+
+def binary(fn: str, x, y, dtype: dt.DType, *, rounding=None, ftz: bool = False,
+           propagate_nan: bool = False) -> np.ndarray:
+    """``x fn y`` in ``dtype`` (operands already of that dtype).
+
+    Integers wrap (R-MATH-4); floordiv/mod use floor semantics (R-DIV-1/3), cdiv rounds up
+    (R-DIV-4), and integer division by zero raises ZeroDivisionError (UB, R-DIV-6).  Floats are
+    IEEE; ``rounding`` (None/RN/RZ/RM/RP, FULL/APPROX = RN) applies to add/sub/mul/truediv and is
+    exact; ``ftz`` (float32 only) flushes subnormal inputs and results to signed zero.
+    minimum/maximum follow R-MATH-6.
+    """
+    shape, (a, b) = _prep(dtype, x, y)
+    with np.errstate(all="ignore"):
+        if dtype.is_integral:
+            r = _int_binary(fn, a, b, dtype)
+        elif dtype in _ARITH:
+            mode = mode_name(rounding)
+            if ftz:
+                if dtype is not dt.float32:
+                    raise ValueError("flush-to-zero is only defined for float32")
+                a, b = rd.flush32(a), rd.flush32(b)
+            r = _float_binary(fn, a, b, dtype, mode, propagate_nan)
+            if ftz:
+                r = rd.flush32(r)
+        else:
+            raise TypeError(f"binary {fn} is not defined on {dtype.name}")
+    return _done(r, shape, dtype)
+
+
+def _int_binary(fn: str, a: np.ndarray, b: np.ndarray, dtype: dt.DType) -> np.ndarray:
+    if fn in ("add", "sub", "mul"):
+        return _NP_BASIC[fn](a, b)
+    if fn in ("minimum", "maximum"):
+        return getattr(np, fn)(a, b)
+    if fn in ("floordiv", "mod", "cdiv"):
+        if np.any(b == 0):
+            raise ZeroDivisionError(f"integer {fn} by zero (undefined behaviour)")
+        # NumPy's integer floor_divide/remainder are exact Python-floor semantics (also for
+        # 64-bit; MIN // -1 wraps to MIN, MIN % -1 == 0).
+        if fn == "floordiv":
+            return np.floor_divide(a, b)
+        if fn == "mod":
+            return np.remainder(a, b)
+        q = np.floor_divide(a, b)
+        return (q + (np.remainder(a, b) != 0).astype(dtype.np_dtype)).astype(dtype.np_dtype)
+    raise TypeError(f"{fn} is not supported on integer dtype {dtype.name}")
+
+
+def _float_binary(fn: str, a, b, dtype: dt.DType, mode: str, propagate_nan: bool):
+    if fn in _NP_BASIC:
+        if mode != "RN":
+            return _directed_basic(fn, a, b, dtype, mode)
+        return _rn_basic(fn, a, b, dtype)
+    if fn == "floordiv":  # R-DIV-2: floor of the rounded quotient
+        q = _rn_basic("truediv", a, b, dtype)
+        return np.floor(q) if dtype not in _NARROW else _narrow_back(np.floor(_f32(q)), dtype)
+    if fn == "mod":
+        return _float_mod(a, b, dtype)
+    if fn in ("minimum", "maximum"):
+        if propagate_nan:
+            f = np.minimum if fn == "minimum" else np.maximum
+        else:
+            f = np.fmin if fn == "minimum" else np.fmax
+        if dtype in _NARROW:
+            return f(_f32(a), _f32(b)).astype(dtype.np_dtype)  # exact: an operand is chosen
+        return f(a, b)
+    if fn == "pow":
+        return _math(np.power, [a, b], dtype)
+    if fn == "atan2":
+        return _math(np.arctan2, [a, b], dtype)
+    raise TypeError(f"{fn} is not supported on float dtype {dtype.name}")
+
+
+def _rn_basic(fn: str, a, b, dtype: dt.DType):
+    f = _NP_BASIC[fn]
+    if dtype in _NARROW:
+        return _narrow_back(f(_f32(a), _f32(b)), dtype)
+    return f(a, b)
+
+
+def _directed_basic(fn: str, a, b, dtype: dt.DType, mode: str):
+    """Exact result as (float64, remainder sign), then one directed rounding into dtype."""
+    a64, b64 = a.astype(F64), b.astype(F64)
+    if fn == "sub":
+        b64 = -b64
+    op = {"add": "add", "sub": "add", "mul": "mul", "truediv": "div"}[fn]
+    v, lo = rd.exact_op(op, a64, b64)
+    r = round_from_f64(v, lo, dtype, mode)
+    if op == "add" and mode == "RM":
+        # IEEE: an exact zero sum is -0 under RM unless both addends are +0.
+        both_pos_zero = (a64 == 0) & (b64 == 0) & ~np.signbit(a64) & ~np.signbit(b64)
+        neg0 = np.array(-0.0).astype(dtype.np_dtype)
+        r = np.where((v == 0) & (lo == 0) & ~both_pos_zero, neg0, r).astype(dtype.np_dtype)
+    return r
+
+
+def _float_mod(a, b, dtype: dt.DType):
+    """R-DIV-3: C remainder r, plus the divisor when r != 0 and the signs differ."""
+    wide = dtype in _NARROW
+    a1, b1 = (_f32(a), _f32(b)) if wide else (a, b)
+    r = np.fmod(a1, b1)  # exact
+    adj = (r != 0) & ((r < 0) != (b1 < 0))
+    r = np.where(adj, r + b1, r)
+    return _narrow_back(r.astype(np.float32), dtype) if wide else r.astype(dtype.np_dtype)
+
+
+# -- fused multiply-add ------------------------------------------------------------------------
+def fma(a, b, c, dtype: dt.DType) -> np.ndarray:
+    """``a*b + c`` with a single rounding to ``dtype`` (R-FMA-2), IEEE inf/NaN/zero rules.
+
+    f16/bf16/f32: the product is exact in float64, TwoSum gives the exact sum as float64 plus
+    remainder sign, and round-to-odd makes the final rounding correct.  float64 uses the
+    Boldo-Melquiond emulation in rounding.fma64.
+    """
+    shape, (x, y, z) = _prep(dtype, a, b, c)
+    if dtype not in _ARITH:
+        raise TypeError(f"fma is not defined on {dtype.name}")
+    with np.errstate(all="ignore"):
+        if dtype is dt.float64:
+            r = rd.fma64(x, y, z)
+        else:
+            s, e = rd.two_sum(x.astype(F64) * y.astype(F64), z.astype(F64))
+            r = round_from_f64(s, np.where(np.isfinite(s), sgn(e), 0).astype(np.int8), dtype)
+    return _done(r, shape, dtype)
+
+
+# -- unary -------------------------------------------------------------------------------------
+_MATH1 = {"exp": np.exp, "exp2": np.exp2, "log": np.log, "log2": np.log2, "sin": np.sin,
+          "cos": np.cos, "tan": np.tan, "sinh": np.sinh, "cosh": np.cosh, "tanh": np.tanh}
+
+
+def unary(fn: str, x, dtype: dt.DType, *, rounding=None, ftz: bool = False) -> np.ndarray:
+    """Unary ``fn``; ``dtype`` is the result dtype (bool_ for isnan).
+
+    Inputs of another dtype (bool/int feeding float math or negative, R-MATH-7) are converted
+    with ``convert`` first.  Integer negative/abs wrap (abs(MIN) == MIN); bool abs is identity.
+    sqrt honours RN/RZ/RM/RP exactly; rsqrt is 1/sqrt in float64 rounded once.  ``ftz``
+    (float32) flushes subnormal inputs and results.
+    """
+    shape, (a,) = _prep(None, x)
+    with np.errstate(all="ignore"):
+        if fn == "isnan":
+            r = np.isnan(a.astype(F64)) if _float_of(a.dtype) else np.zeros(a.shape, bool)
+            return _done(r, shape, dt.bool_)
+        if a.dtype != dtype.np_dtype or (dtype is dt.tfloat32):
+            src = dt.from_numpy(a.dtype)
+            if src is None or dtype.is_restricted:
+                raise TypeError(f"{fn}: cannot evaluate {a.dtype} as {dtype.name}")
+            a = convert(a, src, dtype)
+        if ftz:
+            if dtype is not dt.float32:
+                raise ValueError("flush-to-zero is only defined for float32")
+            a = rd.flush32(a)
+        r = _unary(fn, a, dtype, mode_name(rounding))
+        if ftz:
+            r = rd.flush32(r)
+    return _done(r, shape, dtype)
+
+
+def _unary(fn: str, a: np.ndarray, dtype: dt.DType, mode: str) -> np.ndarray:
+    if fn == "pos":
+        return a
+    if fn == "negative":
+        return np.negative(a) if not dtype.is_bool else a
+    if fn == "abs":
+        return a if dtype.is_bool else np.abs(a)
+    if not dtype.is_float:
+        raise TypeError(f"{fn} is not defined on {dtype.name}")
+    if fn in ("floor", "ceil"):
+        f = np.floor if fn == "floor" else np.ceil
+        return f(_f32(a)).astype(dtype.np_dtype) if dtype in _NARROW else f(a)
+    if fn == "sqrt":
+        if mode != "RN":
+            v, lo = rd.exact_op("sqrt", a.astype(F64), a.astype(F64))
+            return round_from_f64(v, lo, dtype, mode)
+        return _narrow_back(np.sqrt(_f32(a)), dtype) if dtype in _NARROW else np.sqrt(a)
+    if fn == "rsqrt":
+        v = 1.0 / np.sqrt(a.astype(F64))
+        return v if dtype is dt.float64 else round_from_f64(v, None, dtype)
+    if fn in _MATH1:
+        return _math(_MATH1[fn], [a], dtype)
+    raise ValueError(f"unknown unary function {fn!r}")
+
+
+# -- comparisons -------------------------------------------------------------------------------
+_CMP = {"eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less_equal,
+        "gt": np.greater, "ge": np.greater_equal}
+
+
+def compare(fn: str, x, y) -> np.ndarray:
+    """IEEE comparisons (R-CMP-2: NaN compares false except ``ne``); bool_ result."""
+    shape, (a, b) = _prep(None, x, y)
+    if a.dtype != b.dtype:
+        raise TypeError(f"compare operands differ: {a.dtype} vs {b.dtype}")
+    if _float_of(a.dtype):
+        a, b = a.astype(F64), b.astype(F64)  # exact for every float format
+    return _done(_CMP[fn](a, b), shape, dt.bool_)
+
+
+# -- conversions -------------------------------------------------------------------------------
+def convert(x, src: dt.DType, dst: dt.DType, rounding=None) -> np.ndarray:
+    """``astype`` (R-ASTYPE-1/2), exact for every pair of supported dtypes.
+
+    int->int wraps by source signedness; numeric->bool is ``x != 0`` (NaN -> True); int->float
+    is round-to-nearest-even with one rounding (64-bit ints are split into exact halves, never
+    rounded through float64 first); float->int truncates and raises FloatToIntUB on NaN, inf
+    or out-of-range; float->float honours RN/RZ/RM/RP/RA exactly.  float8/float4 targets round
+    to nearest even with ml_dtypes' overflow behaviour (e4m3fn -> NaN, e5m2 -> inf, e2m1
+    saturates); float8_e8m0fnu accepts only RZ/RP (see rounding.to_e8m0).
+    """
+    shape, (a,) = _prep(src, x)
+    mode = mode_name(rounding)
+    with np.errstate(all="ignore"):
+        r = _convert(a, src, dst, mode)
+    return _done(r, shape, dst)
+
+
+def _convert(a: np.ndarray, src: dt.DType, dst: dt.DType, mode: str) -> np.ndarray:
+    if src is dst:
+        return a.copy()
+    if dst.is_bool:
+        return (a.astype(F64) != 0) if src.is_float else (a != 0)
+    if src.is_bool:
+        a, src = a.astype(np.uint8), dt.uint8
+    if dst.is_integral:
+        if src.is_integral:
+            return a.astype(dst.np_dtype)  # C cast: modular, sign-/zero-extends by source
+        return _float_to_int(a.astype(F64), dst)
+    if src.is_integral:
+        v, lo = _int_to_f64(a, src)
+    else:
+        v, lo = a.astype(F64), None  # every float format embeds exactly in float64
+    if dst is dt.float8_e8m0fnu:
+        return rd.to_e8m0(v if lo is None else rd.odd64(v, lo), mode)
+    if dst is dt.float64 and lo is None:
+        return v  # exact under every mode
+    return round_from_f64(v, lo, dst, mode)
+
+
+def _int_to_f64(a: np.ndarray, src: dt.DType) -> tuple[np.ndarray, np.ndarray | None]:
+    """Integer -> (nearest float64, remainder sign) without double rounding."""
+    if src.bitwidth <= 32:
+        return a.astype(F64), None
+    t = a.dtype.type
+    hi = (a >> t(32)).astype(F64) * 2.0 ** 32  # both halves are exact in float64
+    lo = (a & t(0xFFFFFFFF)).astype(F64)
+    v, e = rd.two_sum(hi, lo)
+    return v, sgn(e)
+
+
+def _float_to_int(v: np.ndarray, dst: dt.DType) -> np.ndarray:
+    t = np.trunc(v)
+    lo, hi = dt.int_range(dst)
+    ok = (t >= float(lo)) & (t < float(hi + 1))  # both bounds are exact powers of two
+    if not ok.all():
+        i = int(np.flatnonzero(~ok)[0])
+        raise FloatToIntUB(float(v[i]), i, dst)
+    return t.astype(dst.np_dtype)
+
+
+# -- reductions --------------------------------------------------------------------------------
+_RED_OP = {"sum": "add", "prod": "mul", "max": "maximum", "min": "minimum"}
+
+
+def _identity(fn: str, dtype: dt.DType):
+    if fn in ("sum", "prod"):
+        return 0 if fn == "sum" else 1
+    if dtype.is_float:
+        return -np.inf if fn == "max" else np.inf
+    lo, hi = dt.int_range(dtype)
+    return lo if fn == "max" else hi
+
+
+def reduce(fn: str, x, axes: tuple[int, ...], dtype: dt.DType, *, propagate_nan: bool = False,
+           rounding=None, ftz: bool = False) -> np.ndarray:
+    """sum/prod/max/min over ``axes`` with a documented combine order; keepdims shape.
+
+    Order: the reduced axes are processed one at a time in DESCENDING axis number (last axis
+    first, whatever order the caller listed them in).  Along one axis of length n (a power of
+    two; other lengths are padded at the end with the identity) the tree halves repeatedly:
+    ``x[..., :n/2, ...] op x[..., n/2:, ...]`` elementwise, until length 1.  So element i is
+    combined with element i + n/2 first: the classic shared-memory tree with stride n/2, n/4,
+    ..., 1.  Each combine is ``binary`` in ``dtype`` (integer sums wrap, f16/bf16 round every
+    step, ``rounding``/``ftz`` apply per step).  max/min ignore NaN unless ``propagate_nan``
+    (R-RED-5).
+    """
+    op = _RED_OP[fn]
+    r = np.asarray(x)
+    if r.dtype != dtype.np_dtype:
+        raise TypeError(f"reduce operand has dtype {r.dtype}, expected {dtype.name}")
+    nd = r.ndim
+    for ax in sorted({a % nd for a in axes}, reverse=True):
+        n = r.shape[ax]
+        p2 = 1 << max(n - 1, 0).bit_length()
+        if p2 != n:
+            pad_shape = list(r.shape)
+            pad_shape[ax] = p2 - n
+            pad = np.full(pad_shape, _identity(fn, dtype)).astype(dtype.np_dtype)
+            r = np.concatenate([r, pad], axis=ax)
+            n = p2
+        while n > 1:
+            n //= 2
+            lo_half = np.take(r, np.arange(n), axis=ax)
+            hi_half = np.take(r, np.arange(n, 2 * n), axis=ax)
+            r = binary(op, lo_half, hi_half, dtype, rounding=rounding, ftz=ftz,
+                       propagate_nan=propagate_nan)
+    return r
+
+
+def argreduce(fn: str, x, axis: int | None, *, propagate_nan: bool = False) -> np.ndarray:
+    """argmax/argmin (R-RED-6) as int32 with keepdims shape (caller squeezes).
+
+    First index of the extreme value.  NaN is ignored by default (an all-NaN slice gives 0);
+    with ``propagate_nan`` NaN is the best value and the first NaN's index is returned.
+    ``axis=None`` flattens row-major and gives the flat index with shape (1,)*ndim.
+    """
+    a = np.asarray(x)
+    shape = a.shape
+    if axis is None:
+        a = a.reshape(-1)
+        ax = 0
+    else:
+        ax = axis % a.ndim
+    if _float_of(a.dtype):
+        a = a.astype(F64)
+    with np.errstate(all="ignore"):
+        if a.dtype.kind == "f":
+            red = np.fmax if fn == "argmax" else np.fmin
+            ext = red.reduce(a, axis=ax, keepdims=True)
+            hit = a == ext
+            if propagate_nan:
+                nan = np.isnan(a)
+                hit = np.where(nan.any(axis=ax, keepdims=True), nan, hit)
+        else:
+            red = np.max if fn == "argmax" else np.min
+            hit = a == red(a, axis=ax, keepdims=True)
+    idx = np.argmax(hit, axis=ax, keepdims=True).astype(np.int32)  # first True, 0 if none
+    if axis is None:
+        idx = idx.reshape((1,) * len(shape))
+    return np.asarray(idx, dtype=np.int32)
+
+
+# -- matrix multiply ---------------------------------------------------------------------------
+def matmul(x, y, acc, acc_dtype: dt.DType) -> np.ndarray:
+    """``x @ y + acc`` for (...,M,K) @ (...,K,N), acc (...,M,N) of ``acc_dtype`` (R-MM-2/3).
+
+    Float inputs: every product is formed in float64 (exact for all formats narrower than
+    float64) and summed in float64 in sequential k order (k = 0, 1, ..., K-1, starting from
+    +0.0), vectorised over M and N; then acc is added in float64 and the result is rounded ONCE
+    to acc_dtype.  float64 inputs therefore accumulate sequentially in float64 (products and
+    sums rounded).  int8/uint8 inputs: exact products summed in int64, plus acc, wrapped to
+    int32.
+    """
+    a, b, c = np.asarray(x), np.asarray(y), np.asarray(acc)
+    if c.dtype != acc_dtype.np_dtype:
+        raise TypeError(f"acc has dtype {c.dtype}, expected {acc_dtype.name}")
+    if a.dtype.kind in "iu":
+        r = np.matmul(a.astype(np.int64), b.astype(np.int64)) + c.astype(np.int64)
+        return np.asarray(r.astype(acc_dtype.np_dtype))
+    a64, b64 = a.astype(F64), b.astype(F64)
+    k_len = a64.shape[-1]
+    out_shape = np.broadcast_shapes(a64.shape[:-1] + (1,), b64.shape[:-2] + (1, b64.shape[-1]))
+    s = np.zeros(out_shape, F64)
+    tmp = np.empty(out_shape, F64)
+    with np.errstate(all="ignore"):
+        for k in range(k_len):
+            np.multiply(a64[..., :, k:k + 1], b64[..., k:k + 1, :], out=tmp)
+            s += tmp
+        s = s + c.astype(F64)
+        shape = s.shape
+        if acc_dtype is dt.float64:
+            r = s
+        else:
+            r = round_from_f64(s.reshape(-1), None, acc_dtype).reshape(shape)
+    return np.asarray(r, dtype=acc_dtype.np_dtype)

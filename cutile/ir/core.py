@@ -1,0 +1,153 @@
+"""IR core: values, ops, regions and the builder.  Structured control flow, strictly typed.
+
+An op is a dataclass whose fields are its operands (``Value`` or tuples of them), its regions
+(``Region``) and its constant attributes.  ``infer()`` is the op's type rule: it validates
+operands and returns the result types.  The builder appends ops to the current region.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+from contextlib import contextmanager
+from typing import Iterator
+
+from ..errors import Loc, TileInternalError
+from .types import Type
+
+_ids = itertools.count()
+
+
+class Value:
+    """An SSA value: a result of an op or an argument of a region."""
+
+    __slots__ = ("type", "id", "hint")
+
+    def __init__(self, type: Type, hint: str = ""):
+        self.type = type
+        self.id = next(_ids)
+        self.hint = hint
+
+    def __repr__(self) -> str:
+        return f"%{self.hint or 'v'}{self.id}: {self.type}"
+
+
+class Region:
+    """A list of ops ending in a terminator, with block arguments (loop-carried values)."""
+
+    __slots__ = ("args", "ops")
+
+    def __init__(self, args: list[Value] | None = None):
+        self.args = list(args or [])
+        self.ops: list[Op] = []
+
+    @property
+    def terminator(self) -> "Op | None":
+        return self.ops[-1] if self.ops and self.ops[-1].is_terminator else None
+
+
+class Op:
+    """Base class of all IR ops.  Subclasses are declared with ``@opdef``."""
+
+    is_terminator = False
+    section = ""
+    loc: Loc | None = None
+    results: list[Value]
+
+    def infer(self) -> list[Type]:
+        return []
+
+    def operands(self) -> Iterator[Value]:
+        for f in dataclasses.fields(self):
+            v = getattr(self, f.name)
+            if isinstance(v, Value):
+                yield v
+            elif isinstance(v, (tuple, list)):
+                for item in v:
+                    if isinstance(item, Value):
+                        yield item
+
+    def regions(self) -> Iterator[Region]:
+        for f in dataclasses.fields(self):
+            v = getattr(self, f.name)
+            if isinstance(v, Region):
+                yield v
+
+    def attrs(self) -> dict:
+        out = {}
+        for f in dataclasses.fields(self):
+            v = getattr(self, f.name)
+            if isinstance(v, (Value, Region)):
+                continue
+            if isinstance(v, (tuple, list)) and v and all(isinstance(i, Value) for i in v):
+                continue
+            out[f.name] = v
+        return out
+
+    @property
+    def result(self) -> Value:
+        if len(self.results) != 1:
+            raise TileInternalError(f"{type(self).__name__} has {len(self.results)} results")
+        return self.results[0]
+
+
+OPS: dict[str, type[Op]] = {}
+
+
+def opdef(section: str, *, terminator: bool = False):
+    """Declare an op class: make it a dataclass and register it under its section."""
+
+    def wrap(cls):
+        cls = dataclasses.dataclass(eq=False, repr=False)(cls)
+        cls.section = section
+        cls.is_terminator = terminator
+        OPS[cls.__name__] = cls
+        return cls
+
+    return wrap
+
+
+class Builder:
+    """Appends ops to the innermost open region and creates their result values."""
+
+    def __init__(self):
+        self._stack: list[Region] = []
+
+    @property
+    def region(self) -> Region:
+        return self._stack[-1]
+
+    def emit(self, op: Op, loc: Loc | None = None) -> Op:
+        op.loc = loc
+        op.results = [Value(t) for t in op.infer()]
+        if self.region.terminator is not None:
+            raise TileInternalError(f"emitting {type(op).__name__} after a terminator")
+        self.region.ops.append(op)
+        return op
+
+    @contextmanager
+    def open(self, region: Region):
+        self._stack.append(region)
+        try:
+            yield region
+        finally:
+            self._stack.pop()
+
+
+@dataclasses.dataclass(eq=False)
+class KernelIR:
+    """A specialised kernel: runtime parameters (arrays and scalars) and the body region."""
+
+    name: str
+    params: list[Value]
+    param_names: list[str]
+    body: Region
+    loc: Loc | None = None
+
+
+def walk(region: Region) -> Iterator[Op]:
+    """All ops of a region, nested regions included, in program order."""
+    for op in region.ops:
+        yield op
+        for r in op.regions():
+            yield from walk(r)

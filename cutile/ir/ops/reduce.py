@@ -1,0 +1,49 @@
+"""Reductions: sum/prod/max/min over axes and argmax/argmin (R-RED-*)."""
+
+from __future__ import annotations
+
+from ...dtypes import int32
+from ..core import Op, Value, opdef
+from ..types import TileType
+from . import _check
+
+
+def _reduced_shape(shape, axes, keepdims):
+    if keepdims:
+        return tuple(1 if i in axes else d for i, d in enumerate(shape))
+    return tuple(d for i, d in enumerate(shape) if i not in axes)
+
+
+@opdef("reduce")
+class Reduce(Op):
+    fn: str
+    x: Value
+    axes: tuple
+    keepdims: bool
+    propagate_nan: bool = False
+    rounding: str | None = None
+    ftz: bool = False
+
+    def infer(self):
+        t = _check.tile(self.x, self, "x")
+        _check.expect(self.fn in ("sum", "prod", "max", "min"), self, "unknown reduction")
+        return [TileType(t.dtype, _reduced_shape(t.shape, self.axes, self.keepdims))]
+
+
+@opdef("reduce")
+class ArgReduce(Op):
+    """argmax/argmin along ``axis`` (None: flattened row-major)."""
+
+    fn: str
+    x: Value
+    axis: int | None
+    keepdims: bool
+    propagate_nan: bool = False
+
+    def infer(self):
+        t = _check.tile(self.x, self, "x")
+        if self.axis is None:
+            shape = (1,) * t.ndim if self.keepdims else ()
+        else:
+            shape = _reduced_shape(t.shape, (self.axis,), self.keepdims)
+        return [TileType(int32, shape)]

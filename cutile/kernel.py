@@ -1,0 +1,247 @@
+"""``@ct.kernel``, ``ct.function``, annotations and ``ct.launch`` (spec §24).
+
+A kernel is specialised per launch signature (argument kinds, dtypes, ranks, constant values,
+R-LAUNCH-6), fully type-checked into IR before anything runs (R-CONV-4), cached, and executed
+by the selected executor.
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+import typing
+from dataclasses import dataclass
+from typing import Annotated, Any, TypeVar
+
+import numpy as np
+
+from . import config
+from . import dtypes as dt
+from .errors import TileError
+
+T = TypeVar("T")
+
+
+# -- annotations (R-CONST-2, R-LAUNCH-4) -------------------------------------------------------
+class ConstantAnnotation:
+    """``typing.Annotated`` metadata: the parameter is embedded as a compile-time constant."""
+
+    def __repr__(self) -> str:
+        return "ConstantAnnotation()"
+
+
+@dataclass(frozen=True)
+class ScalarAnnotation:
+    dtype: Any
+
+
+class ArrayAnnotation:
+    """Array parameter options: index dtype (int32/int64) and compile-time shape/stride dims."""
+
+    def __init__(self, index_dtype=dt.int32, static_shape_dims=(), static_stride_dims=()):
+        d = dt.normalize_dtype(index_dtype)
+        if d not in (dt.int32, dt.int64):
+            raise ValueError(f"index_dtype must be int32 or int64, got {index_dtype!r}")
+        for dims in (static_shape_dims, static_stride_dims):
+            if not all(isinstance(i, int) for i in dims):
+                raise TypeError("static dims must be integers")
+        self.index_dtype = d
+        self.static_shape_dims = tuple(static_shape_dims)
+        self.static_stride_dims = tuple(static_stride_dims)
+
+
+class ListAnnotation:
+    def __init__(self, element=None):
+        self.element = element
+
+
+Constant = Annotated[T, ConstantAnnotation()]
+ScalarInt64 = Annotated[int, ScalarAnnotation(dt.int64)]
+IndexedWithInt64 = Annotated[T, ArrayAnnotation(index_dtype=dt.int64)]
+
+
+class ByTarget:
+    """Per-architecture option values: ``ByTarget(sm_90=2, default=1)`` (R-KERN-2)."""
+
+    _NAME = re.compile(r"^sm_\d+$")
+
+    def __init__(self, *, default=None, **by_arch):
+        for k in by_arch:
+            if not self._NAME.match(k):
+                raise ValueError(f"Invalid GPU architecture name: {k}, expected "
+                                 "sm_<major><minor>")
+        self.default = default
+        self.by_arch = dict(by_arch)
+
+    def get(self, arch: str | None):
+        return self.by_arch.get(arch, self.default) if arch else self.default
+
+    def values(self):
+        return [*self.by_arch.values(), self.default]
+
+
+def _validate_option(name: str, value, check) -> None:
+    vals = value.values() if isinstance(value, ByTarget) else [value]
+    for v in vals:
+        if v is not None:
+            check(v)
+
+
+def _check_num_ctas(v):
+    if not isinstance(v, int) or v <= 0 or v & (v - 1):
+        raise ValueError("num_ctas should be power of 2")
+    if not 1 <= v <= 16:
+        raise ValueError("num_ctas should be [1, 16]")
+
+
+def _check_occupancy(v):
+    if not isinstance(v, int) or not 1 <= v <= 32:
+        raise ValueError("occupancy should be [1, 32]")
+
+
+def _check_opt_level(v):
+    if not isinstance(v, int) or not 0 <= v <= 3:
+        raise ValueError("opt_level should be [0, 3]")
+
+
+def _check_worker_warps(v):
+    if v not in (4, 8):
+        raise ValueError("num_worker_warps should be either 4 or 8")
+
+
+_OPTION_CHECKS = {"num_ctas": _check_num_ctas, "occupancy": _check_occupancy,
+                  "opt_level": _check_opt_level, "num_worker_warps": _check_worker_warps}
+
+
+# -- kernels -----------------------------------------------------------------------------------
+class kernel:  # noqa: N801 - mirrors cuda.tile.kernel
+    """A tile kernel: the body runs once per block of the launch grid (R-KERN-1..4).
+
+    >>> @ct.kernel
+    ... def vec_add(a, b, c, TILE: ct.Constant[int]):
+    ...     bid = ct.bid(0)
+    ...     ct.store(c, (bid,), ct.load(a, (bid,), (TILE,)) + ct.load(b, (bid,), (TILE,)))
+    """
+
+    _cutile_kernel = True
+
+    def __new__(cls, function=None, /, **options):
+        if function is None:
+            return lambda f: cls(f, **options)
+        return super().__new__(cls)
+
+    def __init__(self, function=None, /, *, num_ctas=None, occupancy=None, opt_level=3,
+                 num_worker_warps=None):
+        if not inspect.isfunction(function):
+            raise TypeError(f"@ct.kernel expects a function, got {type(function).__name__}")
+        self.options = {"num_ctas": num_ctas, "occupancy": occupancy, "opt_level": opt_level,
+                        "num_worker_warps": num_worker_warps}
+        for name, value in self.options.items():
+            _validate_option(name, value, _OPTION_CHECKS[name])
+        self.function = function
+        self.__name__ = function.__name__
+        self.__doc__ = function.__doc__
+        self.__wrapped__ = function
+        self._cache: dict = {}
+        params = inspect.signature(function).parameters.values()
+        for p in params:
+            if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
+                from .errors import TileSyntaxError
+                raise TileSyntaxError("Variadic kernel parameters are not supported")
+        self.param_names = [p.name for p in params]
+
+    def __call__(self, *args, **kwargs):
+        raise TypeError("Tile kernels cannot be called directly. Use cuda.tile.launch() instead.")
+
+    def replace_hints(self, **options) -> "kernel":
+        merged = dict(self.options)
+        merged.update(options)
+        return kernel(self.function, **merged)
+
+    def __repr__(self) -> str:
+        return f"<cutile kernel {self.__name__}>"
+
+    # -- specialisation -------------------------------------------------------------------
+    def annotations(self) -> dict:
+        try:
+            return typing.get_type_hints(self.function, include_extras=True)
+        except Exception:
+            return dict(getattr(self.function, "__annotations__", {}))
+
+    def specialize(self, args: tuple):
+        """(cache key, runtime leaves) of a launch's arguments (R-LAUNCH-3/6)."""
+        from .launch_args import classify_args
+        return classify_args(self, args)
+
+    def compile(self, spec) -> Any:
+        """The typed IR of one specialisation (cached)."""
+        ir = self._cache.get(spec.key)
+        if ir is None:
+            from .frontend.build import build_kernel
+            ir = build_kernel(self, spec)
+            if config.dump_ir():
+                from .ir.printer import format_kernel
+                print(format_kernel(ir))
+            self._cache[spec.key] = ir
+        return ir
+
+
+def function(func=None, /, *, host=False, tile=True):
+    """Mark a helper as a tile function (optional, R-KERN-5); ``host=True`` returns it as is."""
+    def wrap(f):
+        if host:
+            return f
+        f._cutile_function = True
+        return f
+    return wrap if func is None else wrap(func)
+
+
+# -- launch (R-LAUNCH-1/2) ---------------------------------------------------------------------
+def _check_grid(grid) -> tuple[int, int, int]:
+    if not isinstance(grid, tuple):
+        raise TypeError("Grid must be a tuple")
+    if len(grid) > 3:
+        raise ValueError("Grid dimensions must be at most 3")
+    out = []
+    for i, g in enumerate(grid):
+        if isinstance(g, bool) or not isinstance(g, (int, np.integer)):
+            raise TypeError(f"Grid[{i}] must be an integer")
+        g = int(g)
+        if g < 0:
+            raise ValueError(f"Grid[{i}] must be non-negative")
+        if g > 2 ** 24 - 1:
+            raise ValueError(f"Grid[{i}] exceeds 24-bit limit")
+        out.append(g)
+    while len(out) < 3:
+        out.append(1)
+    return tuple(out)
+
+
+def launch(stream, grid, kernel_, kernel_args, /, *args, programmatic_dependent_launch=False,
+           **kwargs):
+    """Run ``kernel_`` over ``grid`` with ``kernel_args`` (R-LAUNCH-1..6).
+
+    ``stream`` may be ``None``/0 or a stream object; the interpreter completes the launch
+    before returning.  Select the executor with ``CUTILE_BACKEND`` or
+    ``cutile.set_backend``.
+
+    >>> ct.launch(None, (ct.cdiv(n, 1024),), vec_add, (a, b, c, 1024))
+    """
+    if args:
+        raise TypeError(f"launch() takes 4 positional arguments but {4 + len(args)} were given")
+    if kwargs:
+        raise RuntimeError(f"Unexpected keyword argument {next(iter(kwargs))!r}")
+    if not isinstance(kernel_, kernel):
+        raise TypeError("launch() expects a tile kernel as the third argument")
+    if not isinstance(kernel_args, tuple):
+        raise TypeError("launch() expects a tuple as the fourth argument")
+    if not isinstance(programmatic_dependent_launch, bool):
+        raise TypeError("programmatic_dependent_launch must be a bool")
+    g = _check_grid(grid)
+    spec = kernel_.specialize(kernel_args)
+    try:
+        ir = kernel_.compile(spec)
+    except TileError as e:
+        raise e.with_traceback(None) from None
+    from .executors import run
+    run(ir, g, spec, stream)
