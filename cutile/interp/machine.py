@@ -114,12 +114,12 @@ class Frame:
             results = op.results
             if not results:
                 continue
-            if len(results) == 1:
-                _check_result(op, results[0], out)
-                vals[results[0]] = out
-            else:
+            if isinstance(out, list):          # control flow: one value per result
                 for r, x in zip(results, out):
                     vals[r] = x
+            else:
+                _check_result(op, results[0], out)
+                vals[results[0]] = out
         return None
 
 
