@@ -12,6 +12,12 @@ from . import elementwise, memory, shape
 
 
 def get_attribute(obj: FVal, name: str) -> FVal:
+    if isinstance(obj, Const) and obj.is_number and name in ("dtype", "shape", "ndim") + tuple(
+            TILE_METHODS):
+        # A number is a 0-D tile (R-TILE-2): `(0).dtype` is int32 in tile code.
+        if name in TILE_METHODS:
+            return BoundMethod(coerce.to_tile(obj), name)
+        return get_attribute(coerce.to_tile(obj), name)
     if isinstance(obj, Const):
         try:
             value = getattr(obj.value, name)

@@ -154,8 +154,6 @@ class FunctionCompiler:
 
     def assign(self, target, value: FVal, env: Env) -> None:
         if isinstance(target, ast.Name):
-            if target.id in self.globals and target.id not in self.locals:
-                raise TileSyntaxError("assignment to a global or nonlocal variable is not supported")
             env.vars[target.id] = value
         elif isinstance(target, (ast.Tuple, ast.List)):
             if any(isinstance(t, ast.Starred) for t in target.elts):
@@ -182,15 +180,18 @@ class FunctionCompiler:
             value = coerce.fval(value.value)
         if not isinstance(value, TupleV):
             raise TileTypeError(f"Cannot unpack {describe(value)}")
-        if len(value.items) < n:
-            raise TileValueError(f"Too many values to unpack (expected {len(value.items)})")
         if len(value.items) > n:
-            raise TileValueError(f"Too few values to unpack (got {len(value.items)}, expected {n})")
+            raise TileValueError(f"Too many values to unpack (expected {n}, "
+                                 f"got {len(value.items)})")
+        if len(value.items) < n:
+            raise TileValueError(f"Too few values to unpack (expected {n}, "
+                                 f"got {len(value.items)})")
         return value.items
 
     def stmt_FunctionDef(self, s, env):
         if s.decorator_list:
-            raise TileSyntaxError("Decorators on nested functions are not supported")
+            raise TileSyntaxError("Decorators on nested functions are not supported",
+                                  self.loc(s.decorator_list[0]))
         env.vars[s.name] = self._make_closure(s, s.name, env)
 
     def _make_closure(self, node, name, env) -> FuncV:
@@ -331,11 +332,23 @@ class FunctionCompiler:
         skel0 = flats[0][0]
         if all(_skel_equal(f[0], skel0) for f in flats):
             return skel0, vals[0], [(lambda lv=f[1]: lv) for f in flats]
-        if all(flow.materializable(v) for v in vals):
-            dts = {(v.dtype or dt.loose_dtype(v.value)) for v in vals}
+        if all(flow.materializable(v) or (isinstance(v, TileV) and v.shape == ())
+               for v in vals):
+            # R-PROMO-7: differing constants (or a constant and a runtime scalar) merge into
+            # one runtime scalar; loose constants take the runtime scalar's dtype if they fit.
+            runtime = {v.dtype for v in vals if isinstance(v, TileV)}
+            dts = {(v.dtype or dt.loose_dtype(v.value)) for v in vals
+                   if isinstance(v, Const) and not (runtime and v.is_loose)}
+            dts |= runtime
             if len(dts) != 1:
                 return None
             dtype = dts.pop()
+            if runtime:
+                skel = flow.Leaf(ops.Constant(0, dtype, ()).infer()[0])
+                producers = [(lambda v=v: [v.value] if isinstance(v, TileV) else
+                              [coerce.implicit_cast(v, dtype, "merged value").value])
+                             for v in vals]
+                return skel, TileV(Value(skel.type)), producers
             skel = flow.Leaf(ops.Constant(0, dtype, ()).infer()[0])
             producers = [(lambda v=v: [coerce.constant(v.value, dtype).value]) for v in vals]
             return skel, TileV(Value(skel.type)), producers

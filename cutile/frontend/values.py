@@ -155,7 +155,7 @@ def describe(v: FVal) -> str:
             return f"{v.dtype.name} constant {v.value!r}"
         return f"{type(v.value).__name__} {v.value!r}"
     if isinstance(v, TileV):
-        return f"tile {v.type}" if v.shape else f"{v.dtype.name} scalar"
+        return str(v.type) if v.shape else f"{v.dtype.name} scalar"
     if isinstance(v, ArrayV):
         return f"array {v.type}"
     return v.kind

@@ -207,7 +207,7 @@ def _fraction_f64(q: Fraction) -> tuple[float, int]:
     try:
         r = float(q)
     except OverflowError:
-        r = math.copysign(math.inf, q)
+        r = math.inf if q > 0 else -math.inf
     if math.isinf(r):
         return r, -1 if r > 0 else 1
     d = q - Fraction(r)

@@ -1,0 +1,27 @@
+"""Shared test setup: Hypothesis profiles and the executor fixture.
+
+Profiles: ``ci`` (default; derandomised and small, for the 2-core CI) and ``gpu``/``deep``
+(many more examples), chosen with ``HYPOTHESIS_PROFILE``.
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+from hypothesis import HealthCheck, settings
+
+settings.register_profile("ci", max_examples=20, deadline=None, derandomize=True,
+                          suppress_health_check=[HealthCheck.too_slow])
+settings.register_profile("gpu", max_examples=300, deadline=None,
+                          suppress_health_check=[HealthCheck.too_slow])
+settings.register_profile("deep", max_examples=1000, deadline=None,
+                          suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+
+@pytest.fixture(autouse=True)
+def _interp_backend(monkeypatch):
+    """Spec tests run on the interpreter unless a test selects another executor."""
+    monkeypatch.setenv("CUTILE_BACKEND", os.environ.get("CUTILE_TEST_BACKEND", "interp"))
+    yield

@@ -1,0 +1,380 @@
+"""Bad input gets a clear error that points at the user's line (§25, R-ERR-*, R-CONV-4).
+
+Each kernel marks the offending line with ``# E:<name>``; the test asserts the error class,
+a message fragment, and that ``e.loc`` (and the printed message) name that exact line.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+
+import numpy as np
+import pytest
+
+import cutile as ct
+
+_SRC = open(__file__).read().splitlines()
+
+
+def line_of(marker: str) -> int:
+    pat = re.compile(rf"# E:{re.escape(marker)}(\s|$)")
+    for i, line in enumerate(_SRC, start=1):
+        if pat.search(line):
+            return i
+    raise AssertionError(f"marker {marker} not found")
+
+
+def expect_error(kernel, args, cls, fragment, marker, grid=(1,)):
+    with pytest.raises(cls, match=fragment) as info:
+        ct.launch(None, grid, kernel, args)
+    e = info.value
+    assert e.loc is not None, "error carries no location"
+    want = line_of(marker)
+    frames = []
+    loc = e.loc
+    while loc is not None:
+        frames.append(loc.line)
+        loc = loc.caller
+    assert want in frames, f"error points at lines {frames}, expected {want}"
+    text = str(e)
+    assert f"{os.path.basename(__file__)}" in text and f"line {want}" in text
+    assert "^" in text                       # caret under the expression
+    assert e.__cause__ is None               # no internal traceback chained to user mistakes
+    return e
+
+
+F32 = np.zeros(16, np.float32)
+I32 = np.zeros(16, np.int32)
+
+
+@ct.kernel
+def k_shape_not_pow2(a):
+    t = ct.load(a, (0,), (3,))  # E:pow2
+
+
+@ct.kernel
+def k_store_dtype(a, out):
+    ct.store(out, (0,), ct.load(a, (0,), (4,)) + 2.5)  # E:store_dtype
+
+
+@ct.kernel
+def k_try(a):
+    try:  # E:try
+        pass
+    except Exception:
+        pass
+
+
+def _bad_helper(x):
+    return x.no_such_attribute  # E:helper_attr
+
+
+@ct.kernel
+def k_helper(a):
+    t = ct.load(a, (0,), (4,))
+    _bad_helper(t)  # E:helper_call
+
+
+@ct.kernel
+def k_unknown_kw(a):
+    ct.load(a, (0,), (4,), paddingmode=ct.PaddingMode.ZERO)  # E:kw
+
+
+@ct.kernel
+def k_bid_axis(a):
+    ct.bid(3)  # E:bid_axis
+
+
+@ct.kernel
+def k_undefined(a):
+    ct.store(a, (0,), nope)  # E:undefined  # noqa: F821
+
+
+@ct.kernel
+def k_array_subscript(a):
+    x = a[0]  # E:array_sub
+
+
+@ct.kernel
+def k_tile_assign(a):
+    t = ct.load(a, (0,), (4,))
+    t[0] = 1  # E:tile_assign
+
+
+@ct.kernel
+def k_promotion(a, b):
+    x = ct.load(a, (0,), (4,))
+    y = ct.load(b, (0,), (4,))
+    z = x + y  # E:promo
+
+
+@ct.kernel
+def k_broadcast(a):
+    x = ct.load(a, (0,), (4,))
+    y = ct.load(a, (0,), (8,))
+    z = x * y  # E:bcast
+
+
+@ct.kernel
+def k_while_else(a):
+    while False:  # E:while_else
+        pass
+    else:
+        pass
+
+
+@ct.kernel
+def k_import(a):
+    import math as m  # E:import  # noqa: F401
+
+
+@ct.kernel
+def k_round(a):
+    x = round(1.5)  # E:round
+
+
+@ct.kernel
+def k_inner_kernel(a):
+    pass
+
+
+@ct.kernel
+def k_call_kernel(a):
+    k_inner_kernel(a)  # E:call_kernel
+
+
+@ct.kernel
+def k_runtime_shape(a, n):
+    ct.load(a, (0,), (n,))  # E:runtime_shape
+
+
+@ct.kernel
+def k_padding_none(a):
+    ct.load(a, (0,), (4,), padding_mode=None)  # E:padding
+
+
+@ct.kernel
+def k_full_shape(a):
+    ct.full((2, 3), 0, ct.float32)  # E:full_shape
+
+
+@ct.kernel
+def k_arange_positional(a):
+    ct.arange(8, ct.int32)  # E:arange
+
+
+@ct.kernel
+def k_reshape(a):
+    ct.reshape(ct.load(a, (0,), (4,)), (8,))  # E:reshape
+
+
+@ct.kernel
+def k_mma_dtypes(a, b):
+    x = ct.load(a, (0, 0), (4, 4))
+    y = ct.load(b, (0, 0), (4, 4))
+    ct.mma(x, y, ct.zeros((4, 4), ct.float32))  # E:mma
+
+
+COUNTER = 0
+
+
+@ct.kernel
+def k_global_assign(a):
+    global COUNTER  # E:global
+
+
+@ct.kernel
+def k_nested_decorator(a):
+    @staticmethod  # E:decorator
+    def f():
+        pass
+
+
+@ct.kernel
+def k_const_div_zero(a):
+    x = 1 // 0  # E:divzero
+
+
+@ct.kernel
+def k_int8_range(a):
+    t = ct.load(a, (0,), (4,))
+    u = t - 300  # E:int8_range
+
+
+@ct.kernel
+def k_reduce_f8(a):
+    t = ct.load(a, (0,), (4,)).astype(ct.float8_e4m3fn)
+    ct.sum(t)  # E:reduce_f8
+
+
+@ct.kernel
+def k_nonconst_axis(a, n):
+    ct.sum(ct.load(a, (0,), (4,)), axis=n)  # E:axis
+
+
+@ct.kernel
+def k_index_rank(a):
+    ct.load(a, (0, 0), (4,))  # E:index_rank
+
+
+@ct.kernel
+def k_lambda_error(a):
+    f = lambda x: x.bad  # E:lambda  # noqa: E731
+    f(ct.load(a, (0,), (4,)))
+
+
+CASES = [
+    (k_shape_not_pow2, (F32,), ct.TileTypeError, "is not a power of two", "pow2"),
+    (k_store_dtype, (I32, I32), ct.TileTypeError, "Stored tile is incompatible", "store_dtype"),
+    (k_try, (F32,), ct.TileSyntaxError, "Unsupported syntax", "try"),
+    (k_helper, (F32,), ct.TileTypeError, "no attribute", "helper_attr"),
+    (k_helper, (F32,), ct.TileTypeError, "no attribute", "helper_call"),
+    (k_unknown_kw, (F32,), ct.TileTypeError, r"load\(\):", "kw"),
+    (k_bid_axis, (F32,), ct.TileTypeError, "Axis must be 0, 1, or 2", "bid_axis"),
+    (k_undefined, (F32,), ct.TileSyntaxError, "Undefined variable nope", "undefined"),
+    (k_array_subscript, (F32,), ct.TileTypeError, "not directly subscriptable", "array_sub"),
+    (k_tile_assign, (F32,), ct.TileTypeError, "Tiles are immutable", "tile_assign"),
+    (k_promotion, (np.zeros(4, np.uint32), np.zeros(4, np.int32)), ct.TileTypeError,
+     "Implicit promotion of uint32 and int32", "promo"),
+    (k_broadcast, (F32,), ct.TileTypeError, "not broadcastable", "bcast"),
+    (k_while_else, (F32,), ct.TileSyntaxError, "'while-else' is not supported", "while_else"),
+    (k_import, (F32,), ct.TileSyntaxError, "Unsupported syntax", "import"),
+    (k_round, (F32,), ct.TileError, r"round\(\) is not supported", "round"),
+    (k_call_kernel, (F32,), ct.TileTypeError, "cannot be called", "call_kernel"),
+    (k_runtime_shape, (F32, 4), ct.TileTypeError, "constant integer tuple", "runtime_shape"),
+    (k_padding_none, (F32,), ct.TileTypeError, "Expected PaddingMode", "padding"),
+    (k_full_shape, (F32,), ct.TileTypeError,
+     r"Dimension #1 of shape \(2, 3\) is not a power of two", "full_shape"),
+    (k_arange_positional, (F32,), ct.TileTypeError, r"arange\(\)", "arange"),
+    (k_reshape, (F32,), ct.TileTypeError, r"Cannot reshape \(4,\) to \(8,\)", "reshape"),
+    (k_mma_dtypes, (np.zeros((4, 4), np.float16), np.zeros((4, 4), np.float32)),
+     ct.TileTypeError, "x and y must have the same dtype", "mma"),
+    (k_global_assign, (F32,), ct.TileSyntaxError, "Unsupported syntax", "global"),
+    (k_nested_decorator, (F32,), ct.TileSyntaxError, "Decorators on nested functions",
+     "decorator"),
+    (k_const_div_zero, (F32,), ct.TileValueError, "Division by zero", "divzero"),
+    (k_int8_range, (np.zeros(4, np.int8),), ct.TileValueError,
+     "Integer constant -?300 is out of range of int8", "int8_range"),
+    (k_reduce_f8, (F32,), ct.TileTypeError, "Non-arithmetic dtype float8_e4m3fn", "reduce_f8"),
+    (k_nonconst_axis, (F32, 1), ct.TileTypeError, "constant", "axis"),
+    (k_index_rank, (F32,), ct.TileTypeError, "Index size 2 does not match the array rank 1",
+     "index_rank"),
+    (k_lambda_error, (F32,), ct.TileTypeError, "no attribute", "lambda"),
+]
+
+
+@pytest.mark.parametrize("kernel,args,cls,fragment,marker", CASES,
+                         ids=[c[4] for c in CASES])
+def test_bad_input_points_at_user_line(kernel, args, cls, fragment, marker):
+    # R-ERR-1, R-ERR-4, R-CONV-3
+    expect_error(kernel, args, cls, fragment, marker)
+
+
+def test_errors_are_raised_before_any_block_runs():
+    # R-CONV-4: a kernel that would store then fail type checking writes nothing
+    @ct.kernel
+    def partial(out):
+        ct.store(out, (0,), ct.full((4,), 1, ct.int32))
+        ct.load(out, (0,), (3,))
+
+    out = np.zeros(4, np.int32)
+    with pytest.raises(ct.TileTypeError):
+        ct.launch(None, (2,), partial, (out,))
+    assert not out.any()
+
+
+# -- host-side errors are plain Python exceptions (R-ERR-2, §24) ---------------------------
+@ct.kernel
+def two_args(a, b):
+    pass
+
+
+def test_launch_argument_count():
+    # R-LAUNCH-3
+    with pytest.raises(TypeError, match="Kernel expects 2 arguments but 1 was given"):
+        ct.launch(None, (1,), two_args, (F32,))
+
+
+@pytest.mark.parametrize("grid,exc,frag", [
+    ([1], TypeError, "Grid must be a tuple"),
+    ((1, 1, 1, 1), ValueError, "Grid dimensions must be at most 3"),
+    ((2 ** 24,), ValueError, r"Grid\[0\] exceeds 24-bit limit"),
+    ((-1,), ValueError, "non-negative"),
+])
+def test_launch_grid_checks(grid, exc, frag):
+    # R-LAUNCH-2
+    with pytest.raises(exc, match=frag):
+        ct.launch(None, grid, two_args, (F32, F32))
+
+
+def test_launch_rejects_non_kernel_and_non_tuple_args():
+    # R-LAUNCH-1
+    with pytest.raises(TypeError, match="tile kernel as the third argument"):
+        ct.launch(None, (1,), lambda: None, ())
+    with pytest.raises(TypeError, match="tuple as the fourth argument"):
+        ct.launch(None, (1,), two_args, [F32, F32])
+    with pytest.raises(RuntimeError, match="Unexpected keyword argument"):
+        ct.launch(None, (1,), two_args, (F32, F32), foo=1)
+
+
+def test_unsupported_argument_object():
+    # R-LAUNCH-3
+    with pytest.raises(TypeError, match="Objects of type 'object' are not supported"):
+        ct.launch(None, (1,), two_args, (F32, object()))
+
+
+def test_scalar_overflow():
+    # R-LAUNCH-3: a Python int out of int32 range
+    with pytest.raises(OverflowError):
+        ct.launch(None, (1,), two_args, (F32, 2 ** 40))
+
+
+def test_kernel_not_callable_and_ops_device_only():
+    # R-KERN-4, R-PY-7
+    with pytest.raises(TypeError, match="cannot be called directly"):
+        two_args(F32, F32)
+    with pytest.raises(RuntimeError, match="Device functions can only be called from device"):
+        ct.load(F32, (0,), (4,))
+    assert ct.cdiv(10, 4) == 3                  # host-enabled (R-DIV-4)
+
+
+def test_kernel_options_validated_at_decoration():
+    # R-KERN-1/2
+    with pytest.raises(ValueError, match="num_ctas should be power of 2"):
+        ct.kernel(num_ctas=3)(lambda a: None)
+    with pytest.raises(ValueError, match="occupancy"):
+        @ct.kernel(occupancy=64)
+        def f(a):
+            pass
+    with pytest.raises(ValueError, match="Invalid GPU architecture name: sm100"):
+        ct.ByTarget(sm100=2)
+
+    @ct.kernel(num_ctas=ct.ByTarget(sm_90=2, default=1), occupancy=2, opt_level=2)
+    def g(out):
+        ct.store(out, (0,), 1)
+
+    out = np.zeros(1, np.int32)
+    ct.launch(None, (1,), g, (out,))
+    assert out[0] == 1
+
+
+def test_variadic_kernel_parameters_rejected():
+    # R-PY-6
+    with pytest.raises(ct.TileSyntaxError, match="Variadic kernel parameters"):
+        @ct.kernel
+        def f(*args):
+            pass
+
+
+def test_internal_errors_are_tile_errors():
+    # R-ERR-5: every compile-time diagnostic is a TileError subclass
+    assert issubclass(ct.TileTypeError, ct.TileError)
+    assert issubclass(ct.TileCompilerExecutionError, ct.TileInternalError)
+    assert issubclass(ct.UndefinedBehaviorError, RuntimeError)
+    from cutile import _exception  # upstream aliases (R-ERR-1)
+    assert _exception.TypeCheckingError is ct.TileTypeError
+
+
+_ = math
