@@ -80,9 +80,8 @@ def ref_sqrt(x: float, dtype: dt.DType, mode: str) -> float:
     scaled = xq / Fraction(4) ** qe
     r = math.isqrt(scaled.numerator // scaled.denominator)
     exact = Fraction(r * r) == scaled
-    if not exact:
-        if mode == "RP" or (mode == "RN" and scaled > (r + Fraction(1, 2)) ** 2):
-            r += 1
+    if not exact and (mode == "RP" or (mode == "RN" and scaled > (r + Fraction(1, 2)) ** 2)):
+        r += 1
     return ref_round(Fraction(r) * Fraction(2) ** qe, dtype, "RN")
 
 

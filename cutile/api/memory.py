@@ -15,59 +15,85 @@ from ._registry import tile_op
 # -- argument checks ---------------------------------------------------------------------------
 
 
+def _is_tuple(v: FVal) -> bool:
+    return isinstance(v, TupleV) or (isinstance(v, Const) and isinstance(v.value, tuple))
+
+
+def _is_signed_int_scalar(v: FVal) -> bool:
+    """A signed integer scalar: int literal (not bool), strict signed constant, 0-D signed tile."""
+    if isinstance(v, Const):
+        if not v.is_number or isinstance(v.value, (bool, float)):
+            return False
+        return v.dtype is None or v.dtype.is_signed
+    return isinstance(v, TileV) and v.shape == () and v.dtype.is_signed
+
+
 def _index(index, ndim: int, what: str = "array") -> tuple:
-    """R-LOAD-1: a tuple of signed integer scalars, one per dimension."""
+    """R-LOAD-1: a tuple of signed integer scalars, one per dimension (or a single scalar)."""
     v = coerce.fval(index)
-    if isinstance(v, (TupleV,)) or (isinstance(v, Const) and isinstance(v.value, tuple)):
-        items = coerce.tuple_items(v, "index")
-    elif ndim == 1 and coerce.is_scalar(v):
-        items = (v,)
-    else:
-        raise TileTypeError(f"Expected a tuple of signed integers for index, got {describe(v)}")
+    is_tuple = _is_tuple(v)
+    items = coerce.tuple_items(v, "index") if is_tuple else (v,)
+    for i, it in enumerate(items):
+        if not _is_signed_int_scalar(it):
+            where = f"item #{i}" if is_tuple else "given value"
+            raise TileTypeError(f"Expected a tuple of signed integers or a single signed integer "
+                                f"scalar for index, but {where} is {describe(it)}")
     if len(items) != ndim:
         raise TileTypeError(f"Index size {len(items)} does not match the {what} rank {ndim}")
-    out = []
-    for it in items:
-        if not coerce.is_scalar(it):
-            raise TileTypeError(f"Expected a tuple of signed integers for index, got "
-                                f"{describe(it)}")
-        out.append(coerce.signed_index(it).value)
-    return tuple(out)
+    return tuple(coerce.signed_index(it).value for it in items)
 
 
 def _order(order, ndim: int) -> tuple[int, ...]:
-    """R-SPACE-2/3: "C", "F" or a permutation tuple."""
+    """R-SPACE-2/3: "C", "F" or a constant permutation tuple (negative axes normalised)."""
     v = coerce.fval(order)
     if isinstance(v, Const) and isinstance(v.value, str):
         if v.value == "C":
             return tuple(range(ndim))
         if v.value == "F":
             return tuple(reversed(range(ndim)))
-        raise TileTypeError(f"Expected 'C' or 'F' for order, got {v.value!r}")
-    if not (isinstance(v, TupleV) or (isinstance(v, Const) and isinstance(v.value, tuple))):
-        raise TileTypeError(f"Expected 'C', 'F' or a constant tuple for order, got {describe(v)}")
+        raise TileTypeError(f"Expected 'C' or 'F' for order, got '{v.value}'")
+    if not _is_tuple(v):
+        raise TileTypeError(f"Expected a constant string or integer tuple for order, got "
+                            f"{describe(v)}")
     items = coerce.tuple_items(v, "order")
+    for it in items:
+        if not (isinstance(it, Const) and isinstance(it.value, int)
+                and not isinstance(it.value, bool)):
+            raise TileTypeError(f"Expected a constant string or integer tuple for order, got "
+                                f"an item that is {describe(it)}")
     if len(items) != ndim:
         raise TileTypeError(f"Expected tuple of length {ndim} for order, got {len(items)}")
     perm = []
     for it in items:
-        a = coerce.const_int(it, "order")
+        a = it.value
         if not -ndim <= a < ndim:
             raise TileTypeError(f"Axis {a} is out of range for rank {ndim}")
-        perm.append(a % ndim)
-    if sorted(perm) != list(range(ndim)):
-        raise TileTypeError(f"Axis order must be a permutation of {tuple(range(ndim))}")
+        a %= ndim
+        if a in perm:
+            raise TileTypeError(f"Axis order must be a permutation, but axis {a} is used at "
+                                f"least twice")
+        perm.append(a)
     return tuple(perm)
 
 
+def _const_enum(v: FVal, enum, what: str):
+    """A constant member of ``enum``; like cuda.tile, a constant string naming a member
+    (``"ZERO"``) is accepted too."""
+    v = coerce.fval(v)
+    if isinstance(v, Const) and isinstance(v.value, enum):
+        return v.value
+    if isinstance(v, Const) and isinstance(v.value, str) and v.value in enum.__members__:
+        return enum.__members__[v.value]
+    raise TileTypeError(f"Expected {enum.__name__} for {what}, but given value is {describe(v)}")
+
+
 def _padding(padding_mode, dtype) -> PaddingMode:
-    v = coerce.fval(padding_mode)
-    if not (isinstance(v, Const) and isinstance(v.value, PaddingMode)):
-        raise TileTypeError(f"Expected PaddingMode for padding_mode, got {describe(v)}")
-    mode = v.value
+    """R-PAD-2: a constant PaddingMode; float-only fills are rejected on int/bool arrays."""
+    mode = _const_enum(padding_mode, PaddingMode, "padding_mode")
     if mode not in (PaddingMode.ZERO, PaddingMode.UNDETERMINED) and not dtype.is_float:
-        # R-PAD-2 (cutile): float-only fills are rejected on integer/bool arrays.
-        raise TileTypeError(f"Padding mode {mode.name} requires a float array, got {dtype.name}")
+        # R-PAD-2 (cutile): NEG_ZERO/NAN/POS_INF/NEG_INF only mean something for floats.
+        raise TileTypeError(f"Padding mode {mode.name} requires a float array, got an array "
+                            f"of {dtype.name}")
     return mode
 
 
@@ -83,17 +109,16 @@ def _hints(latency, allow_tma) -> None:
 
 
 def _memory_order(order, scope, allowed: tuple, opname: str) -> None:
-    o, s = coerce.fval(order), coerce.fval(scope)
-    if not (isinstance(o, Const) and isinstance(o.value, MemoryOrder)):
-        raise TileTypeError("memory_order must be a constant MemoryOrder")
-    if not (isinstance(s, Const) and isinstance(s.value, MemoryScope)):
-        raise TileTypeError("memory_scope must be a constant MemoryScope")
-    if o.value not in allowed:
-        raise TileTypeError(f"Invalid memory order for {opname}: {o.value.name}")
-    if o.value is MemoryOrder.WEAK and s.value is not MemoryScope.NONE:
-        raise TileTypeError("WEAK memory ordering cannot specify a memory scope")
-    if o.value is not MemoryOrder.WEAK and s.value is MemoryScope.NONE:
-        raise TileTypeError(f"{o.value.name} memory ordering requires a memory scope")
+    """R-LOAD-7 / R-STORE-4: WEAK needs scope NONE, every other order needs a scope."""
+    o = _const_enum(order, MemoryOrder, "memory_order")
+    s = _const_enum(scope, MemoryScope, "memory_scope")
+    if o not in allowed:
+        raise TileTypeError(f"Invalid memory order for {opname}. Got {o.name}, expected one of "
+                            + ", ".join(m.name for m in allowed))
+    if o is MemoryOrder.WEAK and s is not MemoryScope.NONE:
+        raise TileTypeError(f"{opname} with WEAK memory ordering cannot specify a memory scope")
+    if o is not MemoryOrder.WEAK and s is MemoryScope.NONE:
+        raise TileTypeError(f"{opname} with {o.name} memory ordering requires a memory scope")
 
 
 def _check_bounds(flag) -> bool:
@@ -205,62 +230,87 @@ def num_tiles(array, /, axis, shape, order="C"):
 
 
 # -- gather / scatter --------------------------------------------------------------------------
-def _gs_indices(arr: ArrayV, indices, extra_shapes=()) -> tuple[tuple, tuple]:
-    """R-GS-1: index entries broadcast together; returns (index values, index shape)."""
+def _gs_indices(arr: ArrayV, indices) -> tuple[tuple, tuple]:
+    """R-GS-1: integer scalars/tiles (signed or unsigned), one per dimension, broadcast together.
+
+    Returns (index values, index shape).
+    """
     v = coerce.fval(indices)
-    if arr.ndim == 1 and not (isinstance(v, TupleV) or (isinstance(v, Const)
-                                                       and isinstance(v.value, tuple))):
-        items = (v,)
-    else:
-        if not (isinstance(v, TupleV) or (isinstance(v, Const) and isinstance(v.value, tuple))):
-            raise TileTypeError(f"Indices must be a tuple of length {arr.ndim}")
-        items = coerce.tuple_items(v, "indices")
+    is_tuple = _is_tuple(v)
+    items = coerce.tuple_items(v, "indices") if is_tuple else (v,)
+    for i, it in enumerate(items):
+        if not (isinstance(it, TileV) or coerce.is_number_const(it)):
+            raise TileTypeError(f"Expected a tuple of integer scalars/tiles or a single integer "
+                                f"scalar/tile for indices, but item #{i} is {describe(it)}")
     if len(items) != arr.ndim:
-        raise TileTypeError(f"Indices must be a tuple of length {arr.ndim}, got {len(items)}")
+        msg = f"For array of rank {arr.ndim}, `indices` must be a tuple of length {arr.ndim}"
+        if arr.ndim == 1:
+            msg += ", or a single scalar/tile"
+        got = f"a tuple of length {len(items)}" if is_tuple else describe(v)
+        raise TileTypeError(f"{msg}; got {got}")
     for i, it in enumerate(items):
         d = coerce.value_dtype(it)
         if not d.is_integral:
-            raise TileTypeError(f"Index #{i} has non-integer data type {d.name}")
+            for_dim = f"for dimension {i} " if len(items) > 1 else ""
+            raise TileTypeError(f"Index {for_dim}has non-integer data type {d.name} (expected a "
+                                f"tuple of integer scalars/tiles or a single integer scalar/tile)")
+    shapes = [coerce.value_shape(i) for i in items]
     try:
-        shape = coerce.broadcast_shapes(*(coerce.value_shape(i) for i in items))
+        shape = coerce.broadcast_shapes(*shapes)
     except TileTypeError:
-        raise TileTypeError("Indices are not broadcastable to a common shape") from None
+        raise TileTypeError("Index shapes " + ", ".join(str(tuple(s)) for s in shapes)
+                            + " are not broadcastable to a common shape") from None
     return items, shape
 
 
-def _gs_common(arr, items, shape, mask, cb):
+def _broadcastable_to(src: tuple, dst: tuple) -> bool:
+    """R-BCAST-1 without rank growth of ``dst``: ``src`` broadcasts to exactly ``dst``."""
+    return len(src) <= len(dst) and all(a in (b, 1) for a, b in zip(reversed(src),
+                                                                      reversed(dst)))
+
+
+def _gs_common(items, shape, mask, cb):
+    """Broadcast the indices; validate the mask (R-GS-5) and ``check_bounds`` (R-GS-3)."""
     idx = tuple(coerce.broadcast(coerce.to_tile(i), shape).value for i in items)
     m = coerce.fval(mask)
     mval = None
     if not (isinstance(m, Const) and m.value is None):
-        if coerce.value_dtype(m) is not dt.bool_:
-            raise TileTypeError("Custom mask must have boolean dtype")
+        if not (isinstance(m, TileV) or coerce.is_number_const(m)):
+            raise TileTypeError(f"Custom mask must have boolean dtype, but got {describe(m)}")
+        md = coerce.value_dtype(m)
+        if not md.is_bool:
+            raise TileTypeError(f"Custom mask must have boolean dtype, but got {md.name}")
         ms = coerce.value_shape(m)
-        try:
-            if coerce.broadcast_shapes(ms, shape) != shape:
-                raise TileTypeError("")
-        except TileTypeError:
-            raise TileTypeError(f"Mask shape {ms} is not broadcastable to {shape}") from None
+        if not _broadcastable_to(ms, shape):
+            raise TileTypeError(f"Custom mask shape {ms} is not broadcastable to the index "
+                                f"shape {shape}")
         mval = coerce.broadcast(coerce.to_tile(m), shape).value
     return idx, mval, _check_bounds(cb)
+
+
+def _tile_or_scalar(v: FVal, what: str) -> FVal:
+    if not (isinstance(v, TileV) or coerce.is_number_const(v)):
+        raise TileTypeError(f"Expected a tile or a scalar for {what}, got {describe(v)}")
+    return v
 
 
 @tile_op
 def gather(array, indices, /, *, mask=None, padding_value=0, check_bounds=True, latency=None):
     """Load ``array[indices]`` elementwise; masked-off or out-of-bounds positions give
-    ``padding_value`` (R-GS-1..5).
+    ``padding_value`` (R-GS-1..5).  Negative indices are out of bounds.
 
     >>> t = ct.gather(a, bid * 8 + ct.arange(8, dtype=ct.int32))
     """
     arr = coerce.require_array(coerce.fval(array))
     items, shape = _gs_indices(arr, indices)
+    pv = _tile_or_scalar(coerce.fval(padding_value), "padding_value")
+    ps = coerce.value_shape(pv)
+    if not _broadcastable_to(ps, shape):
+        raise TileTypeError(f"Padding shape {ps} is not broadcastable to the index shape "
+                            f"{shape}")
+    pad = coerce.implicit_cast(pv, arr.dtype, "Invalid padding value")
     _hints(latency, None)
-    pad = coerce.implicit_cast(coerce.fval(padding_value), arr.dtype,
-                               "Padding value is incompatible with array's dtype")
-    ps = pad.shape
-    if coerce.broadcast_shapes(ps, shape) != shape:
-        raise TileTypeError(f"Padding value shape {ps} is not broadcastable to {shape}")
-    idx, mval, cb = _gs_common(arr, items, shape, mask, check_bounds)
+    idx, mval, cb = _gs_common(items, shape, mask, check_bounds)
     pad = coerce.broadcast(pad, shape)
     return current().emit_value(ops.Gather(arr.value, idx, pad.value, mval, cb))
 
@@ -268,15 +318,19 @@ def gather(array, indices, /, *, mask=None, padding_value=0, check_bounds=True, 
 @tile_op
 def scatter(array, indices, value, /, *, mask=None, check_bounds=True, latency=None):
     """Store ``value`` to ``array[indices]`` elementwise; masked-off or out-of-bounds positions
-    are skipped (R-GS-1..7)."""
+    are skipped (R-GS-1..7).  ``value`` broadcasts to the index shape.
+
+    >>> ct.scatter(c, bid * 8 + ct.arange(8, dtype=ct.int32), t)
+    """
     arr = coerce.require_array(coerce.fval(array))
     items, shape = _gs_indices(arr, indices)
+    vv = _tile_or_scalar(coerce.fval(value), "value")
+    vs = coerce.value_shape(vv)
+    if not _broadcastable_to(vs, shape):
+        raise TileTypeError(f"Value shape {vs} is not broadcastable to the index shape {shape}")
+    v = coerce.implicit_cast(vv, arr.dtype, "Stored value is incompatible with array's dtype")
     _hints(latency, None)
-    v = coerce.implicit_cast(coerce.fval(value), arr.dtype,
-                             "Stored value is incompatible with array's dtype")
-    if coerce.broadcast_shapes(v.shape, shape) != shape:
-        shape = coerce.broadcast_shapes(v.shape, shape)
-    idx, mval, cb = _gs_common(arr, items, shape, mask, check_bounds)
+    idx, mval, cb = _gs_common(items, shape, mask, check_bounds)
     v = coerce.broadcast(v, shape)
     current().emit(ops.Scatter(arr.value, idx, v.value, mval, cb))
 

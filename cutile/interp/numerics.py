@@ -19,8 +19,17 @@ from .rounding import F64, mode_name, round_from_f64, sgn
 #   rounded once to the dtype (R-MATH-10); float32 math (exp, sin, pow, ...) is evaluated in
 #   float64 and rounded once, so it does not depend on NumPy's SIMD float32 kernels.
 
-__all__ = ["FloatToIntUB", "binary", "fma", "unary", "compare", "convert", "reduce",
-           "argreduce", "matmul"]
+__all__ = [
+    "FloatToIntUB",
+    "argreduce",
+    "binary",
+    "compare",
+    "convert",
+    "fma",
+    "matmul",
+    "reduce",
+    "unary",
+]
 
 _ARITH = dt.ARITH_FLOAT_DTYPES
 _NARROW = (dt.float16, dt.bfloat16)
@@ -374,6 +383,8 @@ def reduce(fn: str, x, axes: tuple[int, ...], dtype: dt.DType, *, propagate_nan:
     if r.dtype != dtype.np_dtype:
         raise TypeError(f"reduce operand has dtype {r.dtype}, expected {dtype.name}")
     nd = r.ndim
+    if nd == 0:
+        return r.copy()
     for ax in sorted({a % nd for a in axes}, reverse=True):
         n = r.shape[ax]
         p2 = 1 << max(n - 1, 0).bit_length()
