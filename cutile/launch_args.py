@@ -56,6 +56,10 @@ def as_host_array(x) -> np.ndarray | None:
             a = np.asarray(x)
         except Exception:
             return None
+        if a.base is None and not hasattr(x, "__array_interface__"):
+            # np.asarray had to copy: writes to the copy would be lost, so refuse.
+            raise TypeError(f"{type(x).__name__} converts to NumPy only by copying; pass a "
+                            "NumPy array (or an object NumPy can view without a copy)")
         return a
     return None
 

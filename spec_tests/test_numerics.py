@@ -583,18 +583,49 @@ def test_matmul_float_sequential_single_rounding():  # R-MM-2, R-MM-7
             assert same(got[bi, i, j], ref_round(Fraction(s), acc_d)), (d, acc_d)
 
 
+def _seq_ref(x, y, acc, acc_d):
+    x64, y64 = x.astype(np.float64), y.astype(np.float64)
+    out = np.empty(acc.shape)
+    for i, j in np.ndindex(*acc.shape):
+        s = 0.0
+        for k in range(x.shape[1]):
+            s += float(x64[i, k]) * float(y64[k, j])
+        out[i, j] = ref_round(Fraction(s + float(acc[i, j])), acc_d) if np.isfinite(s) else s
+    return out
+
+
+@pytest.mark.parametrize("case", range(6))
+def test_matmul_blas_shortcut_matches_sequential(case):  # R-MM-2: documented order holds
+    rng = np.random.default_rng(100 + case)
+    d = [dt.float16, dt.bfloat16, dt.float32, dt.float64, dt.float16, dt.float32][case]
+    scale = [2.0 ** rng.integers(-14, 15, (12, 16)), 1.0, 2.0 ** rng.integers(-3, 3, (12, 16)),
+             1.0, 1.0, 1.0][case]
+    x = (rng.standard_normal((12, 16)) * scale).astype(d.np_dtype)
+    y = rng.integers(-8, 8, (16, 9)).astype(d.np_dtype)  # few-bit values: exact products
+    if case == 4:
+        x[:] = 0
+        x[0, 0] = -0.0
+    if case == 5:
+        x = np.round(x * 64).astype(np.float32)
+    acc_d = dt.float64 if d is dt.float64 else dt.float32
+    acc = np.full((12, 9), -0.0, acc_d.np_dtype)
+    got = N.matmul(x, y, acc, acc_d)
+    assert first_mismatch(got, _seq_ref(x, y, acc, acc_d)) is None
+
+
 def test_matmul_speed():  # a 64x64x32 tile must cost well under a millisecond
     rng = np.random.default_rng(6)
-    x = rng.standard_normal((64, 32)).astype(np.float32)
-    y = rng.standard_normal((32, 64)).astype(np.float32)
     acc = np.zeros((64, 64), np.float32)
-    N.matmul(x, y, acc, dt.float32)
-    times = []
-    for _ in range(20):
-        t = time.perf_counter()
+    for d in (dt.float32, dt.float16):
+        x = rng.standard_normal((64, 32)).astype(d.np_dtype)
+        y = rng.standard_normal((32, 64)).astype(d.np_dtype)
         N.matmul(x, y, acc, dt.float32)
-        times.append(time.perf_counter() - t)
-    assert sorted(times)[len(times) // 2] < 1e-3
+        times = []
+        for _ in range(20):
+            t = time.perf_counter()
+            N.matmul(x, y, acc, dt.float32)
+            times.append(time.perf_counter() - t)
+        assert sorted(times)[len(times) // 2] < 1e-3, d
 
 
 # -- Hypothesis properties ------------------------------------------------------------------------

@@ -525,16 +525,19 @@ def test_implicit_cast_narrowing_rejected(src, dst):
 def test_implicit_cast_restricted():
     # R-CAST-1: f32 -> tf32 is an error; identical restricted floats are fine
     @ct.kernel
-    def k(a, out, CASE: ct.Constant[str]):
+    def k(a, b, out, CASE: ct.Constant[str]):
         t = ct.load(a, index=(0,), shape=(4,))
-        if CASE == "tf32":
-            ct.store(out, index=(0,), tile=t.astype(ct.tfloat32).astype(ct.float32))
-        elif CASE == "f8":
+        if CASE == "f8":
             ct.store(out, index=(0,), tile=t)
+        elif CASE == "tf32":
+            ct.store(out, index=(0,), tile=ct.where(t > 0, t.astype(ct.tfloat32),
+                                                    ct.load(b, index=(0,), shape=(4,))))
 
     a = np.array([1.0, 2.0, 0.5, -4.0], ml_dtypes.float8_e5m2)
     out = np.zeros(4, ml_dtypes.float8_e5m2)
-    _run(k, a, out, "f8")
+    _run(k, a, a, out, "f8")
+    with pytest.raises(ct.TileTypeError, match="Implicit promotion of tfloat32 and float32"):
+        _run(k, np.ones(4, np.float32), np.ones(4, np.float32), np.zeros(4, np.float32), "tf32")
     np.testing.assert_array_equal(out.astype(np.float32), a.astype(np.float32))
 
 

@@ -337,13 +337,15 @@ def scatter(array, indices, value, /, *, mask=None, check_bounds=True, latency=N
 
 # -- Array methods (R-ARR-1..3) ----------------------------------------------------------------
 def array_slice(arr: ArrayV, axis, start, stop) -> ArrayV:
+    """``a.slice(axis, start, stop)`` (R-ARR-1/2): a view; constant bounds are checked here,
+    runtime bounds by the interpreter (R-UB-4)."""
     ax = coerce.normalize_axis(coerce.const_int(coerce.fval(axis), "axis"), arr.ndim)
     bounds = []
     for name, b in (("start", start), ("stop", stop)):
         b = coerce.fval(b)
-        if not coerce.is_scalar(b) or not coerce.value_dtype(b).is_signed:
-            if not (isinstance(b, Const) and b.is_loose and isinstance(b.value, int)):
-                raise TileTypeError(f"Expected a signed integer scalar for slice {name}")
+        if not _is_signed_int_scalar(b):
+            raise TileTypeError(f"Expected a signed integer scalar for slice {name}, but got "
+                                f"{describe(b)}")
         if isinstance(b, Const) and b.value < 0:
             raise TileTypeError(f"Slice {name} must be non-negative")
         bounds.append(b)
@@ -361,6 +363,7 @@ def array_slice(arr: ArrayV, axis, start, stop) -> ArrayV:
 
 def tiled_view(arr: ArrayV, tile_shape, *, padding_mode=PaddingMode.UNDETERMINED,
                traversal_steps=None) -> ViewV:
+    """``a.tiled_view(...)`` (R-VIEW-1..3): fixes tile shape, padding mode and steps."""
     shape = coerce.const_shape(coerce.fval(tile_shape), arr.ndim, "tile_shape")
     if shape != () and len(shape) != arr.ndim:
         raise TileTypeError(f"Expected shape length to be {arr.ndim}, got {len(shape)}")
@@ -377,7 +380,8 @@ def tiled_view(arr: ArrayV, tile_shape, *, padding_mode=PaddingMode.UNDETERMINED
         steps = tuple(coerce.const_int(i, "traversal_steps") for i in items)
         for i, s in enumerate(steps):
             if s <= 0:
-                raise TileTypeError(f"Entry #{i} of traversal_steps {steps} is not positive")
+                raise TileTypeError(f"Dimension #{i} of traversal_steps {steps} is not "
+                                    f"positive")
     return ViewV(arr, shape, pad, tuple(steps))
 
 

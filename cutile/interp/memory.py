@@ -2,22 +2,56 @@
 
 The exact semantics (tile space, order, steps, padding, discarded stores, bounds) live in
 ``memory_model``; these rules unpack IR operands and pass the block's strictness flag.
+
+UNDETERMINED padding (R-PAD-3): a load that pads with UNDETERMINED returns a poison mask, and
+the rule records the load's source location in the block's frame, so that an R-UB-2 error
+raised later by a store or a scatter (located at the store) also names the load(s) the
+padding came from.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from ..enums import PaddingMode
 from ..ir import ops
 from . import memory_model as mm
-from .machine import UB, PTile, check_not_poisoned, rule
+from .machine import UB, PTile, rule
+
+# Key of the frame's value table under which the locations of the UNDETERMINED-padded loads
+# executed so far by the block are kept (a list of ``Loc``, first-seen order).
+_UNDETERMINED_LOADS = object()
+
+
+def _note_undetermined_load(frame, op) -> None:
+    locs = frame.values.setdefault(_UNDETERMINED_LOADS, [])
+    if op.loc not in locs:
+        locs.append(op.loc)
+
+
+def _padding_origin(frame) -> str:
+    """Suffix of R-UB-2 messages naming the UNDETERMINED load(s) of this block."""
+    locs = [loc for loc in frame.values.get(_UNDETERMINED_LOADS, ()) if loc is not None]
+    if not locs:
+        return " (choose a padding_mode)"
+    where = ", ".join(f"{loc.filename}:{loc.line}" for loc in locs[:4])
+    more = f" and {len(locs) - 4} more" if len(locs) > 4 else ""
+    noun = "load" if len(locs) == 1 else "loads"
+    return (f"; the UNDETERMINED padding comes from the {noun} at {where}{more} "
+            f"(choose a padding_mode)")
+
+
+def _check_clean(frame, t: PTile, what: str) -> None:
+    """R-UB-2 for values that steer memory accesses (indices, masks); only when strict."""
+    if frame.strict and t.poison is not None:
+        raise UB("R-UB-2", f"{what} depends on UNDETERMINED padding" + _padding_origin(frame))
 
 
 def _index(frame, values) -> tuple[int, ...]:
     out = []
     for v in values:
         t = frame[v]
-        check_not_poisoned(t, "tile index")
+        _check_clean(frame, t, "tile index")
         out.append(int(t.data.item()))
     return tuple(out)
 
@@ -31,6 +65,7 @@ def array_dim(frame, op):
 @rule(ops.ArrayStride)
 def array_stride(frame, op):
     a = frame[op.array]
+    # Strides in elements (R-ARRAY-1); NumPy views always have multiples of the itemsize.
     return PTile(np.array(a.strides[op.axis] // a.itemsize,
                           dtype=op.result.type.dtype.np_dtype))
 
@@ -41,8 +76,12 @@ def array_slice(frame, op):
     start, stop = _index(frame, (op.start, op.stop))
     n = a.shape[op.axis]
     if not 0 <= start <= stop <= n:
-        raise UB("R-UB-4", f"Array.slice({op.axis}, {start}, {stop}) is out of bounds for "
-                           f"extent {n} (needs 0 <= start <= stop <= extent)")
+        if frame.strict:
+            raise UB("R-UB-4", f"Array.slice({op.axis}, {start}, {stop}) is out of bounds for "
+                               f"extent {n} (needs 0 <= start <= stop <= extent)")
+        # §6.6 with the flag off: never touch memory outside the array; clamp the view.
+        start = min(max(start, 0), n)
+        stop = min(max(stop, start), n)
     sl = [slice(None)] * a.ndim
     sl[op.axis] = slice(start, stop)
     return a[tuple(sl)]
@@ -54,27 +93,32 @@ def load(frame, op):
     data, poison = mm.tile_space_load(
         a, _index(frame, op.index), op.shape, order=op.order, steps=op.steps,
         padding=op.padding, check_bounds=op.check_bounds, strict=frame.strict)
+    if poison is not None and op.padding is PaddingMode.UNDETERMINED:
+        _note_undetermined_load(frame, op)
     return PTile(data, poison)
 
 
 @rule(ops.Store)
 def store(frame, op):
     t = frame[op.tile]
-    mm.tile_space_store(frame[op.array], _index(frame, op.index), t.data, order=op.order,
-                        steps=op.steps, check_bounds=op.check_bounds, poison=t.poison,
-                        strict=frame.strict)
+    try:
+        mm.tile_space_store(frame[op.array], _index(frame, op.index), t.data, order=op.order,
+                            steps=op.steps, check_bounds=op.check_bounds, poison=t.poison,
+                            strict=frame.strict)
+    except mm.PoisonObserved as e:
+        raise UB(e.rule, e.message + _padding_origin(frame)) from None
 
 
 def _gs_indices(frame, op):
     idx = []
     for v in op.indices:
         t = frame[v]
-        check_not_poisoned(t, "gather/scatter index")
+        _check_clean(frame, t, "gather/scatter index")
         idx.append(t.data)
     mask = None
     if op.mask is not None:
         m = frame[op.mask]
-        check_not_poisoned(m, "gather/scatter mask")
+        _check_clean(frame, m, "gather/scatter mask")
         mask = m.data
     return tuple(idx), mask
 
@@ -83,17 +127,24 @@ def _gs_indices(frame, op):
 def gather(frame, op):
     idx, mask = _gs_indices(frame, op)
     pad = frame[op.padding]
-    data = mm.gather(frame[op.array], idx, mask=mask, padding=pad.data,
-                     check_bounds=op.check_bounds, strict=frame.strict)
-    return PTile(data, pad.poison)
+    data, accessed = mm.gather(frame[op.array], idx, mask=mask, padding=pad.data,
+                               check_bounds=op.check_bounds, strict=frame.strict,
+                               with_accessed=True)
+    # Elements read from the array are clean; the others carry the padding value's poison.
+    poison = None if pad.poison is None else pad.poison & ~accessed
+    if not op.check_bounds:  # only reachable with strict off: OOB lanes hold the poison fill
+        wanted = np.ones(accessed.shape, bool) if mask is None else mask
+        oob = wanted & ~accessed
+        poison = oob if poison is None else (poison | oob)
+    return PTile(data, poison)
 
 
 @rule(ops.Scatter)
 def scatter(frame, op):
     idx, mask = _gs_indices(frame, op)
     v = frame[op.value]
-    mm.scatter(frame[op.array], idx, v.data, mask=mask, check_bounds=op.check_bounds,
-               poison=v.poison, strict=frame.strict)
-
-
-_ = UB
+    try:
+        mm.scatter(frame[op.array], idx, v.data, mask=mask, check_bounds=op.check_bounds,
+                   poison=v.poison, strict=frame.strict)
+    except mm.PoisonObserved as e:
+        raise UB(e.rule, e.message + _padding_origin(frame)) from None

@@ -182,7 +182,8 @@ def tile_space_store(array: np.ndarray, index: tuple[int, ...], tile: np.ndarray
     R-UB-1 / R-UB-3 as for the load (with ``strict=False``: nothing raised, out-of-bounds lanes
     dropped).  A poisoned lane landing in bounds raises PoisonObserved (R-UB-2) before anything
     is written, so a failing store leaves the array untouched; poisoned lanes that fall out of
-    bounds are fine (the load-modify-store idiom of R-PAD-3).
+    bounds are fine (the load-modify-store idiom of R-PAD-3).  With ``strict=False`` poisoned
+    lanes are written like any other (they hold the poison fill).
     """
     tile = np.asarray(tile)
     assert tile.dtype == array.dtype, f"tile dtype {tile.dtype} != array dtype {array.dtype}"
@@ -190,7 +191,7 @@ def tile_space_store(array: np.ndarray, index: tuple[int, ...], tile: np.ndarray
                                 "store")
     if src is None:
         return
-    if poison is not None:
+    if poison is not None and strict:
         poison = np.broadcast_to(np.asarray(poison, dtype=bool), tile.shape)
         if poison[dst].any():
             pos = tuple(int(p) for p in np.argwhere(poison[dst])[0])
@@ -249,14 +250,17 @@ def _positions(array, indices, mask, check_bounds, strict, op, *shapes):
 
 
 def gather(array: np.ndarray, indices: tuple[np.ndarray, ...], *, mask: np.ndarray | None,
-           padding: np.ndarray, check_bounds: bool, strict: bool = True) -> np.ndarray:
+           padding: np.ndarray, check_bounds: bool, strict: bool = True,
+           with_accessed: bool = False):
     """``ct.gather`` (R-GS-2..5): a fresh array of ``array.dtype`` and the index shape.
 
     Accessed positions read ``array[ind0[k], ind1[k], ...]``; the others get ``padding[k]``.
     The index shape S is the broadcast of ``padding``, the indices and the mask (for a rank-0
     array ``indices == ()`` and S comes from ``padding``).  Out-of-bounds positions with
     ``check_bounds=False`` raise R-UB-3 (with ``strict=False`` they get the R-PAD-3 poison value,
-    untracked: this signature has no poison output).
+    untracked: this signature has no poison output).  With ``with_accessed=True`` returns
+    ``(result, accessed)``: ``accessed`` (bool, index shape) marks the positions read from the
+    array, so a caller can drop poison carried by ``padding`` there.
     """
     padding = np.asarray(padding)
     S, idx, accessed = _positions(array, indices, mask, check_bounds, strict, "gather",
@@ -266,11 +270,10 @@ def gather(array: np.ndarray, indices: tuple[np.ndarray, ...], *, mask: np.ndarr
         wanted = np.ones(S, bool) if mask is None else np.broadcast_to(mask, S)
         result[wanted & ~accessed] = poison_fill(array.dtype)
     if array.ndim == 0:
-        if accessed:
-            result[()] = array[()]
-        return result
-    result[accessed] = array[tuple(ix[accessed] for ix in idx)]
-    return result
+        result[accessed] = array[()]
+    else:
+        result[accessed] = array[tuple(ix[accessed] for ix in idx)]
+    return (result, accessed) if with_accessed else result
 
 
 def scatter(array: np.ndarray, indices: tuple[np.ndarray, ...], value: np.ndarray, *,
@@ -281,13 +284,14 @@ def scatter(array: np.ndarray, indices: tuple[np.ndarray, ...], value: np.ndarra
     When several accessed positions address one element the value of the *last* of them in
     row-major order of the index shape survives (R-GS-6 leaves it unspecified; NumPy's fancy
     assignment does not promise an order, so duplicates are removed explicitly).  A poisoned
-    value at an accessed position raises PoisonObserved (R-UB-2, R-PAD-3) before any write.
+    value at an accessed position raises PoisonObserved (R-UB-2, R-PAD-3) before any write
+    (with ``strict=False`` it is written).
     """
     value = np.asarray(value)
     assert value.dtype == array.dtype, f"value dtype {value.dtype} != array dtype {array.dtype}"
     S, idx, accessed = _positions(array, indices, mask, check_bounds, strict, "scatter",
                                   value.shape)
-    if poison is not None:
+    if poison is not None and strict:
         bad = np.broadcast_to(np.asarray(poison, dtype=bool), S) & accessed
         if bad.any():
             k = tuple(int(p) for p in np.argwhere(bad)[0])

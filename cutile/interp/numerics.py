@@ -437,6 +437,52 @@ def argreduce(fn: str, x, axis: int | None, *, propagate_nan: bool = False) -> n
 
 
 # -- matrix multiply ---------------------------------------------------------------------------
+def _sequential_dot(a64: np.ndarray, b64: np.ndarray) -> np.ndarray:
+    """sum_k a[..., :, k] * b[..., k, :] in float64, k ascending from +0.0 (the definition)."""
+    xk = np.moveaxis(a64, -1, 0)[..., :, None]
+    yk = np.moveaxis(b64, -2, 0)[..., None, :]
+    out_shape = np.broadcast_shapes(xk.shape[1:], yk.shape[1:])
+    s = np.zeros(out_shape, F64)
+    tmp = np.empty(out_shape, F64)
+    for k in range(xk.shape[0]):
+        np.multiply(xk[k], yk[k], out=tmp)
+        np.add(s, tmp, out=s)
+    return s
+
+
+def _min_lsb_exponent(v: np.ndarray) -> int | None:
+    """Smallest exponent of a set significand bit over the nonzero elements (None if none)."""
+    nz = v[v != 0]
+    if nz.size == 0:
+        return None
+    m, e = np.frexp(nz)
+    sig = np.abs(m * 2.0 ** 53).astype(np.int64)
+    low = np.frexp((sig & -sig).astype(F64))[1] - 1
+    return int((e - 53 + low).min())
+
+
+def _exact_blas(a64: np.ndarray, b64: np.ndarray) -> np.ndarray | None:
+    """The sequential float64 dot products via BLAS when they are provably exact, else None.
+
+    If every product and every partial sum is an integer multiple of 2**L (L = the sum of the
+    operands' smallest set-bit exponents) and bounded by (|a| @ |b|) < 2**(L+53), then no
+    addition rounds, in any order: BLAS returns the same bits as the sequential loop (+0.0 is
+    added because the loop starts from +0.0, which turns an all-(-0) sum into +0).  This is
+    the common case for f16/bf16/tf32/f8 tiles and keeps mma fast.
+    """
+    if not (np.isfinite(a64).all() and np.isfinite(b64).all()):
+        return None
+    la, lb = _min_lsb_exponent(a64), _min_lsb_exponent(b64)
+    if la is None or lb is None:
+        return np.matmul(a64, b64) + 0.0
+    if la + lb < -1074:
+        return None
+    bound = float(np.matmul(np.abs(a64), np.abs(b64)).max()) * (1 + 2.0 ** -30)
+    if not bound < np.ldexp(1.0, la + lb + 53):
+        return None
+    return np.matmul(a64, b64) + 0.0
+
+
 def matmul(x, y, acc, acc_dtype: dt.DType) -> np.ndarray:
     """``x @ y + acc`` for (...,M,K) @ (...,K,N), acc (...,M,N) of ``acc_dtype`` (R-MM-2/3).
 
@@ -444,7 +490,7 @@ def matmul(x, y, acc, acc_dtype: dt.DType) -> np.ndarray:
     float64) and summed in float64 in sequential k order (k = 0, 1, ..., K-1, starting from
     +0.0), vectorised over M and N; then acc is added in float64 and the result is rounded ONCE
     to acc_dtype.  float64 inputs therefore accumulate sequentially in float64 (products and
-    sums rounded).  int8/uint8 inputs: exact products summed in int64, plus acc, wrapped to
+    sums rounded).  BLAS is used only where it provably gives the same bits (_exact_blas).  int8/uint8 inputs: exact products summed in int64, plus acc, wrapped to
     int32.
     """
     a, b, c = np.asarray(x), np.asarray(y), np.asarray(acc)
@@ -454,14 +500,10 @@ def matmul(x, y, acc, acc_dtype: dt.DType) -> np.ndarray:
         r = np.matmul(a.astype(np.int64), b.astype(np.int64)) + c.astype(np.int64)
         return np.asarray(r.astype(acc_dtype.np_dtype))
     a64, b64 = a.astype(F64), b.astype(F64)
-    k_len = a64.shape[-1]
-    out_shape = np.broadcast_shapes(a64.shape[:-1] + (1,), b64.shape[:-2] + (1, b64.shape[-1]))
-    s = np.zeros(out_shape, F64)
-    tmp = np.empty(out_shape, F64)
     with np.errstate(all="ignore"):
-        for k in range(k_len):
-            np.multiply(a64[..., :, k:k + 1], b64[..., k:k + 1, :], out=tmp)
-            s += tmp
+        s = _exact_blas(a64, b64)
+        if s is None:
+            s = _sequential_dot(a64, b64)
         s = s + c.astype(F64)
         shape = s.shape
         if acc_dtype is dt.float64:

@@ -168,7 +168,7 @@ def round_from_f64(v: np.ndarray, lo: np.ndarray | None, dst: dt.DType,
         lo = np.zeros(v.shape, np.int8)
     if dst is dt.float64:
         return apply_mode(v, lo, mode)
-    vo = odd64(v, lo)
+    vo = odd64(v, lo) if lo.any() else v
     if dst is dt.float32:
         with np.errstate(over="ignore"):
             r = vo.astype(np.float32)

@@ -1,0 +1,125 @@
+"""Run the oracle probes and the examples on one executor and save the results, or compare
+two saved result files.
+
+On the GPU machine, with the real cuTile importable (see ../shared/GPU.md):
+    python3 tools/oracle/run.py --oracle $OUT/oracle.npz
+Locally, on cutile's interpreter (or CUTILE_BACKEND=numba):
+    python3 tools/oracle/run.py --local /tmp/local.npz
+    python3 tools/oracle/run.py --compare oracle.npz /tmp/local.npz
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+EXAMPLES = ["vector_add", "matmul", "softmax", "layer_norm", "transpose"]
+
+
+def _torch_launch(ct):
+    import torch
+
+    def to_dev(a):
+        if isinstance(a, np.ndarray):
+            if a.dtype.name == "bfloat16":
+                return torch.from_numpy(a.view(np.uint16).copy()).cuda().view(torch.bfloat16)
+            return torch.from_numpy(np.ascontiguousarray(a)).cuda()
+        return a
+
+    def launch(stream, grid, kernel, args):
+        dev = [to_dev(a) for a in args]
+        ct.launch(torch.cuda.current_stream(), grid, kernel, tuple(dev))
+        torch.cuda.synchronize()
+        for a, d in zip(args, dev):
+            if isinstance(a, np.ndarray):
+                if a.dtype.name == "bfloat16":
+                    a.view(np.uint16)[...] = d.view(torch.int16).cpu().numpy().view(np.uint16)
+                else:
+                    a[...] = d.cpu().numpy()
+
+    return launch
+
+
+def collect(launch) -> dict:
+    sys.path.insert(0, HERE)
+    sys.path.insert(0, os.path.join(ROOT, "examples"))
+    import probes
+    res = probes.run_all(lambda grid, k, args: launch(None, grid, k, args))
+    import importlib
+    for name in EXAMPLES:
+        mod = importlib.import_module(name)
+        outs = {}
+
+        def capture(stream, grid, kernel, args, _outs=outs, _mod=name):
+            launch(stream, grid, kernel, args)
+            _outs[f"example.{_mod}.{kernel.__name__}.{len(_outs)}"] = [
+                a.copy() for a in args if isinstance(a, np.ndarray)][-1]
+
+        try:
+            res[f"example.{name}.maxerr"] = np.array(mod.run(launch=capture))
+        except Exception as e:  # noqa: BLE001
+            res[f"example.{name}.ERROR"] = f"{type(e).__name__}: {str(e)[:300]}"
+        res.update(outs)
+    return res
+
+
+def save(res: dict, path: str) -> None:
+    arrays = {k: (v if isinstance(v, np.ndarray) else np.array(str(v))) for k, v in res.items()}
+    np.savez(path, **arrays)
+    for k, v in res.items():
+        if not isinstance(v, np.ndarray) or v.size <= 16:
+            print(k, "=", v if not isinstance(v, np.ndarray) else v.tolist())
+
+
+def compare(a_path: str, b_path: str) -> None:
+    a, b = np.load(a_path, allow_pickle=False), np.load(b_path, allow_pickle=False)
+    for k in sorted(set(a.files) | set(b.files)):
+        if k not in a.files or k not in b.files:
+            print(f"{k}: only in {'A' if k in a.files else 'B'}")
+            continue
+        x, y = a[k], b[k]
+        if x.dtype.kind == "U" or y.dtype.kind == "U":
+            if str(x) != str(y):
+                print(f"{k}:\n   A: {x}\n   B: {y}")
+            continue
+        if x.shape != y.shape or x.dtype != y.dtype:
+            print(f"{k}: shape/dtype {x.shape} {x.dtype} vs {y.shape} {y.dtype}")
+            continue
+        if x.dtype.kind == "f":
+            same = np.array_equal(x, y, equal_nan=True)
+            if not same:
+                diff = np.abs(x.astype(np.float64) - y.astype(np.float64))
+                diff = np.where(np.isnan(x) & np.isnan(y), 0, diff)
+                rel = diff / np.maximum(np.abs(x.astype(np.float64)), 1e-30)
+                print(f"{k}: {np.count_nonzero(diff)} / {x.size} differ, max abs {np.nanmax(diff):.3g}"
+                      f", max rel {np.nanmax(rel):.3g}")
+        elif not np.array_equal(x, y):
+            print(f"{k}: DIFFER\n   A: {x.tolist() if x.size < 40 else x}\n"
+                  f"   B: {y.tolist() if y.size < 40 else y}")
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--oracle")
+    p.add_argument("--local")
+    p.add_argument("--compare", nargs=2)
+    args = p.parse_args()
+    if args.compare:
+        compare(*args.compare)
+        return
+    if args.oracle:
+        import cuda.tile as ct
+        sys.modules["cutile"] = ct
+        save(collect(_torch_launch(ct)), args.oracle)
+        return
+    import cutile as ct
+    save(collect(ct.launch), args.local)
+
+
+if __name__ == "__main__":
+    main()
