@@ -71,43 +71,43 @@ class TileError(Exception):
         return f"{self.loc}: {self.message}\n{self.loc.traceback()}"
 
 
-class TileSyntaxError(TileError):
+class UnsupportedSyntaxError(TileError):
     """Unsupported Python construct in tile code."""
 
 
-class TileTypeError(TileError):
+class TypeCheckingError(TileError):
     """Wrong argument kinds/dtypes/shapes, non-constant where a constant is required, ..."""
 
 
-class TileValueError(TileError):
+class InvalidValueError(TileError):
     """Out-of-range constants and other invalid constant values."""
 
 
-class TileUnsupportedFeatureError(TileError):
+class UnsupportedFeatureError(TileError):
     """A feature this executor (or the target) does not provide."""
 
 
-class TileRecursionError(TileError):
+class RecursionLimitError(TileError):
     """Helper inlining deeper than the limit."""
 
 
-class TileStaticAssertionError(TileError):
+class StaticAssertionError(TileError):
     """A failed ``static_assert`` or ``ensure_constant``."""
 
 
-class TileStaticEvalError(TileError):
+class StaticEvalError(TileError):
     """A violation inside ``static_eval``/``static_assert``/``static_iter``."""
 
 
-class TileInternalError(TileError):
+class InternalError(TileError):
     """A bug in cutile itself (non-Tile exceptions during compilation are wrapped in it)."""
 
 
-class TileCompilerExecutionError(TileInternalError):
+class CompilerExecutionError(InternalError):
     """The backend compiler failed."""
 
 
-class TileCompilerTimeoutError(TileInternalError):
+class CompilerTimeoutError(InternalError):
     """The backend compiler exceeded its time limit."""
 
 
@@ -140,14 +140,15 @@ class UndefinedBehaviorError(RuntimeError):
         return head
 
 
-# Upstream aliases (R-ERR-1).
-UnsupportedSyntaxError = TileSyntaxError
-TypeCheckingError = TileTypeError
-InvalidValueError = TileValueError
-UnsupportedFeatureError = TileUnsupportedFeatureError
-RecursionLimitError = TileRecursionError
-StaticAssertionError = TileStaticAssertionError
-StaticEvalError = TileStaticEvalError
-InternalError = TileInternalError
-CompilerExecutionError = TileCompilerExecutionError
-CompilerTimeoutError = TileCompilerTimeoutError
+# cuda.tile 1.7 names its classes TypeCheckingError, ...; the Tile*Error names are aliases
+# (R-ERR-1), checked on an H100.
+TileSyntaxError = UnsupportedSyntaxError
+TileTypeError = TypeCheckingError
+TileValueError = InvalidValueError
+TileUnsupportedFeatureError = UnsupportedFeatureError
+TileRecursionError = RecursionLimitError
+TileStaticAssertionError = StaticAssertionError
+TileStaticEvalError = StaticEvalError
+TileInternalError = InternalError
+TileCompilerExecutionError = CompilerExecutionError
+TileCompilerTimeoutError = CompilerTimeoutError

@@ -126,7 +126,8 @@ def binary(fn: str, x, y, *, rounding_mode=None, flush_to_zero=False, propagate_
     if dtype.is_bool:
         if fn == "mod":
             raise TileTypeError("Modulo operation does not support bool")
-        raise TileTypeError(f"{fn} does not support bool, please cast bool to int")
+        raise TileTypeError(
+            f"Binary arithmetic op `{fn}` does not support bool, please cast bool to int")
     if fn == "cdiv" and dtype.is_float:
         raise TileTypeError("cdiv() is only supported for integers")
     if fn == "atan2" and not dtype.is_float:

@@ -1,4 +1,9 @@
-"""Matrix multiply: ``mma`` (accumulate) and ``matmul``/``@`` (R-MM-1..5)."""
+"""Matrix multiply: ``mma`` (accumulate) and ``matmul``/``@`` (R-MM-1..5).
+
+Both lower to one IR ``Mma`` whose operands have equal rank and already-broadcast batch
+dimensions; ``matmul`` adds a zero accumulator of R-MM-4's dtype and converts the result back
+to the operands' common dtype.  Numerics: ``cutile.interp.numerics.matmul``.
+"""
 
 from __future__ import annotations
 
@@ -22,6 +27,7 @@ ACC_DTYPES = {
     dt.int8: (dt.int32,),
     dt.uint8: (dt.int32,),
 }
+_FP8 = (dt.float8_e4m3fn, dt.float8_e5m2)
 
 
 def _tile(v, what) -> TileV:
@@ -31,13 +37,19 @@ def _tile(v, what) -> TileV:
     return v
 
 
-def _shapes(x: TileV, y: TileV):
+def _shapes(x: TileV, y: TileV) -> tuple[tuple, tuple]:
+    """(batch, output shape) of 2-D/3-D operands (R-MM-1)."""
     xs, ys = x.shape, y.shape
     if len(xs) > 3 or len(ys) > 3:
-        raise TileTypeError("matmul supports tiles of rank at most 3")
+        raise TileTypeError(f"Matrix multiplication supports tiles of rank 2 or 3 (after "
+                            f"promoting 1-D operands), got shapes {xs} and {ys}")
     if xs[-1] != ys[-2]:
         raise TileTypeError(f"Incompatible shapes for matrix multiplication: {xs} and {ys}")
-    batch = coerce.broadcast_shapes(xs[:-2], ys[:-2])
+    try:
+        batch = coerce.broadcast_shapes(xs[:-2], ys[:-2])
+    except TileTypeError:
+        raise TileTypeError(f"Incompatible shapes for matrix multiplication: batch dimensions "
+                            f"of {xs} and {ys} are not broadcastable") from None
     return batch, batch + (xs[-2], ys[-1])
 
 
@@ -49,13 +61,14 @@ def _emit(x: TileV, y: TileV, acc: TileV, batch: tuple) -> TileV:
 
 @tile_op
 def mma(x, y, /, acc, *, use_fast_acc=False):
-    """``x @ y + acc`` accumulated in ``acc``'s dtype (R-MM-1..3).
+    """``x @ y + acc`` accumulated in ``acc``'s dtype (R-MM-1..3); no promotion is applied.
 
     >>> acc = ct.mma(a, b, acc)               # (M, K) @ (K, N) + (M, N) float32
     """
     x, y, acc = _tile(x, "x"), _tile(y, "y"), _tile(acc, "acc")
     if len(x.shape) < 2 or len(y.shape) < 2:
-        raise TileTypeError("mma() expects x and y to be at least 2D")
+        raise TileTypeError(f"mma() expects x and y to be at least 2D, got shapes {x.shape} "
+                            f"and {y.shape}")
     mixed_int8 = {x.dtype, y.dtype} == {dt.int8, dt.uint8}
     if x.dtype is not y.dtype and not mixed_int8:
         raise TileTypeError(f"x and y must have the same dtype, got {x.dtype.name} and "
@@ -63,10 +76,13 @@ def mma(x, y, /, acc, *, use_fast_acc=False):
     if x.dtype not in ACC_DTYPES:
         raise TileTypeError(f"Unsupported input dtype {x.dtype.name} for mma")
     if acc.dtype not in ACC_DTYPES[x.dtype]:
-        raise TileTypeError(f"Unsupported acc dtype {acc.dtype.name} for {x.dtype.name} inputs")
+        allowed = ", ".join(d.name for d in ACC_DTYPES[x.dtype])
+        raise TileTypeError(f"Unsupported acc dtype {acc.dtype.name} for {x.dtype.name} "
+                            f"inputs (expected {allowed})")
     fast = coerce.const_bool(coerce.fval(use_fast_acc), "use_fast_acc")
-    if fast and x.dtype not in (dt.float8_e4m3fn, dt.float8_e5m2):
-        raise TileTypeError("use_fast_acc is only supported for fp8 inputs")
+    if fast and x.dtype not in _FP8:
+        raise TileTypeError(f"use_fast_acc is only supported for fp8 inputs, got "
+                            f"{x.dtype.name}")
     batch, out = _shapes(x, y)
     if acc.shape != out:
         raise TileTypeError(f"Expect acc shape to be {out}, got {acc.shape}")
@@ -77,29 +93,26 @@ def mma(x, y, /, acc, *, use_fast_acc=False):
 def matmul(x, y, /):
     """``x @ y`` in the operands' common dtype, accumulated per R-MM-4 (1-D operands allowed).
 
-    >>> c = a @ b
+    >>> c = a @ b                             # (M, K) @ (K, N) -> (M, N)
+    >>> d = ct.matmul(v, b)                   # (K,) @ (K, N) -> (N,)
     """
     x, y = _tile(x, "x"), _tile(y, "y")
-    dtype = coerce.common_dtype(x, y)
+    if len(x.shape) == 0 or len(y.shape) == 0:
+        raise TileTypeError(f"matmul() expects x and y to be at least 1D, got shapes "
+                            f"{x.shape} and {y.shape}")
+    dtype = coerce.common_dtype(x, y)             # R-MM-4: promotion errors propagate
     if dtype not in ACC_DTYPES:
         raise TileTypeError(f"Unsupported input dtype {dtype.name} for matmul")
     x, y = coerce.convert(x, dtype), coerce.convert(y, dtype)
-    squeeze_m = squeeze_n = False
-    if len(x.shape) == 1:
+    squeeze_m, squeeze_n = len(x.shape) == 1, len(y.shape) == 1
+    if squeeze_m:                                 # (k,) -> (1, k)
         x = current().emit_value(ops.Reshape(x.value, (1,) + x.shape))
-        squeeze_m = True
-    if len(y.shape) == 1:
+    if squeeze_n:                                 # (k,) -> (k, 1)
         y = current().emit_value(ops.Reshape(y.value, y.shape + (1,)))
-        squeeze_n = True
     batch, out = _shapes(x, y)
-    acc_dtype = ACC_DTYPES[dtype][0]
-    acc = coerce.constant(0, acc_dtype, out)
+    acc = coerce.constant(0, ACC_DTYPES[dtype][0], out)
     r = coerce.convert(_emit(x, y, acc, batch), dtype)
-    final = out
-    if squeeze_n:
-        final = final[:-1]
-    if squeeze_m:
-        final = final[:-2] + final[-1:] if not squeeze_n else final[:-1]
+    final = batch + ((out[-2],) if not squeeze_m else ()) + ((out[-1],) if not squeeze_n else ())
     if final != out:
         r = current().emit_value(ops.Reshape(r.value, final))
     return r

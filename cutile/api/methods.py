@@ -64,15 +64,15 @@ def _tile_astype(t, dtype, /, *, rounding_mode=None):
     return elementwise.astype.impl(t, dtype, rounding_mode=rounding_mode)
 
 
-def _tile_reshape(t, shape, /):
+def _tile_reshape(t, /, shape):
     return shape_mod.reshape.impl(t, shape)
 
 
-def _tile_permute(t, axes, /):
+def _tile_permute(t, /, axes):
     return shape_mod.permute.impl(t, axes)
 
 
-def _tile_transpose(t, axis0=None, axis1=None, /):
+def _tile_transpose(t, /, axis0=None, axis1=None):
     return shape_mod.transpose.impl(t, axis0, axis1)
 
 

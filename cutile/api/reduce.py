@@ -1,39 +1,52 @@
-"""Reductions: ``sum``, ``prod``, ``max``, ``min``, ``argmax``, ``argmin`` (R-RED-1..7)."""
+"""Reductions: ``sum``, ``prod``, ``max``, ``min``, ``argmax``, ``argmin`` (R-RED-1..7).
+
+Typing: the result dtype is the input dtype (no widening; ``bool_`` is first converted to
+``int32``), arg-reductions give ``int32``; restricted floats are rejected.  The reduced axes
+are removed unless ``keepdims=True``.  Numerics (combine order, NaN handling) are documented
+in ``cutile.interp.numerics.reduce`` / ``argreduce``.
+"""
 
 from __future__ import annotations
 
-import builtins
-
 from .. import dtypes as dt
+from ..enums import RoundingMode
 from ..errors import TileTypeError
 from ..frontend import coerce
 from ..frontend.context import current
-from ..frontend.values import Const, TileV, TupleV
+from ..frontend.values import Const, TileV, TupleV, describe
 from ..ir import ops
 from ._registry import tile_op
-from .elementwise import _ftz, _rounding
+from .elementwise import _ftz
+
+_RED_ROUNDING = ("RN", "RZ", "RM", "RP")  # R-RED-7
 
 
 def _input(x) -> TileV:
-    t = coerce.to_tile(coerce.fval(x))
-    if t.dtype.is_restricted:
+    v = coerce.fval(x)
+    if not (isinstance(v, TileV) or coerce.is_number_const(v)):
+        raise TileTypeError(f"Expected a tile, got {describe(v)}")
+    t = coerce.to_tile(v)
+    if t.dtype.is_restricted:                     # R-DTYPE-3, R-RED-3
         raise TileTypeError(f"Non-arithmetic dtype {t.dtype.name} is unsupported for reduction")
     if t.dtype.is_bool:
         t = coerce.convert(t, dt.int32)           # R-RED-3
     return t
 
 
-def _axes(axis, ndim: int, allow_tuple: bool) -> tuple[int, ...]:
+def _is_none(v) -> bool:
+    return isinstance(v, Const) and v.value is None
+
+
+def _axes(axis, ndim: int) -> tuple[int, ...]:
+    """R-RED-1: None (all axes), an int, or a tuple of ints; normalised and sorted."""
     a = coerce.fval(axis)
-    if isinstance(a, Const) and a.value is None:
+    if _is_none(a):
         return tuple(range(ndim))
     if isinstance(a, TupleV) or (isinstance(a, Const) and isinstance(a.value, tuple)):
-        if not allow_tuple:
-            raise TileTypeError("Expected an integer constant or None for axis")
         raw = [coerce.const_int(i, "axis") for i in coerce.tuple_items(a, "axis")]
     else:
         raw = [coerce.const_int(a, "axis")]
-    out = []
+    out: list[int] = []
     for r in raw:
         n = coerce.normalize_axis(r, ndim)
         if n in out:
@@ -45,20 +58,31 @@ def _axes(axis, ndim: int, allow_tuple: bool) -> tuple[int, ...]:
 def _keepdims(k) -> bool:
     v = coerce.fval(k)
     if not (isinstance(v, Const) and isinstance(v.value, bool)):
-        raise TileTypeError("Expected a boolean constant for keepdims")
+        raise TileTypeError(f"Expected a boolean constant for keepdims, got {describe(v)}")
     return v.value
+
+
+def _rounding(mode, fn: str, dtype: dt.DType) -> str | None:
+    """R-RED-7: RN/RZ/RM/RP on unrestricted floats; returns None for RN."""
+    m = coerce.fval(mode)
+    if _is_none(m):
+        return None
+    if not (isinstance(m, Const) and isinstance(m.value, RoundingMode)):
+        raise TileTypeError(f"rounding_mode must be a constant RoundingMode, got {describe(m)}")
+    if not dtype.is_float or dtype.is_restricted:
+        raise TileTypeError("Rounding mode can only be used for unrestricted float types")
+    name = m.value.name
+    if name not in _RED_ROUNDING:
+        raise TileTypeError(f"Rounding mode {name} is not supported for {fn}")
+    return None if name == "RN" else name
 
 
 def _reduce(fn, x, axis, keepdims, *, rounding_mode=None, flush_to_zero=False,
             propagate_nan=False):
     t = _input(x)
-    axes = _axes(axis, len(t.shape), True)
+    axes = _axes(axis, len(t.shape))
     kd = _keepdims(keepdims)
-    if rounding_mode is not None:
-        if not t.dtype.is_float:
-            raise TileTypeError("Rounding mode can only be used for unrestricted float types")
-    rounding = _rounding(rounding_mode, "add" if fn in ("sum", "prod") else fn, t.dtype) \
-        if rounding_mode is not None else None
+    rounding = _rounding(rounding_mode, fn, t.dtype)
     ftz = _ftz(flush_to_zero, "add", t.dtype)
     nan = coerce.const_bool(coerce.fval(propagate_nan), "propagate_nan")
     return current().emit_value(ops.Reduce(fn, t.value, axes, kd, nan, rounding, ftz))
@@ -66,9 +90,10 @@ def _reduce(fn, x, axis, keepdims, *, rounding_mode=None, flush_to_zero=False,
 
 @tile_op
 def sum(x, /, axis=None, *, keepdims=False, rounding_mode=None, flush_to_zero=False):
-    """Sum over ``axis`` (None: all), without widening the dtype (R-RED-1..4).
+    """Sum over ``axis`` (None: all; int; tuple), without widening the dtype (R-RED-1..4).
 
     >>> s = ct.sum(t, axis=1)                 # (M, N) -> (M,)
+    >>> s = ct.sum(t, axis=1, keepdims=True)  # (M, N) -> (M, 1)
     """
     return _reduce("sum", x, axis, keepdims, rounding_mode=rounding_mode,
                    flush_to_zero=flush_to_zero)
@@ -76,7 +101,7 @@ def sum(x, /, axis=None, *, keepdims=False, rounding_mode=None, flush_to_zero=Fa
 
 @tile_op
 def prod(x, /, axis=None, *, keepdims=False, rounding_mode=None, flush_to_zero=False):
-    """Product over ``axis`` (R-RED-1..4)."""
+    """Product over ``axis``, without widening the dtype (R-RED-1..4)."""
     return _reduce("prod", x, axis, keepdims, rounding_mode=rounding_mode,
                    flush_to_zero=flush_to_zero)
 
@@ -98,7 +123,13 @@ def min(x, /, axis=None, *, keepdims=False, flush_to_zero=False, propagate_nan=F
 def _arg(fn, x, axis, keepdims, propagate_nan):
     t = _input(x)
     a = coerce.fval(axis)
-    ax = None if isinstance(a, Const) and a.value is None else _axes(a, len(t.shape), False)[0]
+    if _is_none(a):
+        ax = None
+    elif isinstance(a, TupleV) or (isinstance(a, Const) and isinstance(a.value, tuple)):
+        raise TileTypeError(f"{fn}() expects an integer constant or None for axis, "
+                            f"got {describe(a)}")
+    else:
+        ax = coerce.normalize_axis(coerce.const_int(a, "axis"), len(t.shape))
     kd = _keepdims(keepdims)
     nan = coerce.const_bool(coerce.fval(propagate_nan), "propagate_nan")
     return current().emit_value(ops.ArgReduce(fn, t.value, ax, kd, nan))
@@ -106,14 +137,14 @@ def _arg(fn, x, axis, keepdims, propagate_nan):
 
 @tile_op
 def argmax(x, /, axis=None, *, keepdims=False, propagate_nan=False):
-    """Index of the first maximum along ``axis`` (None: flat row-major index), int32 (R-RED-6)."""
+    """Index of the first maximum along ``axis`` (None: flat row-major index), int32 (R-RED-6).
+
+    >>> i = ct.argmax(t, axis=1)              # (M, N) -> (M,) int32
+    """
     return _arg("argmax", x, axis, keepdims, propagate_nan)
 
 
 @tile_op
 def argmin(x, /, axis=None, *, keepdims=False, propagate_nan=False):
-    """Index of the first minimum along ``axis``, int32 (R-RED-6)."""
+    """Index of the first minimum along ``axis`` (None: flat row-major index), int32 (R-RED-6)."""
     return _arg("argmin", x, axis, keepdims, propagate_nan)
-
-
-_ = builtins

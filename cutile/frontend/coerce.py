@@ -102,7 +102,8 @@ def common_dtype(a: FVal, b: FVal, *, check_range: bool = True) -> DType:
     da, db = value_dtype(a), value_dtype(b)
     res = dt.promote(da, db)
     if res is None:
-        raise TileTypeError(f"Implicit promotion of {da.name} and {db.name} is not supported")
+        raise TileTypeError(f"Implicit promotion of {da.name} and {db.name} is not supported. "
+                            "Please perform an explict cast instead.")   # upstream's wording
     return res
 
 

@@ -15,7 +15,7 @@ from .rounding import F64, mode_name, round_from_f64, sgn
 # - results always have exactly ``dtype.np_dtype`` (tfloat32 lives in float32 storage);
 # - NumPy warnings are silenced: integer wraparound is the intended semantics (R-MATH-4);
 # - float16/bfloat16 add/sub/mul/div/sqrt go through float32, which is correctly rounded
-#   (float32 has more than 2p+2 bits); other f16/bf16 math is evaluated as float32 math and
+#   (float32 has at least 2p+2 bits); other f16/bf16 math is evaluated as float32 math and
 #   rounded once to the dtype (R-MATH-10); float32 math (exp, sin, pow, ...) is evaluated in
 #   float64 and rounded once, so it does not depend on NumPy's SIMD float32 kernels.
 
@@ -371,17 +371,22 @@ def reduce(fn: str, x, axes: tuple[int, ...], dtype: dt.DType, *, propagate_nan:
 
     Order: the reduced axes are processed one at a time in DESCENDING axis number (last axis
     first, whatever order the caller listed them in).  Along one axis of length n (a power of
-    two; other lengths are padded at the end with the identity) the tree halves repeatedly:
-    ``x[..., :n/2, ...] op x[..., n/2:, ...]`` elementwise, until length 1.  So element i is
-    combined with element i + n/2 first: the classic shared-memory tree with stride n/2, n/4,
-    ..., 1.  Each combine is ``binary`` in ``dtype`` (integer sums wrap, f16/bf16 round every
-    step, ``rounding``/``ftz`` apply per step).  max/min ignore NaN unless ``propagate_nan``
-    (R-RED-5).
+    two; other lengths are padded at the end with the identity, R-RED-4) the tree halves
+    repeatedly: ``x[..., :n/2, ...] op x[..., n/2:, ...]`` elementwise, until length 1.  So
+    element i is combined with element i + n/2 first: the classic shared-memory tree with
+    stride n/2, n/4, ..., 1.  Each combine is ``binary`` in ``dtype`` (integer sums wrap,
+    f16/bf16 round every step, ``rounding`` applies per step).  ``ftz`` (float32 only) flushes
+    subnormal inputs (also of length-1 reductions) and every partial result.  max/min ignore
+    NaN unless ``propagate_nan`` (R-RED-5).  A 0-d input is returned unchanged (bar ``ftz``).
     """
     op = _RED_OP[fn]
     r = np.asarray(x)
     if r.dtype != dtype.np_dtype:
         raise TypeError(f"reduce operand has dtype {r.dtype}, expected {dtype.name}")
+    if ftz:
+        if dtype is not dt.float32:
+            raise ValueError("flush-to-zero is only defined for float32")
+        r = rd.flush32(r)
     nd = r.ndim
     if nd == 0:
         return r.copy()
@@ -394,21 +399,21 @@ def reduce(fn: str, x, axes: tuple[int, ...], dtype: dt.DType, *, propagate_nan:
             pad = np.full(pad_shape, _identity(fn, dtype)).astype(dtype.np_dtype)
             r = np.concatenate([r, pad], axis=ax)
             n = p2
+        lead = (slice(None),) * ax
         while n > 1:
             n //= 2
-            lo_half = np.take(r, np.arange(n), axis=ax)
-            hi_half = np.take(r, np.arange(n, 2 * n), axis=ax)
-            r = binary(op, lo_half, hi_half, dtype, rounding=rounding, ftz=ftz,
-                       propagate_nan=propagate_nan)
+            r = binary(op, r[lead + (slice(0, n),)], r[lead + (slice(n, 2 * n),)], dtype,
+                       rounding=rounding, ftz=ftz, propagate_nan=propagate_nan)
     return r
 
 
 def argreduce(fn: str, x, axis: int | None, *, propagate_nan: bool = False) -> np.ndarray:
     """argmax/argmin (R-RED-6) as int32 with keepdims shape (caller squeezes).
 
-    First index of the extreme value.  NaN is ignored by default (an all-NaN slice gives 0);
-    with ``propagate_nan`` NaN is the best value and the first NaN's index is returned.
-    ``axis=None`` flattens row-major and gives the flat index with shape (1,)*ndim.
+    First index of the extreme value (ties -> smallest index; -0.0 and +0.0 tie).  NaN is
+    ignored by default (an all-NaN slice gives 0); with ``propagate_nan`` NaN is the best value
+    and the first NaN's index is returned.  ``axis=None`` flattens row-major and gives the flat
+    index with shape (1,)*ndim.
     """
     a = np.asarray(x)
     shape = a.shape
@@ -437,6 +442,9 @@ def argreduce(fn: str, x, axis: int | None, *, propagate_nan: bool = False) -> n
 
 
 # -- matrix multiply ---------------------------------------------------------------------------
+_U = 2.0 ** -53  # unit roundoff of float64
+
+
 def _sequential_dot(a64: np.ndarray, b64: np.ndarray) -> np.ndarray:
     """sum_k a[..., :, k] * b[..., k, :] in float64, k ascending from +0.0 (the definition)."""
     xk = np.moveaxis(a64, -1, 0)[..., :, None]
@@ -450,15 +458,28 @@ def _sequential_dot(a64: np.ndarray, b64: np.ndarray) -> np.ndarray:
     return s
 
 
-def _min_lsb_exponent(v: np.ndarray) -> int | None:
-    """Smallest exponent of a set significand bit over the nonzero elements (None if none)."""
-    nz = v[v != 0]
-    if nz.size == 0:
-        return None
-    m, e = np.frexp(nz)
+def _operands_at(a64: np.ndarray, b64: np.ndarray, idx: tuple):
+    """Rows of ``a`` and columns of ``b`` (each (n, K)) for output elements ``idx`` (batch...,
+    i, j index arrays)."""
+    return a64[idx[:-1]], np.swapaxes(b64, -1, -2)[idx[:-2] + idx[-1:]]
+
+
+def _sequential_at(a64: np.ndarray, b64: np.ndarray, idx: tuple) -> np.ndarray:
+    """The definition's sum for the output elements ``idx`` only (index arrays batch..., i, j).
+
+    ``add.accumulate`` is the sequential recurrence s_k = s_(k-1) + p_k; adding +0.0 at the
+    end gives the sign of zero of a sum started from +0.0."""
+    rows = a64[idx[:-1]]                                   # (n, K)
+    cols = np.swapaxes(b64, -1, -2)[idx[:-2] + idx[-1:]]   # (n, K)
+    return np.add.accumulate(rows * cols, axis=-1)[:, -1] + 0.0
+
+
+def _lsb_exponents(v: np.ndarray) -> np.ndarray:
+    """Exponent of the lowest set significand bit of each float64 (2**20 for zero)."""
+    m, e = np.frexp(v)
     sig = np.abs(m * 2.0 ** 53).astype(np.int64)
     low = np.frexp((sig & -sig).astype(F64))[1] - 1
-    return int((e - 53 + low).min())
+    return np.where(v == 0, 1 << 20, e.astype(np.int64) - 53 + low)
 
 
 def _exact_blas(a64: np.ndarray, b64: np.ndarray) -> np.ndarray | None:
@@ -467,13 +488,13 @@ def _exact_blas(a64: np.ndarray, b64: np.ndarray) -> np.ndarray | None:
     If every product and every partial sum is an integer multiple of 2**L (L = the sum of the
     operands' smallest set-bit exponents) and bounded by (|a| @ |b|) < 2**(L+53), then no
     addition rounds, in any order: BLAS returns the same bits as the sequential loop (+0.0 is
-    added because the loop starts from +0.0, which turns an all-(-0) sum into +0).  This is
-    the common case for f16/bf16/tf32/f8 tiles and keeps mma fast.
+    added because the loop starts from +0.0, which turns an all-(-0) sum into +0).
     """
     if not (np.isfinite(a64).all() and np.isfinite(b64).all()):
         return None
-    la, lb = _min_lsb_exponent(a64), _min_lsb_exponent(b64)
-    if la is None or lb is None:
+    la, lb = int(_lsb_exponents(a64).min(initial=1 << 20)), int(
+        _lsb_exponents(b64).min(initial=1 << 20))
+    if la >= 1 << 20 or lb >= 1 << 20:
         return np.matmul(a64, b64) + 0.0
     if la + lb < -1074:
         return None
@@ -483,31 +504,75 @@ def _exact_blas(a64: np.ndarray, b64: np.ndarray) -> np.ndarray | None:
     return np.matmul(a64, b64) + 0.0
 
 
+def _round_acc(v: np.ndarray, acc_dtype: dt.DType) -> np.ndarray:
+    """float64 -> float32/float16 accumulator, one round-to-nearest-even (NumPy's casts to
+    float32 and float16 are correctly rounded from float64, unlike ml_dtypes' bfloat16)."""
+    if acc_dtype in (dt.float32, dt.float16):
+        return v.astype(acc_dtype.np_dtype)
+    return round_from_f64(v, None, acc_dtype)
+
+
+def _bits(a: np.ndarray) -> np.ndarray:
+    return a.view(f"u{a.dtype.itemsize}")
+
+
+def _narrow_matmul(a64, b64, c64, acc_dtype: dt.DType) -> np.ndarray:
+    """The definition for non-float64 inputs, fast: products are exact in float64, so any
+    summation order (BLAS's) lies within err = (2K+8) u (|a|@|b| + |acc| + |r|) of the
+    sequential sum r_seq.  Where r - err and r + err round to the same acc value, that value
+    is round(r_seq); the rest (ties, near-ties, non-finite rows/columns) are summed
+    sequentially."""
+    k = a64.shape[-1]
+    fa, fb = np.isfinite(a64), np.isfinite(b64)
+    bad_a, bad_b = ~fa.all(axis=-1), ~fb.all(axis=-2)       # rows / columns with inf, NaN
+    if bad_a.any() or bad_b.any():
+        a64f, b64f = np.where(fa, a64, 0.0), np.where(fb, b64, 0.0)
+    else:
+        a64f, b64f = a64, b64
+    r = (np.matmul(a64f, b64f) + 0.0) + c64
+    res = _round_acc(r, acc_dtype)
+    t = np.matmul(np.abs(a64f), np.abs(b64f))
+    err = (2 * k + 8) * _U * (t + np.abs(c64) + np.abs(r))
+    todo = np.isfinite(r) & (_bits(_round_acc(r - err, acc_dtype))
+                             != _bits(_round_acc(r + err, acc_dtype)))
+    todo = todo | bad_a[..., :, None] | bad_b[..., None, :]
+    if todo.any():
+        idx = np.nonzero(np.broadcast_to(todo, r.shape))
+        res[idx] = _round_acc(_sequential_at(a64, b64, idx) + c64[idx], acc_dtype)
+    return res
+
+
 def matmul(x, y, acc, acc_dtype: dt.DType) -> np.ndarray:
     """``x @ y + acc`` for (...,M,K) @ (...,K,N), acc (...,M,N) of ``acc_dtype`` (R-MM-2/3).
 
-    Float inputs: every product is formed in float64 (exact for all formats narrower than
-    float64) and summed in float64 in sequential k order (k = 0, 1, ..., K-1, starting from
-    +0.0), vectorised over M and N; then acc is added in float64 and the result is rounded ONCE
-    to acc_dtype.  float64 inputs therefore accumulate sequentially in float64 (products and
-    sums rounded).  BLAS is used only where it provably gives the same bits (_exact_blas).  int8/uint8 inputs: exact products summed in int64, plus acc, wrapped to
-    int32.
+    Definition (float inputs): every product is formed in float64 (exact for all formats
+    narrower than float64) and summed in float64 in sequential k order (k = 0, 1, ..., K-1,
+    starting from +0.0); then acc is added in float64 and the result is rounded ONCE to
+    acc_dtype (round-to-nearest-even).  float64 inputs therefore accumulate sequentially in
+    float64 (products and sums rounded).  Narrower inputs use BLAS plus a rigorous error bound
+    to get the same bits fast (_narrow_matmul); float64 uses BLAS only where it provably gives
+    the same bits (_exact_blas).  int8/uint8 inputs: exact products summed exactly (float64
+    BLAS is exact for |sum| < 2**53), plus acc, wrapped to int32.
     """
     a, b, c = np.asarray(x), np.asarray(y), np.asarray(acc)
     if c.dtype != acc_dtype.np_dtype:
         raise TypeError(f"acc has dtype {c.dtype}, expected {acc_dtype.name}")
+    if a.shape[-1] != b.shape[-2]:
+        raise ValueError(f"matmul shapes {a.shape} and {b.shape} do not match")
+    batch = c.shape[:-2]
+    if a.shape[:-2] != batch:
+        a = np.broadcast_to(a, batch + a.shape[-2:])
+    if b.shape[:-2] != batch:
+        b = np.broadcast_to(b, batch + b.shape[-2:])
     if a.dtype.kind in "iu":
-        r = np.matmul(a.astype(np.int64), b.astype(np.int64)) + c.astype(np.int64)
-        return np.asarray(r.astype(acc_dtype.np_dtype))
-    a64, b64 = a.astype(F64), b.astype(F64)
+        s = np.matmul(a.astype(F64), b.astype(F64)).astype(np.int64)
+        with np.errstate(over="ignore"):
+            return np.asarray((s + c.astype(np.int64)).astype(acc_dtype.np_dtype))
+    a64, b64, c64 = a.astype(F64), b.astype(F64), c.astype(F64)
     with np.errstate(all="ignore"):
+        if a.dtype != np.float64:
+            return np.asarray(_narrow_matmul(a64, b64, c64, acc_dtype), acc_dtype.np_dtype)
         s = _exact_blas(a64, b64)
         if s is None:
             s = _sequential_dot(a64, b64)
-        s = s + c.astype(F64)
-        shape = s.shape
-        if acc_dtype is dt.float64:
-            r = s
-        else:
-            r = round_from_f64(s.reshape(-1), None, acc_dtype).reshape(shape)
-    return np.asarray(r, dtype=acc_dtype.np_dtype)
+        return np.asarray(s + c64, dtype=acc_dtype.np_dtype)

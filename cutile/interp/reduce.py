@@ -1,5 +1,9 @@
-"""Interpreter rules for reductions.  The combine order is ``numerics.reduce``'s documented
-pairwise tree; a result element is poisoned when any element it reduced was."""
+"""Interpreter rules for reductions (R-RED-1..7).
+
+The combine order is ``numerics.reduce``'s documented pairwise tree (last reduced axis first,
+``x[:n/2] op x[n/2:]`` halving), every step in the input dtype with the op's rounding mode and
+flush-to-zero.  A result element is poisoned when any element it reduced was.
+"""
 
 from __future__ import annotations
 
@@ -14,13 +18,13 @@ from .machine import PTile, rule
 def reduce(frame, op):
     x = frame[op.x]
     t = op.result.type
-    if x.data.ndim == 0:
-        return PTile(x.data.copy(), x.poison)
-    data = numerics.reduce(op.fn, x.data, tuple(op.axes), op.x.type.dtype,
-                           propagate_nan=op.propagate_nan)
-    poison = None if x.poison is None else x.poison.any(axis=tuple(op.axes), keepdims=True)
-    data = np.reshape(data, t.shape)
-    return PTile(data, None if poison is None else np.reshape(poison, t.shape))
+    axes = tuple(op.axes)
+    data = numerics.reduce(op.fn, x.data, axes, op.x.type.dtype,
+                           propagate_nan=op.propagate_nan, rounding=op.rounding, ftz=op.ftz)
+    poison = None
+    if x.poison is not None:
+        poison = np.reshape(x.poison.any(axis=axes, keepdims=True), t.shape)
+    return PTile(np.reshape(data, t.shape), poison)
 
 
 @rule(ops.ArgReduce)

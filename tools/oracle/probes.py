@@ -408,3 +408,97 @@ def run_all(launch) -> dict:
         except Exception as e:  # noqa: BLE001
             results[f"{p.__name__}.ERROR"] = f"{type(e).__name__}: {str(e)[:300]}"
     return results
+
+
+@ct.kernel
+def k_sum_1d(a, out, N: ct.Constant[int]):
+    x = ct.load(a, (0,), (N,))
+    ct.store(out, (0,), ct.sum(x))
+
+
+@ct.kernel
+def k_sum_2d(a, out0, out1, M: ct.Constant[int], N: ct.Constant[int]):
+    x = ct.load(a, (0, 0), (M, N))
+    ct.store(out0, (0,), ct.sum(x, axis=0))
+    ct.store(out1, (0,), ct.sum(x, axis=1))
+
+
+@ct.kernel
+def k_sum_f16(a, out, N: ct.Constant[int]):
+    x = ct.load(a, (0,), (N,))
+    ct.store(out, (0,), ct.sum(x))
+
+
+def probe_sum_orders(launch):
+    """Float sums whose result depends on the combine order (settles R-RED-4's order)."""
+    out = {}
+    r = _rng(7)
+    for n in (8, 16, 64, 256, 1024, 4096):
+        for rep in range(3):
+            x = (r.standard_normal(n) * np.exp(r.standard_normal(n) * 5)).astype(np.float32)
+            o = np.zeros(1, np.float32)
+            launch((1,), k_sum_1d, (x, o, n))
+            out[f"sum1d_{n}_{rep}_in"] = x
+            out[f"sum1d_{n}_{rep}_out"] = o
+    x = (r.standard_normal((16, 64)) * np.exp(r.standard_normal((16, 64)) * 5)).astype(np.float32)
+    o0 = np.zeros(64, np.float32)
+    o1 = np.zeros(16, np.float32)
+    launch((1,), k_sum_2d, (x, o0, o1, 16, 64))
+    out["sum2d_in"], out["sum2d_ax0"], out["sum2d_ax1"] = x, o0, o1
+    h = (r.standard_normal(256) * 10).astype(np.float16)
+    oh = np.zeros(1, np.float16)
+    launch((1,), k_sum_f16, (h, oh, 256))
+    out["sumf16_in"], out["sumf16_out"] = h, oh
+    return out
+
+
+PROBES.append(probe_sum_orders)
+
+
+@ct.kernel
+def k_f8_convert(a, out):
+    x = ct.load(a, (0,), (16,))
+    ct.store(out, (0, 0), x.astype(ct.float8_e4m3fn).astype(ct.float32).reshape((1, 16)))
+    ct.store(out, (1, 0), x.astype(ct.float8_e5m2).astype(ct.float32).reshape((1, 16)))
+    ct.store(out, (2, 0), x.astype(ct.float16).astype(ct.float32).reshape((1, 16)))
+    ct.store(out, (3, 0), x.astype(ct.bfloat16).astype(ct.float32).reshape((1, 16)))
+
+
+@ct.kernel
+def k_mma_acc(A, B, C, M: ct.Constant[int], N: ct.Constant[int], K: ct.Constant[int]):
+    a = ct.load(A, (0, 0), (M, K))
+    b = ct.load(B, (0, 0), (K, N))
+    acc = ct.zeros((M, N), C.dtype)
+    ct.store(C, (0, 0), ct.mma(a, b, acc))
+
+
+def probe_f8_and_mma_models(launch):
+    out = {}
+    x = np.array([500, 1000, 1e6, -1e6, 448, 449, 57344, 60000, 1e9, np.nan, np.inf, -np.inf,
+                  65520, 70000, 3.0e38, 0.0], np.float32)
+    o = np.zeros((4, 16), np.float32)
+    try:
+        launch((1,), k_f8_convert, (x, o))
+        out["f8_overflow"] = o
+    except Exception as e:  # noqa: BLE001
+        out["f8_overflow"] = f"{type(e).__name__}: {str(e).splitlines()[0][:200]}"
+    r = _rng(9)
+    import ml_dtypes
+    for name, dt_in, dt_acc, m, n, k in [("f16_f16_64", np.float16, np.float16, 32, 32, 64),
+                                         ("f16_f32_64", np.float16, np.float32, 32, 32, 64),
+                                         ("bf16_f32_64", ml_dtypes.bfloat16, np.float32, 32, 32, 64),
+                                         ("f16_f16_128", np.float16, np.float16, 64, 32, 128)]:
+        A = r.standard_normal((m, k)).astype(dt_in)
+        B = r.standard_normal((k, n)).astype(dt_in)
+        C = np.zeros((m, n), dt_acc)
+        try:
+            launch((1,), k_mma_acc, (A, B, C, m, n, k))
+            out[f"mma_{name}_A"] = A.astype(np.float32)
+            out[f"mma_{name}_B"] = B.astype(np.float32)
+            out[f"mma_{name}_C"] = C
+        except Exception as e:  # noqa: BLE001
+            out[f"mma_{name}"] = f"{type(e).__name__}: {str(e).splitlines()[0][:200]}"
+    return out
+
+
+PROBES.append(probe_f8_and_mma_models)

@@ -57,7 +57,7 @@ def collect(launch) -> dict:
 
         def capture(stream, grid, kernel, args, _outs=outs, _mod=name):
             launch(stream, grid, kernel, args)
-            _outs[f"example.{_mod}.{kernel.__name__}.{len(_outs)}"] = [
+            _outs[f"example.{_mod}.{len(_outs)}"] = [
                 a.copy() for a in args if isinstance(a, np.ndarray)][-1]
 
         try:
@@ -65,6 +65,7 @@ def collect(launch) -> dict:
         except Exception as e:  # noqa: BLE001
             res[f"example.{name}.ERROR"] = f"{type(e).__name__}: {str(e)[:300]}"
         res.update(outs)
+    res.update(error_classes(launch))
     return res
 
 
@@ -119,6 +120,21 @@ def main():
         return
     import cutile as ct
     save(collect(ct.launch), args.local)
+
+
+
+def error_classes(launch) -> dict:
+    """Run the bad-input kernels of spec_tests/test_errors.py; record class and message."""
+    sys.path.insert(0, os.path.join(ROOT, "spec_tests"))
+    import test_errors
+    out = {}
+    for kernel, args, cls, fragment, marker in test_errors.CASES:
+        try:
+            launch(None, (1,), kernel, args)
+            out[f"error.{marker}"] = "no error"
+        except Exception as e:  # noqa: BLE001
+            out[f"error.{marker}"] = f"{type(e).__name__}: {str(e).splitlines()[0][:160]}"
+    return out
 
 
 if __name__ == "__main__":

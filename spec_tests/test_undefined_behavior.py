@@ -1,0 +1,360 @@
+"""Undefined behaviour of the load/store family (spec §6.6, R-PAD-3, R-UB-1..4) and the
+``CUTILE_STRICT=0`` fallbacks (reads give the R-PAD-3 fill, writes are dropped, no error)."""
+
+from __future__ import annotations
+
+import inspect
+
+import numpy as np
+import pytest
+
+import cutile as ct
+
+P = ct.PaddingMode
+UBE = ct.UndefinedBehaviorError
+
+
+def line_of(kernel, text: str) -> str:
+    """``file:line`` of the first source line of ``kernel`` containing ``text``."""
+    fn = kernel.__wrapped__
+    src, first = inspect.getsourcelines(fn)
+    for k, line in enumerate(src):
+        if text in line:
+            return f"{inspect.getsourcefile(fn)}:{first + k}"
+    raise AssertionError(f"{text!r} not found")
+
+
+def guarded(n, dtype=np.float32, fill=-1, pad=4):
+    """An ``n``-element view inside a bigger buffer whose guard bands must stay ``fill``."""
+    buf = np.full(n + 2 * pad, fill, dtype)
+    return buf, buf[pad:pad + n]
+
+
+def assert_guard(buf, n, fill=-1, pad=4):
+    np.testing.assert_array_equal(buf[:pad], fill)
+    np.testing.assert_array_equal(buf[pad + n:], fill)
+
+
+# -- R-PAD-3 / R-UB-2: relying on UNDETERMINED padding -------------------------------------------
+@ct.kernel
+def undetermined_store(x, y):
+    t = ct.load(x, (ct.bid(0),), (8,))  # UNDETERMINED padding (the default)
+    ct.store(y, (ct.bid(0),), t)  # y is larger than x: padded lanes land in bounds
+
+
+def test_ub2_padding_stored_in_bounds():
+    # R-PAD-3: the error is located at the store, names the block and the load's line; the
+    # failing store writes nothing (the first block's full tile was stored normally).
+    x = np.arange(12, dtype=np.float32)
+    y = np.zeros(16, np.float32)
+    with pytest.raises(UBE) as info:
+        ct.launch(None, (2,), undetermined_store, (x, y))
+    e = info.value
+    msg = str(e)
+    assert isinstance(e, RuntimeError) and e.rule == "R-UB-2"
+    assert e.block == (1, 0, 0) and "(block (1, 0, 0))" in msg
+    assert msg.startswith(line_of(undetermined_store, "ct.store") + ":")
+    assert line_of(undetermined_store, "ct.load") in msg and "UNDETERMINED" in msg
+    np.testing.assert_array_equal(y[:8], x[:8])
+    np.testing.assert_array_equal(y[8:], 0)
+
+
+@ct.kernel
+def undetermined_reduce(x, out):
+    t = ct.load(x, (0,), (8,))
+    s = ct.sum(t)
+    ct.store(out, (0,), s)
+
+
+@ct.kernel
+def undetermined_branch(x, out):
+    t = ct.load(x, (0,), (8,))
+    if ct.max(t) > 3:
+        ct.store(out, (0,), 1.0)
+
+
+@ct.kernel
+def undetermined_gather_index(x, out):
+    t = ct.load(x, (0,), (8,))
+    ct.store(out, (0,), ct.gather(out, t.astype(ct.int32)))
+
+
+@ct.kernel
+def undetermined_scatter_value(x, out):
+    t = ct.load(x, (0,), (8,))
+    ct.scatter(out, ct.arange(8, dtype=ct.int32), t)
+
+
+@ct.kernel
+def undetermined_scatter_mask(x, out):
+    t = ct.load(x, (0,), (8,))
+    ct.scatter(out, ct.arange(8, dtype=ct.int32), 1.0, mask=t > 2)
+
+
+@ct.kernel
+def undetermined_view_store(x, out):
+    t = x.tiled_view(8).load(0)
+    out.tiled_view(8).store(0, t + 1)
+
+
+@pytest.mark.parametrize("kernel", [undetermined_reduce, undetermined_branch,
+                                    undetermined_gather_index, undetermined_scatter_value,
+                                    undetermined_scatter_mask, undetermined_view_store],
+                         ids=lambda k: k.__name__)
+def test_ub2_padding_observed(kernel):
+    # R-PAD-3: padding reaching an in-bounds store, a reduction whose result is stored, a
+    # branch condition, a gather index, a scatter value or mask -> UndefinedBehaviorError.
+    x = np.arange(6, dtype=np.float32)
+    out = np.zeros(8, np.float32)
+    with pytest.raises(UBE, match="UNDETERMINED") as info:
+        ct.launch(None, (1,), kernel, (x, out))
+    assert info.value.rule == "R-UB-2" and "block (0, 0, 0)" in str(info.value)
+    np.testing.assert_array_equal(out, 0)
+
+
+@ct.kernel
+def load_modify_store(x, TILE: ct.Constant[int]):
+    t = ct.load(x, (ct.bid(0),), (TILE,))
+    ct.store(x, (ct.bid(0),), t * 2 + 1)
+
+
+def test_load_modify_store_padding_only_reaches_discarded_lanes():
+    # R-PAD-3: padded lanes that only flow into discarded OOB store lanes are fine.
+    buf, x = guarded(30)
+    x[:] = np.arange(30)
+    ct.launch(None, (ct.cdiv(30, 8),), load_modify_store, (x, 8))
+    np.testing.assert_array_equal(x, np.arange(30) * 2 + 1)
+    assert_guard(buf, 30)
+
+
+@ct.kernel
+def masked_reduction(x, out, n):
+    t = ct.load(x, (0,), (8,))
+    valid = ct.arange(8, dtype=ct.int32) < n
+    ct.store(out, (0,), ct.sum(ct.where(valid, t, 0.0)))
+    g = ct.gather(x, ct.arange(8, dtype=ct.int32), padding_value=t)  # padding poison unused
+    ct.store(out, (1,), ct.sum(ct.where(valid, g, 0.0)))
+
+
+def test_padding_masked_out_per_element():
+    # R-PAD-3 tracks elements: lanes replaced by `where` are clean, so no error.
+    x = np.arange(1, 7, dtype=np.float32)
+    out = np.zeros(2, np.float32)
+    ct.launch(None, (1,), masked_reduction, (x, out, 6))
+    np.testing.assert_array_equal(out, [x.sum(), x.sum()])
+
+
+@ct.kernel
+def gather_padding_from_undetermined(x, out):
+    t = ct.load(x, (0,), (8,))
+    g = ct.gather(x, ct.arange(8, dtype=ct.int32) + 2, padding_value=t)
+    ct.store(out, (0,), g)
+
+
+def test_gather_padding_value_poison_observed_where_used():
+    # R-PAD-3: gather positions 4..7 are OOB and take padding_value[k]; k=6,7 are padding.
+    x = np.arange(6, dtype=np.float32)
+    out = np.zeros(8, np.float32)
+    with pytest.raises(UBE, match="UNDETERMINED"):
+        ct.launch(None, (1,), gather_padding_from_undetermined, (x, out))
+
+
+def test_strict_off_poisoned_store_no_error(monkeypatch):
+    # §6.6 with CUTILE_STRICT=0: no error; in-bounds lanes are written, nothing outside.
+    monkeypatch.setenv("CUTILE_STRICT", "0")
+    x = np.arange(12, dtype=np.float32)
+    buf, y = guarded(16)
+    ct.launch(None, (2,), undetermined_store, (x, y))
+    np.testing.assert_array_equal(y[:12], x)  # padded lanes 12..15 hold unspecified values
+    assert_guard(buf, 16)
+    out = np.zeros(8, np.float32)
+    ct.launch(None, (1,), undetermined_scatter_value, (x[:6], out))
+    np.testing.assert_array_equal(out[:6], x[:6])
+
+
+# -- R-UB-1: tile entirely outside the array -----------------------------------------------------
+@ct.kernel
+def load_by_bid(x, y, SHIFT: ct.Constant[int]):
+    t = ct.load(x, (ct.bid(0) + SHIFT,), (4,), padding_mode=ct.PaddingMode.ZERO)
+    ct.store(y, (ct.bid(0),), t)
+
+
+@ct.kernel
+def store_by_bid(x, y, SHIFT: ct.Constant[int]):
+    t = ct.load(x, (ct.bid(0),), (4,), padding_mode=ct.PaddingMode.ZERO)
+    ct.store(y, (ct.bid(0) + SHIFT,), t)
+
+
+@ct.kernel
+def view_by_bid(x, y, SHIFT: ct.Constant[int], STORE: ct.Constant[bool]):
+    vx = x.tiled_view(4, padding_mode=ct.PaddingMode.ZERO)
+    vy = y.tiled_view(4)
+    if STORE:
+        vy.store(ct.bid(0) + SHIFT, vx.load(ct.bid(0)))
+    else:
+        vy.store(ct.bid(0), vx.load(ct.bid(0) + SHIFT))
+
+
+@ct.kernel
+def load_2d_row_oob(x, y):
+    t = ct.load(x, (ct.bid(0), 1), (2, 4), padding_mode=ct.PaddingMode.ZERO)
+    ct.store(y, (0, 0), t)
+
+
+CASES_UB1 = [
+    # (kernel, args factory, grid, failing block, text of the failing line)
+    (load_by_bid, lambda: (np.zeros(10, np.float32), np.zeros(16, np.float32), 0), (4,), 3,
+     "ct.load"),
+    (load_by_bid, lambda: (np.zeros(10, np.float32), np.zeros(16, np.float32), -1), (2,), 0,
+     "ct.load"),
+    (store_by_bid, lambda: (np.zeros(10, np.float32), np.zeros(10, np.float32), 1), (3,), 2,
+     "ct.store"),
+    (store_by_bid, lambda: (np.zeros(10, np.float32), np.zeros(10, np.float32), -2), (3,), 0,
+     "ct.store"),
+    (view_by_bid, lambda: (np.zeros(8, np.float32), np.zeros(8, np.float32), 2, False), (2,),
+     0, "vx.load(ct.bid(0) + SHIFT)"),
+    (view_by_bid, lambda: (np.zeros(8, np.float32), np.zeros(8, np.float32), 1, True), (2,),
+     1, "vy.store(ct.bid(0) + SHIFT"),
+    (load_2d_row_oob, lambda: (np.zeros((3, 5), np.float32), np.zeros((2, 4), np.float32)),
+     (3,), 2, "ct.load"),
+]
+
+
+@pytest.mark.parametrize("case", range(len(CASES_UB1)))
+def test_ub1_entirely_outside(case):
+    # R-UB-1: the error names the user's file:line and the block (negative indices included).
+    kernel, args, grid, block, text = CASES_UB1[case]
+    with pytest.raises(UBE, match="entirely outside") as info:
+        ct.launch(None, grid, kernel, args())
+    e = info.value
+    assert e.rule == "R-UB-1" and e.block == (block, 0, 0)
+    msg = str(e)
+    assert f"(block ({block}, 0, 0))" in msg
+    assert line_of(kernel, text) in msg
+
+
+@pytest.mark.parametrize("case", range(len(CASES_UB1)))
+def test_ub1_strict_off(case, monkeypatch):
+    # §6.6: flag off -> no error, writes outside dropped (guard bands untouched).
+    monkeypatch.setenv("CUTILE_STRICT", "0")
+    kernel, args, grid, _, _ = CASES_UB1[case]
+    a = args()
+    bufs = []
+    for i, arr in enumerate(a[:2]):
+        buf = np.full(arr.size + 16, -1, arr.dtype)
+        view = buf[8:8 + arr.size].reshape(arr.shape)
+        view[...] = np.arange(arr.size).reshape(arr.shape) if i == 0 else 0
+        bufs.append((buf, view))
+    ct.launch(None, grid, kernel, (bufs[0][1], bufs[1][1], *a[2:]))
+    for buf, view in bufs:
+        np.testing.assert_array_equal(buf[:8], -1)
+        np.testing.assert_array_equal(buf[8 + view.size:], -1)
+
+
+# -- R-UB-3: check_bounds=False promises broken --------------------------------------------------
+@ct.kernel
+def unchecked_load(x, y):
+    t = ct.load(x, (ct.bid(0),), (8,), check_bounds=False)
+    ct.store(y, (ct.bid(0),), t)
+
+
+@ct.kernel
+def unchecked_store(x, y):
+    t = ct.load(x, (ct.bid(0),), (8,), padding_mode=ct.PaddingMode.ZERO)
+    ct.store(y, (ct.bid(0),), t, check_bounds=False)
+
+
+@ct.kernel
+def unchecked_view(x, y):
+    t = x.tiled_view(8, padding_mode=ct.PaddingMode.ZERO).load(ct.bid(0), check_bounds=False)
+    y.tiled_view(8).store(ct.bid(0), t)
+
+
+@ct.kernel
+def unchecked_gather(x, y, off):
+    ind = ct.arange(8, dtype=ct.int32) + off
+    ct.store(y, (0,), ct.gather(x, ind, check_bounds=False))
+
+
+@ct.kernel
+def unchecked_scatter(x, y, off):
+    ind = ct.arange(8, dtype=ct.int32) + off
+    ct.scatter(y, ind, ct.load(x, (0,), (8,)), check_bounds=False)
+
+
+@pytest.mark.parametrize("kernel", [unchecked_load, unchecked_store, unchecked_view])
+def test_ub3_tile_space(kernel):
+    # R-UB-3: full tiles are fine; the partial last tile breaks the promise.
+    x = np.arange(12, dtype=np.float32)
+    y = np.zeros(12, np.float32)
+    ct.launch(None, (1,), kernel, (x, y))
+    np.testing.assert_array_equal(y[:8], x[:8])
+    with pytest.raises(UBE, match="check_bounds=False") as info:
+        ct.launch(None, (2,), kernel, (x, y))
+    assert info.value.rule == "R-UB-3" and info.value.block == (1, 0, 0)
+
+
+@pytest.mark.parametrize("kernel", [unchecked_gather, unchecked_scatter])
+@pytest.mark.parametrize("off", [-1, 1])
+def test_ub3_gather_scatter(kernel, off):
+    # R-UB-3 / R-GS-7: an OOB index (negative counts as OOB) with check_bounds=False.
+    x = np.arange(8, dtype=np.float32)
+    y = np.zeros(8, np.float32)
+    ct.launch(None, (1,), kernel, (x, y, 0))
+    np.testing.assert_array_equal(y, x)
+    with pytest.raises(UBE, match="check_bounds=False") as info:
+        ct.launch(None, (1,), kernel, (x, y, off))
+    assert info.value.rule == "R-UB-3"
+    assert line_of(kernel, "check_bounds=False") in str(info.value)
+
+
+@pytest.mark.parametrize("kernel", [unchecked_load, unchecked_store, unchecked_view])
+def test_ub3_tile_space_strict_off(kernel, monkeypatch):
+    monkeypatch.setenv("CUTILE_STRICT", "0")
+    x = np.arange(12, dtype=np.float32)
+    buf, y = guarded(12)
+    ct.launch(None, (2,), kernel, (x, y))
+    np.testing.assert_array_equal(y[:8], x[:8])
+    if kernel is unchecked_store:  # its load is ZERO-padded and checked
+        np.testing.assert_array_equal(y, x)
+    assert_guard(buf, 12)
+
+
+@pytest.mark.parametrize("kernel", [unchecked_gather, unchecked_scatter])
+@pytest.mark.parametrize("off", [-3, 3])
+def test_ub3_gather_scatter_strict_off(kernel, off, monkeypatch):
+    monkeypatch.setenv("CUTILE_STRICT", "0")
+    xbuf, x = guarded(8)
+    x[:] = np.arange(8)
+    ybuf, y = guarded(8, fill=-2)
+    y[:] = 0
+    ct.launch(None, (1,), kernel, (x, y, off))
+    assert_guard(xbuf, 8)
+    assert_guard(ybuf, 8, fill=-2)
+    lo, hi = max(0, -off), min(8, 8 - off)
+    if kernel is unchecked_scatter:  # in-bounds positions are written, the rest dropped
+        np.testing.assert_array_equal(y[lo + off:hi + off], x[lo:hi])
+    else:
+        np.testing.assert_array_equal(y[lo:hi], x[lo + off:hi + off])
+
+
+# -- R-UB-4: Array.slice bounds at run time ------------------------------------------------------
+@ct.kernel
+def runtime_slice(x, y, start, stop):
+    s = x.slice(0, start, stop)
+    ct.store(y, (0,), ct.load(s, (0,), (4,), padding_mode=ct.PaddingMode.ZERO))
+
+
+@pytest.mark.parametrize("start,stop", [(-1, 3), (3, 2), (0, 11), (11, 12)])
+def test_ub4_runtime_slice_bounds(start, stop, monkeypatch):
+    # R-UB-4: 0 <= start <= stop <= N must hold at run time; strict off clamps the view.
+    x = np.arange(10, dtype=np.float32)
+    y = np.zeros(4, np.float32)
+    with pytest.raises(UBE, match="slice") as info:
+        ct.launch(None, (1,), runtime_slice, (x, y, start, stop))
+    assert info.value.rule == "R-UB-4"
+    monkeypatch.setenv("CUTILE_STRICT", "0")
+    ybuf, y = guarded(4)
+    y[:] = 0
+    ct.launch(None, (1,), runtime_slice, (x, y, start, stop))  # no error
+    assert_guard(ybuf, 4)
