@@ -12,7 +12,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import cutile as ct  # noqa: E402
 
-EXAMPLES = ["vector_add", "matmul", "softmax", "layer_norm", "transpose"]
+EXAMPLES = ["vector_add", "matmul", "softmax", "layer_norm", "transpose", "attention"]
 
 
 def backends() -> list[str]:

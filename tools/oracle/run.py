@@ -18,7 +18,7 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
-EXAMPLES = ["vector_add", "matmul", "softmax", "layer_norm", "transpose"]
+EXAMPLES = ["vector_add", "matmul", "softmax", "layer_norm", "transpose", "attention"]
 
 
 def _torch_launch(ct):
