@@ -363,8 +363,8 @@ def test_astype_matches_reference(src, dst, n, t, seed):
             info = np.iinfo(dst)
             lo, hi = max(info.min, -6e4), min(info.max, 6e4)
             a = rng.uniform(lo, hi, n).astype(src)
-            t = np.trunc(a.astype(np.float64))
-            a[(t < info.min) | (t > info.max)] = 0          # out of range is UB: avoid
+            tr = np.trunc(a.astype(np.float64))
+            a[(tr < info.min) | (tr > info.max)] = 0        # out of range is UB: avoid
     out = np.zeros(n, dst)
     ct.launch(None, (-(-n // t),), k_astype, (a, out, t, CT[dst]))
     if dst == np.bool_:

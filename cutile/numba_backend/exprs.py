@@ -1,0 +1,309 @@
+"""Scalar expressions with the interpreter's exact numerics, as Python source for Numba.
+
+Every function returns the source of one expression computing one element in exactly the IR
+dtype (``interp/numerics.py`` is the definition):
+
+- integer results are cast back to their dtype after every operation (``i8(x + y)``): Numba
+  widens small integers, the cast wraps as the GPU does (R-MATH-4);
+- ``//`` and ``%`` on integers are Numba's Python floor semantics (R-DIV-1/3);
+- float32/float64 multiplies go through ``libdevice.fmul_rn``/``dmul_rn`` and divides through
+  ``fdiv_rn``/``ddiv_rn``: NVVM contracts a plain ``a*b + c`` into an FMA even with fastmath
+  off, an intrinsic multiply it cannot fuse, so a ``Binary(mul)`` followed by ``Binary(add)``
+  stays two roundings; ``Fma`` is ``libdevice.fmaf``/``fma`` (one rounding, R-FMA-2);
+- float16 math is done in float32 and rounded once back to float16 (exact for add, sub, mul,
+  div and sqrt, the interpreter's rule for the rest, R-MATH-10);
+- transcendentals use libdevice (GPU: documented error bounds of a few ulp; the simulator
+  evaluates them like the interpreter).
+
+Unsupported combinations (bfloat16/float8/float4 values, directed rounding modes) raise
+``TileUnsupportedFeatureError`` naming the op and the backend.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .. import dtypes as dt
+from ..errors import TileUnsupportedFeatureError
+from .rt import CASTS
+
+BACKEND = "the numba backend"
+
+# Helpers compiled as device functions next to every kernel (see rt.namespace).
+HELPERS = '''
+def _fmod32(a, b):
+    r = libdevice.fmodf(a, b)
+    if r != f32(0.0) and ((r < f32(0.0)) != (b < f32(0.0))):
+        return f32(r + b)
+    return r
+
+
+def _fmod64(a, b):
+    r = libdevice.fmod(a, b)
+    if r != f64(0.0) and ((r < f64(0.0)) != (b < f64(0.0))):
+        return f64(r + b)
+    return r
+
+
+def _ftz32(x):
+    if x != f32(0.0) and abs(x) < f32(1.1754943508222875e-38):
+        return f32(0.0) if x > f32(0.0) else f32(-0.0)
+    return x
+
+
+def _tf32_rn(x):
+    if x != x or abs(x) == f32(np.inf):
+        return x
+    b = u32(libdevice.float_as_int(x))
+    b = u32((b + u32(0xFFF) + ((b >> u32(13)) & u32(1))) & u32(0xFFFFE000))
+    return libdevice.int_as_float(i32(b))
+
+
+def _tf32_from64(x):
+    r = libdevice.double2float_rz(x)
+    if r == r and f64(r) != x:
+        r = libdevice.int_as_float(i32(libdevice.float_as_int(r) | i32(1)))
+    return _tf32_rn(r)
+'''
+
+HELPER_NAMES = ("_fmod32", "_fmod64", "_ftz32", "_tf32_rn", "_tf32_from64")
+
+
+def cast(dtype: dt.DType) -> str:
+    c = CASTS.get(dtype.name)
+    if c is None:
+        raise TileUnsupportedFeatureError(
+            f"dtype {dtype.name} is not supported by {BACKEND} (no Numba representation)")
+    return c
+
+
+def check_dtype(dtype: dt.DType, what: str) -> None:
+    if dtype.name not in CASTS:
+        raise TileUnsupportedFeatureError(
+            f"{what}: dtype {dtype.name} is not supported by {BACKEND}")
+
+
+def literal(value, dtype: dt.DType) -> str:
+    """Source of a constant already exact in ``dtype``."""
+    if isinstance(value, np.generic):
+        value = value.item()
+    c = cast(dtype)
+    if dtype.is_bool:
+        return "True" if value else "False"
+    if dtype.is_integral:
+        return f"{c}({int(value)})"
+    v = float(value)
+    if math.isnan(v):
+        return f"{c}(np.nan)"
+    if math.isinf(v):
+        return f"{c}(np.inf)" if v > 0 else f"{c}(-np.inf)"
+    if v == 0:
+        return f"{c}(-0.0)" if math.copysign(1.0, v) < 0 else f"{c}(0.0)"
+    return f"{c}({v!r})"
+
+
+def _rn_only(rounding, what: str) -> None:
+    name = getattr(rounding, "name", rounding)
+    if name not in (None, "RN", "FULL", "APPROX"):
+        raise TileUnsupportedFeatureError(
+            f"{what} with rounding_mode={name} is not supported by {BACKEND}")
+
+
+def _f16_or(dtype, what):
+    if dtype is dt.bfloat16 or dtype.is_restricted and dtype is not dt.tfloat32:
+        raise TileUnsupportedFeatureError(
+            f"{what} on {dtype.name} is not supported by {BACKEND}")
+
+
+# -- binary -------------------------------------------------------------------------------------
+_INT_OPS = {"add": "+", "sub": "-", "mul": "*", "floordiv": "//", "mod": "%", "and": "&",
+            "or": "|", "xor": "^"}
+
+
+def _minmax(fn: str, x: str, y: str, is_float: bool, propagate_nan: bool) -> str:
+    cmp = "<=" if fn == "minimum" else ">="
+    pick = f"({x} if {x} {cmp} {y} else {y})"
+    if not is_float:
+        return pick
+    if propagate_nan:
+        return f"({x} if {x} != {x} else ({y} if {y} != {y} else {pick}))"
+    return f"({y} if {x} != {x} else ({x} if {y} != {y} else {pick}))"
+
+
+def binary(fn: str, dtype: dt.DType, x: str, y: str, *, rounding=None, ftz=False,
+           propagate_nan=False) -> str:
+    what = f"op Binary({fn})"
+    if dtype.is_bool:
+        if fn in ("and", "or", "xor"):
+            return f"({x} {_INT_OPS[fn]} {y})"
+        if fn in ("minimum", "maximum"):
+            return f"({x} and {y})" if fn == "minimum" else f"({x} or {y})"
+        raise TileUnsupportedFeatureError(f"{what} on bool_ is not supported by {BACKEND}")
+    c = cast(dtype)
+    if dtype.is_integral:
+        if fn in _INT_OPS:
+            return f"{c}({x} {_INT_OPS[fn]} {y})"
+        if fn == "cdiv":
+            return f"{c}({x} // {y} + ({x} % {y} != 0))"
+        if fn in ("minimum", "maximum"):
+            return _minmax(fn, x, y, False, False)
+        raise TileUnsupportedFeatureError(f"{what} on {dtype.name} is not supported by "
+                                          f"{BACKEND}")
+    _f16_or(dtype, what)
+    _rn_only(rounding, what)
+    if dtype is dt.float16:
+        if ftz:
+            raise TileUnsupportedFeatureError(f"{what}: flush_to_zero needs float32")
+        inner = binary(fn, dt.float32, f"f32({x})", f"f32({y})", propagate_nan=propagate_nan)
+        if fn == "floordiv":  # floor of the float16 quotient (R-DIV-2)
+            q = binary("truediv", dt.float16, x, y)
+            return f"f16(libdevice.floorf(f32({q})))"
+        return f"f16({inner})"
+    if ftz:
+        if dtype is not dt.float32:
+            raise TileUnsupportedFeatureError(f"{what}: flush_to_zero needs float32")
+        return f"_ftz32({binary(fn, dtype, f'_ftz32({x})', f'_ftz32({y})', propagate_nan=propagate_nan)})"
+    s = "f" if dtype is dt.float32 else "d"
+    sfx = "f" if dtype is dt.float32 else ""
+    if fn == "add":
+        return f"{c}({x} + {y})"
+    if fn == "sub":
+        return f"{c}({x} - {y})"
+    if fn == "mul":
+        return f"libdevice.{s}mul_rn({x}, {y})"
+    if fn == "truediv":
+        return f"libdevice.{s}div_rn({x}, {y})"
+    if fn == "floordiv":
+        return f"libdevice.floor{sfx}(libdevice.{s}div_rn({x}, {y}))"
+    if fn == "mod":
+        return f"_fmod{32 if dtype is dt.float32 else 64}({x}, {y})"
+    if fn in ("minimum", "maximum"):
+        return _minmax(fn, x, y, True, propagate_nan)
+    if fn == "pow":
+        return f"libdevice.pow{sfx}({x}, {y})"
+    if fn == "atan2":
+        return f"libdevice.atan2{sfx}({x}, {y})"
+    raise TileUnsupportedFeatureError(f"{what} on {dtype.name} is not supported by {BACKEND}")
+
+
+# -- fma / compare / select -------------------------------------------------------------------
+def fma(dtype: dt.DType, a: str, b: str, c: str) -> str:
+    if dtype is dt.float32:
+        return f"libdevice.fmaf({a}, {b}, {c})"
+    if dtype is dt.float64:
+        return f"libdevice.fma({a}, {b}, {c})"
+    if dtype is dt.float16:
+        # float16 product and sum are exact in float64: one rounding at the end.
+        return f"f16(f64({a}) * f64({b}) + f64({c}))"
+    raise TileUnsupportedFeatureError(f"op Fma on {dtype.name} is not supported by {BACKEND}")
+
+
+_CMP = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
+
+
+def compare(fn: str, dtype: dt.DType, x: str, y: str) -> str:
+    if dtype is dt.float16:
+        x, y = f"f32({x})", f"f32({y})"
+    elif dtype.is_bool:
+        x, y = f"u8({x})", f"u8({y})"
+    else:
+        _f16_or(dtype, f"op Compare({fn})")
+    return f"({x} {_CMP[fn]} {y})"
+
+
+# -- unary --------------------------------------------------------------------------------------
+_MATH = ("exp", "exp2", "log", "log2", "sin", "cos", "tan", "sinh", "cosh", "tanh")
+
+
+def unary(fn: str, dtype: dt.DType, x: str, *, rounding=None, ftz=False) -> str:
+    """``fn(x)``; ``dtype`` is x's dtype (the result's, except isnan -> bool)."""
+    what = f"op Unary({fn})"
+    if fn == "isnan":
+        if not dtype.is_float:
+            return "False"
+        if dtype is dt.float16:
+            return f"(f32({x}) != f32({x}))"
+        _f16_or(dtype, what)
+        return f"({x} != {x})"
+    if dtype.is_bool:
+        if fn == "not":
+            return f"(not {x})"
+        if fn in ("negative", "abs"):
+            return x
+        raise TileUnsupportedFeatureError(f"{what} on bool_ is not supported by {BACKEND}")
+    c = cast(dtype)
+    if dtype.is_integral:
+        if fn == "not":
+            return f"{c}(~{x})"
+        if fn == "negative":
+            return f"{c}(-{x})"
+        if fn == "abs":
+            return f"{c}(abs({x}))"
+        raise TileUnsupportedFeatureError(f"{what} on {dtype.name} is not supported by "
+                                          f"{BACKEND}")
+    _f16_or(dtype, what)
+    _rn_only(rounding, what)
+    if dtype is dt.float16:
+        if ftz:
+            raise TileUnsupportedFeatureError(f"{what}: flush_to_zero needs float32")
+        if fn == "rsqrt":
+            return f"f16(libdevice.ddiv_rn(f64(1.0), libdevice.dsqrt_rn(f64({x}))))"
+        return f"f16({unary(fn, dt.float32, f'f32({x})')})"
+    if ftz:
+        if dtype is not dt.float32:
+            raise TileUnsupportedFeatureError(f"{what}: flush_to_zero needs float32")
+        return f"_ftz32({unary(fn, dtype, f'_ftz32({x})')})"
+    f32 = dtype is dt.float32
+    sfx = "f" if f32 else ""
+    if fn == "negative":
+        return f"{c}(-{x})"
+    if fn == "abs":
+        return f"{c}(abs({x}))"
+    if fn == "sqrt":
+        return f"libdevice.{'f' if f32 else 'd'}sqrt_rn({x})"
+    if fn == "rsqrt":
+        r = f"libdevice.ddiv_rn(f64(1.0), libdevice.dsqrt_rn(f64({x})))"
+        return f"f32({r})" if f32 else r
+    if fn in ("floor", "ceil"):
+        return f"libdevice.{fn}{sfx}({x})"
+    if fn in _MATH:
+        return f"libdevice.{fn}{sfx}({x})"
+    raise TileUnsupportedFeatureError(f"{what} on {dtype.name} is not supported by {BACKEND}")
+
+
+# -- conversion ---------------------------------------------------------------------------------
+def convert(x: str, src: dt.DType, dst: dt.DType, rounding=None) -> str:
+    what = f"op Convert({src.name} -> {dst.name})"
+    for d in (src, dst):
+        if d.name not in CASTS:
+            raise TileUnsupportedFeatureError(f"{what}: dtype {d.name} is not supported by "
+                                              f"{BACKEND}")
+    name = getattr(rounding, "name", rounding)
+    if name not in (None, "RN", "FULL", "APPROX") and not (
+            src.is_float and dst.is_integral and name == "RZ"):
+        raise TileUnsupportedFeatureError(f"{what} with rounding_mode={name} is not "
+                                          f"supported by {BACKEND}")
+    if src is dst:
+        return x
+    if src is dt.tfloat32:
+        src = dt.float32                       # the container: tf32 values are float32 values
+    if dst.is_bool:
+        if src.is_bool:
+            return x
+        if src is dt.float16:
+            return f"(f32({x}) != f32(0.0))"
+        return f"({x} != {literal(0, src)})"
+    if dst is dt.tfloat32:
+        if src is dt.float32:
+            return f"_tf32_rn({x})"
+        if src is dt.float16 or src.is_bool:
+            return f"_tf32_rn(f32({x}))"
+        return f"_tf32_from64(f64({x}))"
+    c = cast(dst)
+    if src is dt.float16 and dst.is_integral:
+        return f"{c}(f32({x}))"
+    if src is dst:
+        return x
+    return f"{c}({x})"
