@@ -29,6 +29,5 @@ def run(ir, grid, spec, stream) -> None:
         from .interp.machine import run_kernel
         run_kernel(ir, grid, spec.leaves)
         return
-    from .errors import TileUnsupportedFeatureError
-    raise TileUnsupportedFeatureError(
-        f"backend {name!r} is not available in this build; use CUTILE_BACKEND=interp")
+    from .numba_backend import run as numba_run
+    numba_run(ir, grid, spec.leaves, stream)

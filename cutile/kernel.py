@@ -166,7 +166,17 @@ class kernel:  # noqa: N801 - mirrors cuda.tile.kernel
         try:
             return typing.get_type_hints(self.function, include_extras=True)
         except Exception:
-            return dict(getattr(self.function, "__annotations__", {}))
+            # One unresolvable hint (say ``x: torch.Tensor`` without torch) must not hide the
+            # ``ct.Constant`` ones: resolve string annotations one by one (R-CONST-2).
+            out = {}
+            for name, ann in getattr(self.function, "__annotations__", {}).items():
+                if isinstance(ann, str):
+                    try:
+                        ann = eval(ann, self.function.__globals__)  # noqa: S307
+                    except Exception:
+                        ann = None
+                out[name] = ann
+            return out
 
     def specialize(self, args: tuple):
         """(cache key, runtime leaves) of a launch's arguments (R-LAUNCH-3/6)."""

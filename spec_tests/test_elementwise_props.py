@@ -8,6 +8,8 @@ transcendental functions use a tolerance of 2 ulp of the result dtype (R-MATH-10
 
 from __future__ import annotations
 
+from fractions import Fraction
+
 import ml_dtypes
 import numpy as np
 from hypothesis import assume, given
@@ -91,6 +93,10 @@ def k_chain(a, b, out, TM: ct.Constant[int], TN: ct.Constant[int], OP0: ct.Const
     ct.store(out, index=(i, j), tile=r)
 
 
+def _isfloat(d):
+    return np.dtype(d).kind == "f" or np.dtype(d) == BF16
+
+
 def _ref_step(op, r, y):
     with np.errstate(all="ignore"):
         if op == "add":
@@ -103,12 +109,12 @@ def _ref_step(op, r, y):
             return r / y
         if op == "floordiv":
             yy = np.where(y == 0, np.ones_like(y), y)
-            if r.dtype.kind == "f":
-                return np.floor(r / yy)
+            if _isfloat(r.dtype):
+                return np.floor(r / yy)          # R-DIV-2: floor of the rounded quotient
             return np.floor_divide(r, yy)
         if op == "mod":
             yy = np.where(y == 0, np.ones_like(y), y)
-            if r.dtype.kind != "f":
+            if not _isfloat(r.dtype):
                 return np.remainder(r, yy)
             c = np.fmod(r.astype(np.float64), yy.astype(np.float64))    # exact
             adj = (c != 0) & ((c < 0) != (yy.astype(np.float64) < 0))
@@ -165,7 +171,7 @@ def _values(rng, dtype, shape, small=False):
 
 def _assert_same(out, ref):
     assert out.dtype == ref.dtype and out.shape == ref.shape
-    if out.dtype.kind == "f" or out.dtype == BF16:
+    if _isfloat(out.dtype):
         o, r = out.astype(np.float64), ref.astype(np.float64)
         assert (np.isnan(o) == np.isnan(r)).all()
         ok = ~np.isnan(o)
@@ -186,18 +192,62 @@ tiles = st.tuples(st.sampled_from([1, 2, 4, 8, 16]), st.sampled_from([2, 4, 8, 1
 def test_op_chains_match_numpy(dtype, shape, tile, seed, data):
     # R-MATH-1/4, R-DIV-1..3, R-MATH-6/7, R-BIT-1 on partial tiles, exact in the dtype
     assume(shape[0] % tile[0] or shape[1] % tile[1])
-    ops = INT_OPS if dtype.kind in "iu" else FLOAT_OPS
+    ops = FLOAT_OPS if _isfloat(dtype) else INT_OPS
     chain = data.draw(st.lists(st.sampled_from(ops + ["nop"]), min_size=4, max_size=4))
     rng = np.random.default_rng(seed)
     a, b = _values(rng, dtype, shape), _values(rng, dtype, shape)
     out = np.zeros(shape, dtype)
     grid = (-(-shape[0] // tile[0]), -(-shape[1] // tile[1]))
     ct.launch(None, grid, k_chain, (a, b, out, tile[0], tile[1], *chain))
+    _assert_same(out, _ref_chain(chain, a, b))
+
+
+def _ref_chain(chain, a, b):
+    """NumPy reference of a chain.  A float ``mul`` whose result feeds the next ``add``/``sub``
+    only is contracted into one fused multiply-add (R-FMA-1), so it is rounded once."""
+    ops = [op for op in chain if op != "nop"]
     ref = a.copy()
-    for op in chain:
-        if op != "nop":
-            ref = np.asarray(_ref_step(op, ref, b)).astype(dtype)
-    _assert_same(out, ref)
+    i = 0
+    while i < len(ops):
+        if (_isfloat(a.dtype) and ops[i] == "mul" and i + 1 < len(ops)
+                and ops[i + 1] in ("add", "sub")):
+            ref = _fma_ref(ref, b, b if ops[i + 1] == "add" else -b)
+            i += 2
+            continue
+        ref = np.asarray(_ref_step(ops[i], ref, b)).astype(a.dtype)
+        i += 1
+    return ref
+
+
+def _fma_ref(x, y, z):
+    """x*y + z rounded once (exact rational arithmetic, IEEE specials via float64)."""
+    out = np.empty(x.shape, np.float64)
+    xs, ys, zs = (v.astype(np.float64).ravel() for v in (x, y, z))
+    with np.errstate(all="ignore"):
+        naive = xs * ys + zs
+    flat = out.ravel()
+    for k in range(flat.size):
+        if not (np.isfinite(xs[k]) and np.isfinite(ys[k]) and np.isfinite(zs[k])):
+            flat[k] = naive[k]
+            continue
+        q = Fraction(xs[k]) * Fraction(ys[k]) + Fraction(zs[k])
+        if q == 0:
+            flat[k] = naive[k]         # IEEE sign of an exact zero: same as x*y + z in float64
+            continue
+        flat[k] = _odd64(q) if x.dtype != np.float64 else float(q)
+    return _round_from_f64(flat.reshape(x.shape), x.dtype) if x.dtype != np.float64 else \
+        flat.reshape(x.shape)
+
+
+def _odd64(q):
+    """Round-to-odd image of the rational q at float64 precision."""
+    f = float(q)
+    if Fraction(f) == q or not np.isfinite(f):
+        return f
+    b = np.array(f).view(np.uint64)
+    if (Fraction(f) > q) == (f > 0):
+        b = b - np.uint64(1)
+    return float(np.array(b | np.uint64(1), np.uint64).view(np.float64))
 
 
 @given(dtype=st.sampled_from([np.dtype(np.float16), BF16, np.dtype(np.float32),
@@ -253,7 +303,7 @@ def _promote(da, db):
     for x, y in ((da, db), (db, da)):
         if x == np.bool_:
             return y
-    fa, fb = da.kind == "f" or da == BF16, db.kind == "f" or db == BF16
+    fa, fb = _isfloat(da), _isfloat(db)
     if fa and fb:
         if {da, db} == {np.dtype(np.float16), BF16}:
             return None
@@ -309,7 +359,7 @@ def _convert_ref(a, dst):
     """Exact astype reference: ints wrap (NumPy C casts), floats round once."""
     if a.dtype == dst:
         return a
-    if dst.kind == "f" or dst == BF16:
+    if _isfloat(dst):
         if a.dtype.kind in "iub" and a.dtype.itemsize <= 4:
             return _round_from_f64(a.astype(np.float64), dst) if dst != np.float64 else \
                 a.astype(np.float64)
@@ -368,8 +418,8 @@ def test_astype_matches_reference(src, dst, n, t, seed):
     out = np.zeros(n, dst)
     ct.launch(None, (-(-n // t),), k_astype, (a, out, t, CT[dst]))
     if dst == np.bool_:
-        ref = a.astype(np.float64) != 0 if src.kind in "fV" or src == BF16 else a != 0
-    elif src.kind in "f" or src == BF16:
+        ref = a.astype(np.float64) != 0 if _isfloat(src) else a != 0
+    elif _isfloat(src):
         ref = (np.trunc(a.astype(np.float64)).astype(dst) if dst.kind in "iu"
                else _convert_ref(a, dst))
     else:

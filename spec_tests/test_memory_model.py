@@ -435,6 +435,35 @@ def test_store_poison():
     store(a, (0,), np.zeros(4), poison=np.zeros(4, bool))
 
 
+def test_poison_strict_off_is_written():
+    # §6.6 with the strict flag off: no R-UB-2 error; in-bounds lanes (poison fill included)
+    # are written, out-of-bounds lanes still dropped.
+    buf = np.full(10, -1, np.float32)
+    a = buf[2:8]
+    a[:] = np.arange(6)
+    t, poison = load(a, (1,), (4,), padding=P.UNDETERMINED)
+    store(a, (0,), t, poison=poison, strict=False)
+    np.testing.assert_array_equal(a[:2], [4, 5])
+    assert np.isnan(a[2:4]).all()
+    np.testing.assert_array_equal(buf[[0, 1, 8, 9]], -1)
+    scatter(a, (np.array([0, 1, 9]),), np.full(3, 7, np.float32), mask=None,
+            check_bounds=True, poison=np.array([True, False, True]), strict=False)
+    np.testing.assert_array_equal(a[:2], [7, 7])
+
+
+def test_gather_with_accessed():
+    # The interpreter drops poison of padding values at positions read from the array.
+    a = np.arange(5, dtype=np.int32)
+    r, acc = gather(a, (np.array([-1, 0, 4, 5]),), mask=np.array([True, True, False, True]),
+                    padding=np.full(4, 9, np.int32), check_bounds=True, with_accessed=True)
+    np.testing.assert_array_equal(r, [9, 0, 9, 9])
+    np.testing.assert_array_equal(acc, [False, True, False, False])
+    r, acc = gather(np.array(3, np.int16), (), mask=None, padding=np.zeros(2, np.int16),
+                    check_bounds=True, with_accessed=True)
+    np.testing.assert_array_equal(r, [3, 3])
+    assert acc.shape == (2,) and acc.all()
+
+
 # ----------------------------------------------------------------------------------------------
 # gather / scatter (§9)
 

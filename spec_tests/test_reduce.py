@@ -35,7 +35,7 @@ def make1(fn, s0, oshape):
 
 
 def run(fn, x, out_shape, out_dtype):
-    """Result of ``fn`` on tile ``x``; asserts its dtype is ``out_dtype`` and shape ``out_shape``."""
+    """``fn`` applied to tile ``x``; asserts the result's dtype and shape."""
     x = np.ascontiguousarray(x)
     y = np.zeros(out_shape or (1,), out_dtype)
     f = np.zeros(1, np.int32)
@@ -519,17 +519,21 @@ def test_documented_order_last_axis_first():  # order: axes in descending order
     assert tree_ref(y, (0, 1), np.add).reshape(()) == 1.0
 
 
+def _sum_over(axes):
+    def f(t):
+        return ct.sum(t, axes)
+
+    return f
+
+
 def test_documented_order_random_float32():  # R-RED-4: tree order on random data, bitwise
     rng = np.random.default_rng(7)
     x = (rng.standard_normal((4, 8, 16)) * 2.0 ** rng.integers(-20, 20, (4, 8, 16)))
     x = x.astype(np.float32)
     for axes in [(2,), (0, 2), (1,), (0, 1, 2)]:
-        def f(t):
-            return ct.sum(t, axes)
-
         exp = tree_ref(x, axes, np.add)
         exp = exp.reshape([d for i, d in enumerate(x.shape) if i not in axes])
-        assert same(run(f, x, exp.shape, np.float32), exp), axes
+        assert same(run(_sum_over(axes), x, exp.shape, np.float32), exp), axes
 
     def p(t):
         return ct.prod(t, 1)

@@ -60,7 +60,7 @@ def get_attribute(obj: FVal, name: str) -> FVal:
     raise TileTypeError(f"{describe(obj)} has no attribute '{name}'")
 
 
-def _tile_astype(t, dtype, /, *, rounding_mode=None):
+def _tile_astype(t, /, dtype, *, rounding_mode=None):
     return elementwise.astype.impl(t, dtype, rounding_mode=rounding_mode)
 
 
@@ -83,8 +83,12 @@ def _tile_item(t, /):
 shape_mod = shape
 TILE_METHODS = {"astype": _tile_astype, "reshape": _tile_reshape, "permute": _tile_permute,
                 "transpose": _tile_transpose, "item": _tile_item}
+def _array_slice(a, /, axis, start, stop):
+    return memory.array_slice(a, axis, start, stop)
+
+
 ARRAY_METHODS = {
-    "slice": lambda a, axis, start, stop, /: memory.array_slice(a, axis, start, stop),
+    "slice": _array_slice,
     "tiled_view": memory.tiled_view,
 }
 VIEW_METHODS = {"load": memory.view_load, "store": memory.view_store,

@@ -59,6 +59,14 @@ def _fma64_exact(a, b, c):
         return F64(math.inf if q > 0 else -math.inf)
 
 
+def _d2f_rz(a):
+    a = F64(a)
+    r = F32(a)
+    if np.isfinite(a) and abs(F64(r)) > abs(a):
+        r = np.nextafter(r, F32(0))
+    return r
+
+
 def _via64(fn, out):
     def f(*args):
         return out(fn(*[F64(x) for x in args]))
@@ -84,6 +92,7 @@ class SimLibdevice:
     ceil = staticmethod(lambda a: np.ceil(F64(a)))
     fmodf = staticmethod(lambda a, b: np.fmod(F32(a), F32(b)))
     fmod = staticmethod(lambda a, b: np.fmod(F64(a), F64(b)))
+    double2float_rz = staticmethod(lambda a: _d2f_rz(a))
     float_as_int = staticmethod(lambda a: F32(a).view(np.int32))
     int_as_float = staticmethod(lambda i: np.int32(i).view(np.float32))
 
@@ -112,4 +121,8 @@ def namespace() -> dict:
     else:
         from numba.cuda import libdevice
         ns["libdevice"] = libdevice
+    from .exprs import HELPER_NAMES, HELPERS
+    exec(compile(HELPERS, "<cutile-numba-helpers>", "exec"), ns)
+    for name in HELPER_NAMES:
+        ns[name] = cuda.jit(device=True)(ns[name])
     return ns

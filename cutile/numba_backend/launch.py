@@ -1,0 +1,307 @@
+"""Compiling, caching and launching generated kernels; argument and stream marshalling.
+
+- A specialised kernel (one ``KernelIR``) is compiled once per thread count and option set
+  (``compile_kernel``): source generation, ``exec`` in the ``rt`` namespace, ``cuda.jit``.
+  Numba itself compiles the PTX on first launch and caches it per argument types.
+- Arguments: NumPy arrays are copied to the device (C-contiguous) and the ones the kernel may
+  write are copied back into the caller's array (a view of a larger buffer is written through
+  the view, so the rest of the buffer is untouched); Numba device arrays and any object with
+  ``__cuda_array_interface__`` (CuPy, PyTorch CUDA tensors) are used in place.  Scalars are
+  passed as NumPy scalars of their exact dtype.
+- Streams: ``None``/``0`` (default stream), a Numba stream, or a CuPy/PyTorch stream (wrapped
+  with ``cuda.external_stream``), or a raw ``CUstream`` integer.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import linecache
+import os
+import re
+import warnings
+import weakref
+
+import numpy as np
+
+from ..errors import TileCompilerExecutionError, TileUnsupportedFeatureError
+from ..ir.core import KernelIR, walk
+from ..ir import ops
+from ..ir.types import ArrayType, TileType
+from . import rt
+from .codegen import Gen, kernel_fn_name
+from .emitter import describe_op
+from .smem import SOFT_BUDGET, STATIC_LIMIT
+
+# Thread counts: the simulator runs every thread as a Python thread, so keep it small there.
+SIM_THREADS = 32
+MAX_THREADS = 1024
+
+_cache: "weakref.WeakKeyDictionary[KernelIR, dict]" = weakref.WeakKeyDictionary()
+
+
+class Compiled:
+    """One generated kernel: source, the ``cuda.jit`` dispatcher and what the launcher needs."""
+
+    def __init__(self, ir, gen: Gen, source: str, filename: str, dispatcher, T: int):
+        self.ir = ir
+        self.name = ir.name
+        self.source = source
+        self.filename = filename
+        self.dispatcher = dispatcher
+        self.T = T
+        self.smem_bytes = gen.smem.total_bytes
+        self.stores = set(gen.stores)
+        self.strides_used = sorted(gen.strides_used)
+        self.line_ops = gen.line_ops
+        self.n_barriers = gen.n_barriers
+        self.smem_shared = gen.smem.shared
+
+    def op_at(self, lineno: int):
+        if 1 <= lineno <= len(self.line_ops):
+            return self.line_ops[lineno - 1]
+        return None
+
+
+# -- options ---------------------------------------------------------------------------------
+def _pow2(n: int) -> bool:
+    return n > 0 and n & (n - 1) == 0
+
+
+def env_threads() -> int | None:
+    v = os.environ.get("CUTILE_NUMBA_THREADS", "").strip()
+    if not v:
+        return None
+    n = int(v)
+    if not _pow2(n) or n > MAX_THREADS:
+        raise ValueError(f"CUTILE_NUMBA_THREADS must be a power of two <= {MAX_THREADS}, "
+                         f"got {v}")
+    return n
+
+
+def env_mma_acc() -> str:
+    v = os.environ.get("CUTILE_NUMBA_MMA_ACC", "f32").strip().lower() or "f32"
+    if v not in ("f32", "exact"):
+        raise ValueError(f"CUTILE_NUMBA_MMA_ACC must be 'f32' or 'exact', got {v!r}")
+    return v
+
+
+def _max_tile(ir: KernelIR) -> tuple[int, int]:
+    """(largest tile size, largest mma accumulator size) of the kernel."""
+    big, acc = 1, 0
+    for op in walk(ir.body):
+        for r in op.results:
+            if isinstance(r.type, TileType):
+                big = max(big, r.type.size)
+        if isinstance(op, ops.Mma):
+            acc = max(acc, op.acc.type.size)
+    return big, acc
+
+
+def choose_threads(ir: KernelIR, threads: int | None = None) -> int:
+    """T: explicit (per launch / per kernel) > CUTILE_NUMBA_THREADS > heuristic.
+
+    Heuristic: under the simulator 32.  On a GPU, an mma kernel gets one thread per 64
+    accumulator elements (an 8x8 register sub-tile), other kernels one thread per 8 elements
+    of their largest tile; clamped to [32, 256], and to 2048 / occupancy when the kernel's
+    ``occupancy`` hint asks for that many blocks per SM.
+    """
+    if threads is None:
+        opts = getattr(ir, "options", None) or {}
+        threads = opts.get("numba_threads")
+    if threads is None:
+        threads = env_threads()
+    if threads is not None:
+        if not _pow2(int(threads)) or threads > MAX_THREADS:
+            raise ValueError(f"thread count must be a power of two <= {MAX_THREADS}, got "
+                             f"{threads}")
+        return int(threads)
+    if rt.simulator():
+        return SIM_THREADS
+    big, acc = _max_tile(ir)
+    t = acc // 64 if acc else big // 8
+    t = min(max(1 << max(t - 1, 0).bit_length(), 32), 256)
+    occ = (getattr(ir, "options", None) or {}).get("occupancy")
+    if isinstance(occ, int) and occ > 0:
+        while t > 32 and t * occ > 2048:
+            t //= 2
+    return t
+
+
+# -- compilation -----------------------------------------------------------------------------
+def device_smem_limit() -> int:
+    if rt.simulator():
+        return STATIC_LIMIT
+    try:
+        from numba import cuda
+        dev = cuda.get_current_device()
+        return min(int(dev.MAX_SHARED_MEMORY_PER_BLOCK), STATIC_LIMIT)
+    except Exception:
+        return STATIC_LIMIT
+
+
+def generate(ir: KernelIR, T: int, mma_acc: str = "f32") -> Gen:
+    """Run the generator; retry with shared buffers if private ones exceed the soft budget."""
+    gen = Gen(ir, T, mma_acc=mma_acc)
+    gen.source = gen.generate()
+    if gen.smem.total_bytes > SOFT_BUDGET:
+        g2 = Gen(ir, T, mma_acc=mma_acc, shared_smem=True)
+        g2.source = g2.generate()
+        if g2.smem.total_bytes < gen.smem.total_bytes:
+            gen = g2
+    return gen
+
+
+def compile_kernel(ir: KernelIR, T: int, mma_acc: str | None = None) -> Compiled:
+    mma_acc = mma_acc or env_mma_acc()
+    per_ir = _cache.setdefault(ir, {})
+    key = (T, mma_acc, rt.simulator())
+    ck = per_ir.get(key)
+    if ck is not None:
+        return ck
+    gen = generate(ir, T, mma_acc)
+    gen.smem.check(device_smem_limit(), ir.name)
+    source = gen.source
+    digest = hashlib.sha1(source.encode()).hexdigest()[:10]
+    filename = f"<cutile-numba:{ir.name}:{digest}>"
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    ns = rt.namespace()
+    ns.update(gen.consts)
+    exec(compile(source, filename, "exec"), ns)
+    from numba import cuda
+    dispatcher = cuda.jit(ns[kernel_fn_name(ir)])
+    ck = Compiled(ir, gen, source, filename, dispatcher, T)
+    per_ir[key] = ck
+    return ck
+
+
+# -- arguments -------------------------------------------------------------------------------
+def _is_device_array(x) -> bool:
+    from numba import cuda
+    return cuda.is_cuda_array(x) if not isinstance(x, np.ndarray) else False
+
+
+def resolve_stream(stream):
+    from numba import cuda
+    if rt.simulator():
+        return 0
+    if stream is None or (isinstance(stream, int) and stream == 0):
+        return cuda.default_stream()
+    if isinstance(stream, int):
+        return cuda.external_stream(stream)
+    mod = type(stream).__module__ or ""
+    if mod.startswith("numba"):
+        return stream
+    for attr in ("cuda_stream", "ptr", "handle"):        # torch, cupy, cuda-python
+        h = getattr(stream, attr, None)
+        if isinstance(h, int):
+            return cuda.external_stream(h) if h else cuda.default_stream()
+    raise TypeError(f"unsupported stream object {type(stream).__name__}; pass None, a Numba, "
+                    "CuPy or PyTorch stream, or a CUstream handle (int)")
+
+
+def _itemsize_strides(x) -> tuple:
+    st = getattr(x, "strides", None)
+    if st is None and hasattr(x, "__cuda_array_interface__"):
+        cai = x.__cuda_array_interface__
+        st = cai.get("strides")
+        if st is None:                                   # C-contiguous
+            shape = cai["shape"]
+            item = np.dtype(cai["typestr"]).itemsize
+            out, s = [], item
+            for d in reversed(shape):
+                out.append(s)
+                s *= d
+            st = tuple(reversed(out))
+        return tuple(int(s) // np.dtype(cai["typestr"]).itemsize for s in st)
+    item = x.dtype.itemsize
+    return tuple(int(s) // item for s in st)
+
+
+def marshal(ck: Compiled, grid: tuple, leaves: list, stream):
+    """(kernel args, write-back closures) for one launch."""
+    from numba import cuda
+    args, back, logical_strides = [], [], {}
+    for i, (p, leaf) in enumerate(zip(ck.ir.params, leaves)):
+        if isinstance(p.type, ArrayType):
+            logical_strides[i] = _itemsize_strides(leaf)
+            if isinstance(leaf, np.ndarray):
+                host = np.ascontiguousarray(leaf)
+                dev = cuda.to_device(host, stream=stream) if not rt.simulator() else \
+                    cuda.to_device(host)
+                args.append(dev)
+                if i in ck.stores:
+                    back.append((leaf, dev))
+            elif _is_device_array(leaf):
+                args.append(cuda.as_cuda_array(leaf) if not hasattr(leaf, "copy_to_host")
+                            else leaf)
+            else:
+                raise TypeError(f"numba backend: argument {i} of type {type(leaf).__name__} "
+                                "is neither a NumPy array nor a CUDA array")
+        else:
+            args.append(np.asarray(leaf)[()])
+    args += [np.int32(g) for g in grid]
+    for r, ax in ck.strides_used:
+        args.append(np.int64(logical_strides[r][ax]))
+    return args, back
+
+
+def cuda_grid(grid: tuple) -> tuple:
+    g0, g1, g2 = grid
+    if g1 <= 65535 and g2 <= 65535:
+        return (g0, g1, g2)
+    n = g0 * g1 * g2
+    if n >= 2 ** 31:
+        raise TileUnsupportedFeatureError(f"grid {grid} has too many blocks for the numba "
+                                          "backend")
+    return (n, 1, 1)
+
+
+# -- launch ----------------------------------------------------------------------------------
+def run(ir: KernelIR, grid: tuple, leaves: list, stream=None, *, threads: int | None = None,
+        mma_acc: str | None = None) -> Compiled:
+    T = choose_threads(ir, threads)
+    ck = compile_kernel(ir, T, mma_acc)
+    if 0 in grid:
+        return ck
+    st = resolve_stream(stream)
+    args, back = marshal(ck, grid, leaves, st)
+    try:
+        with warnings.catch_warnings():
+            if rt.simulator():
+                # NumPy scalar arithmetic warns on the integer wrap-around and IEEE specials
+                # that are the intended semantics (R-MATH-4).
+                warnings.simplefilter("ignore", RuntimeWarning)
+            ck.dispatcher[cuda_grid(grid), T, st](*args)
+    except Exception as e:
+        raise _wrap_error(ck, e) from e
+    for host, dev in back:
+        out = dev.copy_to_host() if rt.simulator() else dev.copy_to_host(stream=st)
+        if not rt.simulator():
+            st.synchronize()
+        host[...] = out
+    return ck
+
+
+def _wrap_error(ck: Compiled, e: Exception) -> Exception:
+    """A Numba error inside generated code is a backend bug: show the line and the IR op."""
+    if isinstance(e, (TileUnsupportedFeatureError, TypeError)) and ck.filename not in str(e):
+        if isinstance(e, TileUnsupportedFeatureError):
+            return e
+    text = str(e)
+    lines = [int(m) for m in re.findall(re.escape(ck.filename) + r'["\']?,? line (\d+)', text)]
+    tb = e.__traceback__
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename == ck.filename:
+            lines.append(tb.tb_lineno)
+        tb = tb.tb_next
+    where = ""
+    if lines:
+        n = lines[-1]
+        src = ck.source.splitlines()
+        op = ck.op_at(n)
+        where = f"\n  generated line {n}: {src[n - 1].strip() if n <= len(src) else '?'}"
+        if op is not None:
+            where += f"\n  from IR op {describe_op(op)}"
+    return TileCompilerExecutionError(
+        f"numba backend failed on kernel {ck.name!r}: {type(e).__name__}: {text}{where}",
+        getattr(ck.op_at(lines[-1]) if lines else None, "loc", None))

@@ -1,0 +1,34 @@
+"""Lowering rules: one function per IR op class, ``fn(gen, op)``, in per-section modules.
+
+Mirrors the interpreter's ``@rule`` table (``cutile/interp/machine.py:RULES``): the table is a
+plain dict keyed by op class and a missing entry is a ``TileUnsupportedFeatureError`` naming the
+op and the backend.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+LOWERINGS: dict[type, Callable] = {}
+
+_loaded = False
+
+
+def lower(*op_classes):
+    """Register the lowering of IR op classes: ``fn(gen, op)`` emits source through ``gen``."""
+
+    def wrap(fn):
+        for cls in op_classes:
+            LOWERINGS[cls] = fn
+        return fn
+
+    return wrap
+
+
+def load_lowerings() -> dict[type, Callable]:
+    global _loaded
+    if not _loaded:
+        from . import (control, creation, elementwise, index, matmul, memory,  # noqa: F401
+                       reduce, shape)
+        _loaded = True
+    return LOWERINGS

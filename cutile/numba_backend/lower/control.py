@@ -1,0 +1,90 @@
+"""Lowering of structured control flow: For -> ``for ... in range``, Loop -> ``while True``,
+If -> ``if/else``, and the Yield/Continue/Break/Return terminators (handled in ``Gen``).
+
+Conditions and bounds are scalars, replicated in every thread, so every branch is taken by the
+whole block and barriers inside loops and branches are legal (R-EXEC-3).  Loop-carried values
+live in the same variables across iterations; ``Yield``/``Continue``/``Break`` assign them in
+parallel (a tuple assignment, so swaps are safe) and the loop's results are those variables.
+"""
+
+from __future__ import annotations
+
+from ...ir import ops
+from ..barriers import BarrierState
+from ..codegen import LoopFrame
+from ..exprs import cast
+from . import lower
+
+
+def _carried(g, args, inits):
+    lays = [g.natural(a) for a in args]
+    names = [g.reg_names(a, lay.nregs) for a, lay in zip(args, lays)]
+    g.parallel_assign(names, lays, inits)
+    for a, lay, n in zip(args, lays, names):
+        g.alias(a, lay, n)
+    return LoopFrame(names, lays)
+
+
+@lower(ops.For)
+def for_(g, op):
+    start, stop, step = (g.scalar(v) for v in (op.start, op.stop, op.step))
+    iv = op.body.args[0]
+    frame = _carried(g, op.body.args[1:], op.inits)
+    raw = g.tmp("i")
+    ivname = g.vname(iv)
+    ivcast = cast(iv.type.dtype)
+
+    def bind():
+        g.line(f"{ivname} = {ivcast}({raw})")
+        g.alias(iv, g.scalar_layout(), [ivname])
+
+    g.emit_loop(f"for {raw} in range({start}, {stop}, {step}):", frame, op.body, bind,
+                normal_exit=True)
+    for r, lay, n in zip(op.results, frame.layouts, frame.names):
+        g.alias(r, lay, n)
+
+
+@lower(ops.Loop)
+def loop(g, op):
+    frame = _carried(g, op.body.args, op.inits)
+    g.emit_loop("while True:", frame, op.body, lambda: None, normal_exit=False)
+    for r, lay, n in zip(op.results, frame.layouts, frame.names):
+        g.alias(r, lay, n)
+
+
+@lower(ops.If)
+def if_(g, op):
+    cond = g.scalar(op.cond)
+    lays = [g.natural(r) for r in op.results]
+    names = [g.reg_names(r, lay.nregs) for r, lay in zip(op.results, lays)]
+    start = g.bar.copy()
+    states = []
+    g.line(f"if {cond}:")
+    for region, head in ((op.then, None), (op.orelse, "else:")):
+        if head is not None:
+            if not region.ops:
+                states.append(start.copy())
+                continue
+            g.line(head)
+        g.bar = start.copy()
+        g.push_scope()
+        with g.e.indent():
+            mark = g.e.mark()
+
+            def on_yield(y):
+                g.parallel_assign(names, lays, y.values)
+
+            g.emit_region(region, on_yield)
+            g.e.ensure_body(mark)
+        g.pop_scope()
+        states.append(g.bar)
+    live = [s for s in states if s is not None]
+    if live:
+        out = BarrierState()
+        for s in live:
+            out = out.join(s)
+        g.bar = out
+    else:
+        g.bar = None
+    for r, lay, n in zip(op.results, lays, names):
+        g.alias(r, lay, n)

@@ -1,0 +1,1 @@
+"""Lowering of mma (placeholder)."""

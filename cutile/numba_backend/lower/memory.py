@@ -1,0 +1,166 @@
+"""Lowering of global-memory ops.  Every global access has its own bounds check (seed 001:
+loads, stores, gathers and scatters each test their own indices): out-of-bounds loads take the
+padding value, out-of-bounds stores and scatters are skipped, so a generated kernel never
+touches memory outside its arrays, whatever ``check_bounds`` says.
+
+Tile-space positions follow R-LOAD-2/R-VIEW-2: element ``x`` of the tile is
+``transpose(A, order)[index * steps + x]``.  Each thread computes ``index*steps + thread
+coordinate`` once per dimension; a register adds its compile-time offset.
+"""
+
+from __future__ import annotations
+
+from ...interp.memory_model import padding_fill
+from ...ir import ops
+from ..codegen import AV
+from ..exprs import cast, literal
+from . import lower
+
+
+def _av(g, v) -> AV:
+    return g.arrays[id(v)]
+
+
+@lower(ops.ArrayDim)
+def array_dim(g, op):
+    a = _av(g, op.array)
+    g.define(op.result, g.scalar_layout(),
+             [f"{cast(op.result.type.dtype)}({a.name}.shape[{op.axis}])"])
+
+
+@lower(ops.ArrayStride)
+def array_stride(g, op):
+    a = _av(g, op.array)
+    # Strides of the user's array (a NumPy argument travels as a contiguous copy).
+    g.strides_used.add((a.root, op.axis))
+    g.define(op.result, g.scalar_layout(),
+             [f"{cast(op.result.type.dtype)}(st{a.root}_{op.axis})"])
+
+
+@lower(ops.ArraySlice)
+def array_slice(g, op):
+    a = _av(g, op.array)
+    start, stop = g.scalar(op.start), g.scalar(op.stop)
+    name = g.vname(op.result)
+    sl = ", ".join(f"{start}:{stop}" if i == op.axis else ":" for i in range(a.ndim))
+    g.line(f"{name} = {a.name}[{sl}]")
+    g.arrays[id(op.result)] = AV(name, a.root, a.ndim, a.dtype)
+
+
+def _tile_positions(g, op, a, lay, shape):
+    """Per tile dim: (extent variable, base+thread-coordinate variable)."""
+    steps = op.steps if op.steps is not None else shape
+    exts, bases = [], []
+    for j in range(len(shape)):
+        ax = op.order[j]
+        n = g.tmp("n")
+        g.line(f"{n} = {a.name}.shape[{ax}]")
+        q = g.tmp("q")
+        idx = g.scalar(op.index[j])
+        c = g.coord_var(lay, j)
+        g.line(f"{q} = i64({idx}) * {int(steps[j])}" + (f" + {c}" if c != "0" else ""))
+        exts.append(n)
+        bases.append(q)
+    return exts, bases
+
+
+def _reg_access(op, a, lay, k, exts, bases):
+    offs = lay.reg_offsets(k)
+    pos = [b if o == 0 else f"({b} + {o})" for b, o in zip(bases, offs)]
+    conds = " and ".join(f"0 <= {p} < {n}" for p, n in zip(pos, exts))
+    idx = [None] * len(pos)
+    for j, p in enumerate(pos):
+        idx[op.order[j]] = p
+    return f"{a.name}[{', '.join(idx)}]", conds
+
+
+@lower(ops.Load)
+def load(g, op):
+    a = _av(g, op.array)
+    lay = g.natural(op.result)
+    dtype = op.result.type.dtype
+    pad = literal(padding_fill(dtype.np_dtype, op.padding), dtype)
+    exts, bases = _tile_positions(g, op, a, lay, op.shape)
+    out = []
+    for k in range(lay.nregs):
+        ref, conds = _reg_access(op, a, lay, k, exts, bases)
+        out.append(f"{ref} if {conds} else {pad}")
+    g.define(op.result, lay, out)
+
+
+@lower(ops.Store)
+def store(g, op):
+    a = _av(g, op.array)
+    g.stores.add(a.root)
+    tv = g.tv(op.tile)
+    lay = tv.layout if tv.layout is not None else g.natural(op.tile)
+    regs = g.get(op.tile, lay)
+    exts, bases = _tile_positions(g, op, a, lay, op.tile.type.shape)
+    w = g.writer(lay)
+    if w is not None:
+        g.line(f"if {w}:")
+        g.e.level += 1
+    for k in range(lay.nregs):
+        ref, conds = _reg_access(op, a, lay, k, exts, bases)
+        g.line(f"if {conds}:")
+        g.line(f"    {ref} = {regs[k]}")
+    if w is not None:
+        g.e.level -= 1
+
+
+def _gs_setup(g, op, lay):
+    a = _av(g, op.array)
+    idx = [g.get(v, lay) for v in op.indices]
+    mask = g.get(op.mask, lay) if op.mask is not None else None
+    exts = []
+    for ax in range(a.ndim):
+        n = g.tmp("n")
+        g.line(f"{n} = {a.name}.shape[{ax}]")
+        exts.append(n)
+    return a, idx, mask, exts
+
+
+def _gs_reg(g, a, idx, mask, exts, k):
+    """Index variables (int64: uint64 >= 2**63 wraps negative, out of bounds) and the
+    condition of register ``k``."""
+    names = []
+    for j in range(a.ndim):
+        n = g.tmp("x")
+        g.line(f"{n} = i64({idx[j][k]})")
+        names.append(n)
+    conds = [f"0 <= {n} < {e}" for n, e in zip(names, exts)]
+    if mask is not None:
+        conds.insert(0, mask[k])
+    ref = f"{a.name}[{', '.join(names)}]" if names else f"{a.name}[()]"
+    return ref, " and ".join(conds) if conds else "True"
+
+
+@lower(ops.Gather)
+def gather(g, op):
+    lay = g.natural(op.result)
+    a, idx, mask, exts = _gs_setup(g, op, lay)
+    pad = g.get(op.padding, lay)
+    out = []
+    for k in range(lay.nregs):
+        ref, cond = _gs_reg(g, a, idx, mask, exts, k)
+        out.append(f"{ref} if {cond} else {pad[k]}")
+    g.define(op.result, lay, out)
+
+
+@lower(ops.Scatter)
+def scatter(g, op):
+    tv = g.tv(op.value)
+    lay = tv.layout if tv.layout is not None else g.natural(op.value)
+    a, idx, mask, exts = _gs_setup(g, op, lay)
+    g.stores.add(a.root)
+    vals = g.get(op.value, lay)
+    w = g.writer(lay)
+    if w is not None:
+        g.line(f"if {w}:")
+        g.e.level += 1
+    for k in range(lay.nregs):
+        ref, cond = _gs_reg(g, a, idx, mask, exts, k)
+        g.line(f"if {cond}:")
+        g.line(f"    {ref} = {vals[k]}")
+    if w is not None:
+        g.e.level -= 1
