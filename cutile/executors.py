@@ -1,33 +1,119 @@
-"""Choosing the executor for a launch (``CUTILE_BACKEND``, ``set_backend``)."""
+"""Choosing the executor for a launch (``CUTILE_BACKEND``, ``set_backend``, ``backend``).
+
+- ``interp``: the NumPy interpreter (exact; every block in sequence).
+- ``numba``: the Numba-CUDA backend (``cutile/numba_backend``): a real GPU, or Numba's CUDA
+  simulator when ``NUMBA_ENABLE_CUDASIM=1``.
+- ``auto`` (default): ``numba`` when a CUDA GPU is usable (and not merely the simulator), else
+  ``interp``.
+
+Precedence: the innermost ``with cutile.executors.backend(...)`` block, then
+``set_backend(...)``, then ``CUTILE_BACKEND``.  Numba is imported only when the numba executor
+runs (or ``auto`` has to probe for a GPU), never by ``import cutile``.
+
+>>> from cutile.executors import backend
+>>> with backend("numba", threads=64):        # this launch on the Numba backend, 64 threads
+...     ct.launch(None, grid, kernel, args)
+"""
 
 from __future__ import annotations
+
+import contextvars
+import os
+from contextlib import contextmanager
 
 from . import config
 
 _override: str | None = None
+_scoped: contextvars.ContextVar = contextvars.ContextVar("cutile_backend", default=None)
+_gpu_usable: bool | None = None
+
+_NAMES = (None, "interp", "numba", "auto")
+
+
+def _check(name) -> None:
+    if name not in _NAMES:
+        raise ValueError(f"unknown backend {name!r}; expected 'interp', 'numba' or 'auto'")
 
 
 def set_backend(name: str | None) -> None:
     """Select ``"interp"``, ``"numba"`` or ``"auto"`` for later launches (``None``: use the
     ``CUTILE_BACKEND`` environment variable)."""
-    if name not in (None, "interp", "numba", "auto"):
-        raise ValueError(f"unknown backend {name!r}; expected 'interp', 'numba' or 'auto'")
+    _check(name)
     global _override
     _override = name
 
 
+@contextmanager
+def backend(name: str, *, threads: int | None = None, mma_acc: str | None = None):
+    """Run the launches inside the ``with`` block on ``name``; for ``numba``, optionally
+    with ``threads`` per block (a power of two) and ``mma_acc`` (``"f32"`` or ``"exact"``).
+
+    >>> with backend("interp"):
+    ...     ct.launch(None, (4,), vec_add, (a, b, c, 1024))
+    """
+    _check(name)
+    if mma_acc not in (None, "f32", "exact"):
+        raise ValueError(f"mma_acc must be 'f32' or 'exact', got {mma_acc!r}")
+    token = _scoped.set((name, {"threads": threads, "mma_acc": mma_acc}))
+    try:
+        yield
+    finally:
+        _scoped.reset(token)
+
+
+def gpu_usable() -> bool:
+    """A real CUDA GPU through Numba (the simulator does not count).  Probed once."""
+    global _gpu_usable
+    if _gpu_usable is None:
+        if os.environ.get("NUMBA_ENABLE_CUDASIM", "0").strip() not in ("", "0"):
+            _gpu_usable = False
+        else:
+            try:
+                from numba import cuda
+                _gpu_usable = bool(cuda.is_available())
+            except Exception:
+                _gpu_usable = False
+    return _gpu_usable
+
+
+def _requested() -> tuple[str, dict]:
+    scoped = _scoped.get()
+    if scoped is not None:
+        return scoped[0], scoped[1]
+    return (_override or config.backend()), {}
+
+
 def selected() -> str:
-    name = _override or config.backend()
+    name, _ = _requested()
     if name == "auto":
-        return "interp"
+        return "numba" if gpu_usable() else "interp"
     return name
 
 
 def run(ir, grid, spec, stream) -> None:
-    name = selected()
+    name, opts = _requested()
+    if name == "auto":
+        name = "numba" if gpu_usable() else "interp"
     if name == "interp":
         from .interp.machine import run_kernel
         run_kernel(ir, grid, spec.leaves)
         return
     from .numba_backend import run as numba_run
-    numba_run(ir, grid, spec.leaves, stream)
+    numba_run(ir, grid, spec.leaves, stream, threads=opts.get("threads"),
+              mma_acc=opts.get("mma_acc"))
+
+
+def inspect(kernel, args: tuple, *, grid=(1,), threads: int | None = None,
+            mma_acc: str | None = None):
+    """What the Numba backend makes of ``kernel`` for ``args``: generated source, threads
+    per block, shared memory per block, registers per thread (when Numba can compile for a
+    GPU) and theoretical occupancy.  Returns a ``cutile.numba_backend.inspect.KernelInfo``.
+
+    >>> info = cutile.executors.inspect(vec_add, (a, b, c, 1024), grid=(4,))
+    >>> print(info.source); info.threads, info.shared_bytes, info.occupancy
+    """
+    from .kernel import _check_grid
+    from .numba_backend.inspect import inspect_kernel
+    spec = kernel.specialize(args)
+    ir = kernel.compile(spec)
+    return inspect_kernel(ir, _check_grid(grid), spec.leaves, threads=threads, mma_acc=mma_acc)

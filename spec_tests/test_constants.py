@@ -41,7 +41,7 @@ def k_loose(out, CASE: ct.Constant[str]):
     elif CASE == "bool":
         v = True + True
     elif CASE == "cmp":
-        v = (3 < 5) + (0.1 + 0.2 == 0.3)
+        v = (3 < 5) + (0.1 + 0.2 == 0.3)  # noqa: PLR0133 - folded in tile code
     elif CASE == "int_conv":
         v = int(-2.7) + int(True)
     elif CASE == "float_conv":
@@ -147,7 +147,7 @@ def k_strict(out, flag, CASE: ct.Constant[str], EXP: ct.Constant):
         ok = True
     elif CASE == "bool(-3)":
         v = ct.bool_(-3)
-        ok = v == True  # noqa: E712
+        ok = v == True
     elif CASE == "i16+i32":
         v = ct.int16(5) + ct.int32(7)
         ok = v == 12
@@ -298,7 +298,7 @@ def k_strict_errors(out, CASE: ct.Constant[str]):
 ])
 def test_strict_constant_errors(case, exc, msg):
     # R-CONST-4 / R-CONST-5
-    with pytest.raises(exc, match=msg):
+    with pytest.raises(exc, match=msg or None):
         _run(k_strict_errors, np.zeros(4, np.float32), case)
 
 

@@ -122,7 +122,7 @@ def k_full_err(out, CASE: ct.Constant[str]):
 ])
 def test_full_errors(case, msg):
     # R-FACT-1 / R-FACT-2 / R-DTYPE-4
-    with pytest.raises(ct.TileTypeError, match=msg):
+    with pytest.raises(ct.TileTypeError, match=msg or None):
         _run(k_full_err, np.zeros(8, np.int32), case)
 
 
@@ -199,11 +199,11 @@ def k_arange_err(out, CASE: ct.Constant[str]):
                                       ("no_dtype", "arange\\(\\)"), ("runtime_size", "")])
 def test_arange_errors(case, msg):
     # R-FACT-4 / R-DISC-8 (dtype is keyword-only and required)
-    with pytest.raises(ct.TileTypeError, match=msg):
+    with pytest.raises(ct.TileTypeError, match=msg or None):
         _run(k_arange_err, np.zeros(8, np.int32), case)
 
 
-# -- R-FACT-5: astile -------------------------------------------------------------------------------
+# -- R-FACT-5: astile ------------------------------------------------------------
 @ct.kernel
 def k_astile(out, flag, s, CASE: ct.Constant[str], EXP: ct.Constant):
     if CASE == "2x2":
@@ -273,7 +273,7 @@ def test_astile_errors(case, msg):
         _run(k_astile_err, np.zeros(8, np.int32), case)
 
 
-# -- R-ASTYPE-1: conversions ------------------------------------------------------------------------
+# -- R-ASTYPE-1: conversions ------------------------------------------------------------
 def make_astype(dst, mode=None):
     @ct.kernel
     def k(a, out, flag):
@@ -501,8 +501,8 @@ def test_astype_e8m0_needs_rz_or_rp():
     ("to_int", RM.RZ, "rounding_mode is only valid for float to float conversions"),
     ("bf16", RM.RM, "rounding_mode=RM is not supported for conversion from float64 to bfloat16"),
     ("f16_from_f32", RM.RP, "is not supported for conversion from float32 to float16"),
-    ("f32_from_f64", RM.RA, "rounding_mode=RA is not supported for conversion from float64 to "
-                            "float32"),
+    ("f32_from_f64", RM.RA, ("rounding_mode=RA is not supported for conversion from float64 "
+                             "to float32")),
     ("f8", RM.RZ, "is not supported for conversion from float32 to float8_e4m3fn"),
     ("f16_from_f32", RM.FULL, "is not supported"), ("f16_from_f32", RM.APPROX, "is not supported"),
     ("f16_from_f32", RM.RZI, "is not supported"),
@@ -529,8 +529,9 @@ def test_astype_same_dtype_noop_and_f16_modes_from_bf16():
     b = np.array([1.5, -2.25, 0.0, 3.0, 1.0 / 3, -1.0 / 3, 70000.0, 2.0], np.float32)
     _run(k, b, o)
     bf = b.astype(BF16).astype(np.float64)
-    for v, r in zip(bf.tolist(), o.astype(np.float64).tolist()):
-        assert r <= v and float(np.nextafter(np.float16(r), np.float16(np.inf))) > v
+    with np.errstate(over="ignore"):
+        for v, r in zip(bf.tolist(), o.astype(np.float64).tolist()):
+            assert r <= v and float(np.nextafter(np.float16(r), np.float16(np.inf))) > v
 
 
 def test_astype_constant_folds():

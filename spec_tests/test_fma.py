@@ -39,7 +39,6 @@ def round_to(q: Fraction, dtype) -> np.ndarray:
     d = float(q)
     if np.dtype(dtype) == np.float64 or Fraction(d) == q:
         return np.array(d).astype(dtype)
-    m, e = np.frexp(d)
     # round-to-odd at float64 precision: set the last bit when inexact
     b = np.array(d).view(np.uint64)
     if Fraction(d) > q and d > 0 or Fraction(d) < q and d < 0:

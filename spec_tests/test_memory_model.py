@@ -238,16 +238,25 @@ def test_view_steps_2d_and_gapped_store():
     np.testing.assert_array_equal(x, [1, 1, 0, 0, 2, 2, 0, 0, 3, 3])
 
 
-def test_negative_index_overlapping_with_steps_is_partial():
-    # R-VIEW-2 with a negative tile index: span [-2, 2) overlaps [0, 16): partial, not R-UB-1;
-    # negative positions are out of bounds (padded / discarded), never wrapped.
+def test_negative_index_with_steps_is_entirely_outside():
+    # R-UB-1 "including negative tile indices": with tile 4 / step 2, index -1 spans [-2, 2),
+    # yet the whole tile is out of bounds (cuda.tile 1.7 on an H100 pads all four lanes and
+    # stores nothing).  Strict: R-UB-1; flag off: poison fill, write dropped.
     a = np.arange(16, dtype=np.float32)
-    t, poison = load(a, (-1,), (4,), steps=(2,), padding=P.NEG_INF)
-    np.testing.assert_array_equal(t, [-np.inf, -np.inf, 0, 1])
-    assert poison is None
-    store(a, (-1,), [7, 7, 8, 9], steps=(2,))
-    np.testing.assert_array_equal(a[:3], [8, 9, 2])
-    assert a[-1] == 15 and a[-2] == 14
+    with pytest.raises(OutOfBounds) as e:
+        load(a, (-1,), (4,), steps=(2,), padding=P.NEG_INF)
+    assert e.value.rule == "R-UB-1"
+    with pytest.raises(OutOfBounds) as e:
+        store(a, (-1,), [7, 7, 8, 9], steps=(2,))
+    assert e.value.rule == "R-UB-1"
+    t, poison = load(a, (-1,), (4,), steps=(2,), padding=P.NEG_INF, strict=False)
+    assert poison.all() and np.isnan(t).all()
+    store(a, (-1,), [7, 7, 8, 9], steps=(2,), strict=False)
+    np.testing.assert_array_equal(a, np.arange(16))
+    b = np.arange(12, dtype=np.int32).reshape(3, 4)
+    with pytest.raises(OutOfBounds) as e:
+        load(b, (0, -1), (2, 4), steps=(2, 2), padding=P.ZERO)
+    assert e.value.rule == "R-UB-1"
 
 
 # ----------------------------------------------------------------------------------------------
@@ -407,7 +416,7 @@ def test_check_bounds_false():
         load(a, (2,), (4,), padding=P.ZERO, check_bounds=False)
     assert e.value.rule == "R-UB-3"
     with pytest.raises(OutOfBounds) as e:
-        load(a, (-1,), (4,), steps=(2,), padding=P.ZERO, check_bounds=False)
+        load(a, (4,), (4,), steps=(2,), padding=P.ZERO, check_bounds=False)  # span [8, 12)
     assert e.value.rule == "R-UB-3"
     with pytest.raises(OutOfBounds) as e:
         store(a, (2,), np.ones(4), check_bounds=False)
@@ -673,7 +682,8 @@ def tile_case(draw):
 def _ref_outside(shape, order, tshape, steps, index):
     ap_shape = tuple(shape[p] for p in order)
     steps = tshape if steps is None else steps
-    return any(i * s + t <= 0 or i * s >= n for i, s, t, n in zip(index, steps, tshape, ap_shape))
+    # R-UB-1: a negative tile index is outside even when steps < tile make its span overlap.
+    return any(i < 0 or i * s >= n for i, s, n in zip(index, steps, ap_shape))
 
 
 @settings(max_examples=50, deadline=None)

@@ -68,7 +68,7 @@ def perm_of(order):
 
 
 # -- tile-space copy -----------------------------------------------------------------------------
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def copy_kernel(mode, order, tm, tn, grid_out):
     @ct.kernel
     def k(x, y, tiles):
@@ -129,7 +129,7 @@ def test_prop_tile_space_copy(case):
         np.testing.assert_array_equal(bits(tiles), bits(ref))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def view_kernel(tile, step, mode):
     @ct.kernel
     def k(x, out):
@@ -155,7 +155,7 @@ def test_prop_tiled_view_steps(tile, step, n, mode, seed):
 
 
 # -- gather / scatter ----------------------------------------------------------------------------
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def gs_kernel(k_len, with_mask, check_bounds):
     @ct.kernel
     def k(x, i0, i1, m, pad, y, out):

@@ -250,7 +250,8 @@ LOOSE_CASES = [
 ]
 
 
-@pytest.mark.parametrize("src,case,exp,ref", LOOSE_CASES, ids=[f"{c[0]}-{c[1]}" for c in LOOSE_CASES])
+@pytest.mark.parametrize("src,case,exp,ref", LOOSE_CASES,
+                         ids=[f"{c[0]}-{c[1]}" for c in LOOSE_CASES])
 def test_loose_constant_promotion(src, case, exp, ref):
     # R-PROMO-4 (1: same category keeps the tile dtype; 2: the higher category wins)
     if (src, case) == ("i32", "add2**40"):

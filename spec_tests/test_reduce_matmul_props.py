@@ -52,14 +52,17 @@ def bits(a):
 def tree_ref(x, axes, op):
     """Documented combine order: axes descending, ``x[:n/2] op x[n/2:]`` halving."""
     r = np.asarray(x)
+    half = r.dtype in (np.float16, ml_dtypes.bfloat16) and op in (np.add, np.multiply)
+    if half:     # half-precision sums/products accumulate in float32, rounded once at the end
+        r = r.astype(np.float32)
     for ax in sorted(axes, reverse=True):
         n = r.shape[ax]
         while n > 1:
             n //= 2
             with np.errstate(all="ignore"):
                 r = op(np.take(r, np.arange(n), axis=ax),
-                       np.take(r, np.arange(n, 2 * n), axis=ax)).astype(x.dtype)
-    return r
+                       np.take(r, np.arange(n, 2 * n), axis=ax)).astype(r.dtype)
+    return r.astype(x.dtype) if half else r
 
 
 shapes = st.lists(st.sampled_from([1, 2, 4, 8]), min_size=1, max_size=3).map(tuple)

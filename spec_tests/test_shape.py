@@ -378,6 +378,24 @@ def test_methods_reshape_astype_chain():  # R-TILE-4
     np.testing.assert_array_equal(run(f, A8, (4, 2), np.float32),
                                   A8.reshape(2, 4).T.astype(np.float32))
 
+    def kw(t):  # keyword forms of the methods' parameters
+        return t.reshape(shape=(2, 2, 2)).permute(axes=(2, 1, 0)).astype(dtype=ct.int16)
+
+    np.testing.assert_array_equal(run(kw, A8, (2, 2, 2), np.int16),
+                                  A8.reshape(2, 2, 2).transpose(2, 1, 0))
+
+
+def test_array_slice_method_keywords():  # §7 R-ARR-1 through methods.call_method
+    @ct.kernel
+    def k(X, Y):
+        v = X.slice(axis=0, start=1, stop=3)
+        ct.store(Y, index=(0, 0), tile=ct.load(v, index=(0, 0), shape=(2, 4)))
+
+    x = np.arange(16, dtype=np.int32).reshape(4, 4)
+    y = np.zeros((2, 4), np.int32)
+    ct.launch(None, (1,), k, (x, y))
+    np.testing.assert_array_equal(y, x[1:3])
+
 
 def test_poison_moves_with_shape_ops():  # shape ops keep data and poison mask aligned
     from cutile.interp import shape as ishape

@@ -196,6 +196,17 @@ def view_by_bid(x, y, SHIFT: ct.Constant[int], STORE: ct.Constant[bool]):
 
 
 @ct.kernel
+def steps_view_negative(x, y, STORE: ct.Constant[bool]):
+    # Tile 4 / step 2: index -1 spans [-2, 2) but a negative tile index is entirely outside
+    # (cuda.tile 1.7 on an H100 pads all lanes and stores nothing).
+    v = x.tiled_view(4, padding_mode=ct.PaddingMode.ZERO, traversal_steps=2)
+    if STORE:
+        v.store(ct.bid(0) - 1, ct.full((4,), 5.0, ct.float32))
+    else:
+        ct.store(y, (0,), v.load(ct.bid(0) - 1))
+
+
+@ct.kernel
 def load_2d_row_oob(x, y):
     t = ct.load(x, (ct.bid(0), 1), (2, 4), padding_mode=ct.PaddingMode.ZERO)
     ct.store(y, (0, 0), t)
@@ -217,6 +228,10 @@ CASES_UB1 = [
      1, "vy.store(ct.bid(0) + SHIFT"),
     (load_2d_row_oob, lambda: (np.zeros((3, 5), np.float32), np.zeros((2, 4), np.float32)),
      (3,), 2, "ct.load"),
+    (steps_view_negative, lambda: (np.zeros(16, np.float32), np.zeros(4, np.float32), False),
+     (1,), 0, "v.load(ct.bid(0) - 1)"),
+    (steps_view_negative, lambda: (np.zeros(16, np.float32), np.zeros(4, np.float32), True),
+     (1,), 0, "v.store(ct.bid(0) - 1"),
 ]
 
 
@@ -246,6 +261,7 @@ def test_ub1_strict_off(case, monkeypatch):
         view[...] = np.arange(arr.size).reshape(arr.shape) if i == 0 else 0
         bufs.append((buf, view))
     ct.launch(None, grid, kernel, (bufs[0][1], bufs[1][1], *a[2:]))
+    np.testing.assert_array_equal(bufs[0][1], np.arange(a[0].size).reshape(a[0].shape))
     for buf, view in bufs:
         np.testing.assert_array_equal(buf[:8], -1)
         np.testing.assert_array_equal(buf[8 + view.size:], -1)

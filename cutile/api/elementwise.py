@@ -1,7 +1,9 @@
-"""Elementwise math, comparisons, bitwise logic, ``where`` and ``astype`` (spec §16-§19, §12.1).
+"""Elementwise math, comparisons, bitwise logic, ``where`` and ``astype`` (spec §12.1, §16-§19).
 
 Each function types its operands here (promotion, broadcasting, constant folding) and emits
-one strictly typed IR op; the executors implement the op.
+one strictly typed IR op; the executors implement the op.  Constants fold at compile time:
+two loose operands with Python semantics (R-CONST-3), otherwise in the promoted dtype with the
+result wrapped / rounded into it (R-CONST-6).
 """
 
 from __future__ import annotations
@@ -11,112 +13,90 @@ import operator
 
 from .. import dtypes as dt
 from ..dtypes import DType
-from ..enums import RoundingMode
-from ..errors import TileTypeError, TileValueError
+from ..errors import TileTypeError, TileUnsupportedFeatureError, TileValueError
 from ..frontend import coerce
 from ..frontend.context import current
-from ..frontend.values import Const, FVal, TileV, describe
+from ..frontend.values import Const, FVal, TileV, TupleV, describe
 from ..ir import ops
+from ..ir.ops import elementwise as ir_elementwise
 from ._registry import tile_op
 
 # -- constant folding (R-CONST-3/6, R-PROMO-2) -------------------------------------------------
-
-
-def _py_floordiv(a, b):
-    return a // b
-
-
-def _py_truediv(a, b):
-    return a / b
-
-
-def _py_cdiv(a, b):
-    return -((-a) // b)
-
-
-def _py_mod(a, b):
-    return a % b
-
-
-def _py_min(a, b):
-    return b if (isinstance(a, float) and math.isnan(a)) else (a if b != b or a <= b else b)
-
-
-def _py_max(a, b):
-    return b if (isinstance(a, float) and math.isnan(a)) else (a if b != b or a >= b else b)
-
-
 _FOLD = {
-    "add": operator.add, "sub": operator.sub, "mul": operator.mul, "truediv": _py_truediv,
-    "floordiv": _py_floordiv, "cdiv": _py_cdiv, "mod": _py_mod, "pow": operator.pow,
-    "minimum": _py_min, "maximum": _py_max, "atan2": math.atan2,
+    "add": operator.add, "sub": operator.sub, "mul": operator.mul, "truediv": operator.truediv,
+    "floordiv": operator.floordiv, "cdiv": lambda a, b: -((-a) // b), "mod": operator.mod,
+    "pow": operator.pow, "minimum": min, "maximum": max, "atan2": math.atan2,
     "and": operator.and_, "or": operator.or_, "xor": operator.xor,
     "lshift": operator.lshift, "rshift": operator.rshift,
 }
 _CMP_FOLD = {"eq": operator.eq, "ne": operator.ne, "lt": operator.lt, "le": operator.le,
              "gt": operator.gt, "ge": operator.ge}
-_ROUNDING_OK = {
-    "add": {"RN", "RZ", "RM", "RP"}, "sub": {"RN", "RZ", "RM", "RP"},
-    "mul": {"RN", "RZ", "RM", "RP"}, "truediv": {"RN", "RZ", "RM", "RP", "FULL", "APPROX"},
-    "sqrt": {"RN", "RZ", "RM", "RP", "APPROX"}, "tanh": {"FULL", "APPROX"},
-    "exp": {"FULL", "APPROX"},
-}
-_FTZ_OK = {"add", "sub", "mul", "truediv", "minimum", "maximum", "exp2", "sqrt", "rsqrt"}
+_DIVISIONS = ("floordiv", "mod", "cdiv", "truediv")
 
 
 def _fold(fn: str, a, b):
+    """Python semantics; errors a Python program would raise become TileValueError."""
     try:
-        return _FOLD[fn](a, b)
+        r = _FOLD[fn](a, b)
     except ZeroDivisionError:
         raise TileValueError(f"Division by zero in constant expression ({fn})") from None
-    except OverflowError:
-        raise TileValueError(f"Overflow in constant expression ({fn})") from None
+    except (OverflowError, ValueError) as e:
+        raise TileValueError(f"Invalid constant expression ({fn}): {e}") from None
+    if isinstance(r, complex):
+        raise TileValueError(f"Constant expression ({fn}) has a complex result")
+    return r
 
 
+def _fold_strict(fn: str, x: Const, y: Const, dtype: DType, out: DType | None = None) -> Const:
+    """Both operands constant, at least one strict: compute exactly in Python on the values
+    converted to ``dtype``, then wrap / round into the result dtype (R-CONST-6)."""
+    a, b = dt.convert_constant(x.value, dtype), dt.convert_constant(y.value, dtype)
+    out = out or dtype
+    return Const(dt.convert_constant(_fold(fn, a, b), out), out)
+
+
+# Kept under these names for api/reduce.py.
 def _rounding(mode, fn: str, dtype: DType) -> str | None:
-    """Validate a ``rounding_mode`` argument (R-MATH-8) and return its short name."""
-    m = coerce.fval(mode)
-    if isinstance(m, Const) and m.value is None:
-        return None
-    if not isinstance(m, Const) or not isinstance(m.value, RoundingMode):
-        raise TileTypeError("rounding_mode must be a constant RoundingMode")
-    name = m.value.name
-    if not dtype.is_float or dtype.is_restricted:
-        raise TileTypeError("Rounding mode can only be used for unrestricted float types")
-    if name not in _ROUNDING_OK.get(fn, set()):
-        raise TileTypeError(f"Rounding mode {name} is not supported for {fn}")
-    if name in ("FULL", "APPROX") and dtype is not dt.float32:
-        raise TileTypeError(f"Rounding mode {name} can only be used for float32 type")
-    return None if name == "RN" else name
+    return coerce.rounding_mode(mode, fn, dtype)
 
 
 def _ftz(flag, fn: str, dtype: DType) -> bool:
-    f = coerce.const_bool(coerce.fval(flag), "flush_to_zero")
-    if f:
-        if fn not in _FTZ_OK:
-            raise TileTypeError(f"Flush to zero is not supported for {fn}")
-        if dtype is not dt.float32:
-            raise TileTypeError("Flush to zero can only be used for float32 type")
-    return f
+    return coerce.flush_to_zero(flag, fn, dtype)
 
 
-def _check_arith(v: FVal, side: str) -> None:
-    if isinstance(v, (TileV, Const)) and coerce.is_scalar(v) or isinstance(v, TileV):
-        d = coerce.value_dtype(v)
-        if d.is_restricted:
-            raise TileTypeError(f"{side} has non-arithmetic dtype {d.name}")
-        return
+def _is_loose(v: FVal) -> bool:
+    return isinstance(v, Const) and v.is_loose
+
+
+def _is_bool(v: FVal) -> bool:
+    """Bool-typed operand (a loose ``True``/``False`` included) without materialising it."""
+    if isinstance(v, Const):
+        return isinstance(v.value, bool) and v.dtype in (None, dt.bool_)
+    return isinstance(v, TileV) and v.dtype is dt.bool_
+
+
+def _operand(v, side: str, *, arithmetic: bool = True) -> FVal:
+    """A tile or numeric constant; restricted floats are rejected for arithmetic (R-MATH-2)."""
+    v = coerce.fval(v)
+    if isinstance(v, TileV) or (isinstance(v, Const) and v.is_number):
+        if arithmetic and not _is_loose(v) and coerce.value_dtype(v).is_restricted:
+            raise TileTypeError(f"{side} has non-arithmetic dtype {coerce.value_dtype(v).name}")
+        return v
     raise TileTypeError(f"{side}: expected a tile or a scalar, got {describe(v)}")
 
 
-# -- binary arithmetic -------------------------------------------------------------------------
+def _emit(op) -> TileV:
+    return current().emit_value(op)
+
+
+# -- binary arithmetic (R-MATH-1..6, R-DIV-*, R-PROMO-5) ---------------------------------------
 def binary(fn: str, x, y, *, rounding_mode=None, flush_to_zero=False, propagate_nan=False,
            fusible: bool = True) -> FVal:
     """Type and emit ``fn(x, y)``: loose constants fold, otherwise promote and broadcast."""
-    x, y = coerce.fval(x), coerce.fval(y)
-    _check_arith(x, "Left-hand side")
-    _check_arith(y, "Right-hand side")
-    if isinstance(x, Const) and isinstance(y, Const) and x.is_loose and y.is_loose:
+    x, y = _operand(x, "Left-hand side"), _operand(y, "Right-hand side")
+    if fn == "mod" and _is_bool(x) and _is_bool(y):
+        raise TileTypeError("Modulo operation does not support bool")
+    if _is_loose(x) and _is_loose(y):
         return Const(_fold(fn, x.value, y.value))
     if fn == "pow":
         return _pow(x, y)
@@ -124,44 +104,48 @@ def binary(fn: str, x, y, *, rounding_mode=None, flush_to_zero=False, propagate_
     if fn == "truediv" and not dtype.is_float:
         dtype = dt.float32                      # R-PROMO-5
     if dtype.is_bool:
-        if fn == "mod":
-            raise TileTypeError("Modulo operation does not support bool")
         raise TileTypeError(
             f"Binary arithmetic op `{fn}` does not support bool, please cast bool to int")
     if fn == "cdiv" and dtype.is_float:
-        raise TileTypeError("cdiv() is only supported for integers")
+        raise TileTypeError("cdiv() is only supported for integers (cutile, R-DIV-4)")
     if fn == "atan2" and not dtype.is_float:
-        raise TileTypeError("atan2() is only supported for floating-point values")
-    rounding = _rounding(rounding_mode, fn, dtype)
-    ftz = _ftz(flush_to_zero, fn, dtype)
+        raise TileTypeError("atan2() is not supported for integer operands; convert to float")
+    rounding = coerce.rounding_mode(rounding_mode, fn, dtype)
+    ftz = coerce.flush_to_zero(flush_to_zero, fn, dtype)
     nan = coerce.const_bool(coerce.fval(propagate_nan), "propagate_nan")
     if isinstance(x, Const) and isinstance(y, Const):
-        a = dt.convert_constant(x.value, dtype)
-        b = dt.convert_constant(y.value, dtype)
-        if dtype.is_integral and fn in ("floordiv", "mod", "cdiv", "truediv") and b == 0:
-            raise TileValueError(f"Division by zero in constant expression ({fn})")
-        return Const(dt.convert_constant(_fold(fn, a, b), dtype), dtype)
+        return _fold_strict(fn, x, y, dtype)
     tx, ty = coerce.operands(x, y, dtype=dtype)
-    return current().emit_value(ops.Binary(
+    return _emit(ops.Binary(
         fn, tx.value, ty.value, rounding, ftz, nan,
         fusible=fusible and rounding is None and not ftz and fn in ("add", "sub", "mul")))
+
+
+_POWI_EXPONENTS = (dt.int8, dt.int16, dt.int32, dt.uint8, dt.uint16)
 
 
 def _pow(x: FVal, y: FVal) -> FVal:
     """R-MATH-5: a float base with an int32-range integer exponent keeps the base dtype."""
     dx, dy = coerce.value_dtype(x), coerce.value_dtype(y)
-    if dx.is_float and dy.is_integral and not (isinstance(y, Const) and y.is_loose) and (
-            dy in (dt.int8, dt.int16, dt.int32, dt.uint8, dt.uint16)):
-        dtype = dx
-    else:
-        dtype = coerce.common_dtype(x, y)
+    powi = dx.is_float and dy in _POWI_EXPONENTS
+    dtype = dx if powi else coerce.common_dtype(x, y)
+    if dtype.is_bool:
+        raise TileTypeError("Binary arithmetic op `pow` does not support bool, "
+                            "please cast bool to int")
     if not dtype.is_float:
-        raise TileTypeError("pow() is not supported for integer operands; convert to float")
+        raise TileTypeError("pow() is not supported for integer operands (cutile, R-MATH-5); "
+                            "convert to float")
     if isinstance(x, Const) and isinstance(y, Const):
-        a, b = dt.convert_constant(x.value, dtype), dt.convert_constant(y.value, dtype)
-        return Const(dt.convert_constant(_fold("pow", a, b), dtype), dtype)
+        return Const(dt.convert_constant(
+            _fold("pow", dt.convert_constant(x.value, dtype),
+                  int(y.value) if powi else dt.convert_constant(y.value, dtype)), dtype), dtype)
+    if powi and dtype in (dt.float16, dt.bfloat16):
+        # The exponent must stay exact (bf16 cannot hold 257): evaluate in float32, whose
+        # result the executor rounds once more into the base dtype (R-MATH-10).
+        tx, ty = coerce.operands(x, y, dtype=dt.float32)
+        return coerce.convert(_emit(ops.Binary("pow", tx.value, ty.value)), dtype)
     tx, ty = coerce.operands(x, y, dtype=dtype)
-    return current().emit_value(ops.Binary("pow", tx.value, ty.value))
+    return _emit(ops.Binary("pow", tx.value, ty.value))
 
 
 @tile_op
@@ -210,6 +194,19 @@ def cdiv(x, y, /):
     return binary("cdiv", x, y)
 
 
+@tile_op(name="divmod")
+def divmod(x, y, /):
+    """``(x // y, x % y)`` on integers (R-DIV-5); also the builtin ``divmod`` in tile code."""
+    x, y = _operand(x, "Left-hand side"), _operand(y, "Right-hand side")
+    if _is_bool(x) and _is_bool(y):
+        raise TileTypeError("divmod() operation does not support bool")
+    if not (_is_loose(x) and _is_loose(y)):
+        d = coerce.common_dtype(x, y)
+        if d.is_float:
+            raise TileTypeError("divmod() is not implemented for floating point values")
+    return TupleV((binary("floordiv", x, y), binary("mod", x, y)))
+
+
 @tile_op
 def pow(x, y, /):
     """Elementwise power (R-MATH-5)."""
@@ -236,33 +233,25 @@ def maximum(x, y, /, *, flush_to_zero=False, propagate_nan=False):
 
 # -- bitwise (R-BIT-1..5) ----------------------------------------------------------------------
 def _bitwise(fn: str, x, y) -> FVal:
-    x, y = coerce.fval(x), coerce.fval(y)
-    for v in (x, y):
-        d = coerce.value_dtype(v)
-        if d.is_float:
-            raise TileTypeError("Bitwise operations require integers or booleans")
-    if isinstance(x, Const) and isinstance(y, Const) and x.is_loose and y.is_loose:
+    x, y = _operand(x, "Left-hand side", arithmetic=False), \
+        _operand(y, "Right-hand side", arithmetic=False)
+    da, db = coerce.value_dtype(x), coerce.value_dtype(y)
+    if da.is_float or db.is_float:
+        raise TileTypeError("Bitwise operations require integers or booleans. Use an explicit "
+                            "ct.bitcast() for non-integer operands.")
+    lx, ly = _is_loose(x), _is_loose(y)
+    if lx and ly:
         return Const(_fold(fn, x.value, y.value))
-    lx = isinstance(x, Const) and x.is_loose
-    ly = isinstance(y, Const) and y.is_loose
-    if lx or ly:
-        loose, other = (x, y) if lx else (y, x)
-        od = coerce.value_dtype(other)
-        if od.is_integral and od is not dt.int32 and od.bitwidth == 8 and isinstance(
-                loose.value, bool):
-            raise TileTypeError(f"Bitwise op does not support bool and {od.name}")
-        dtype = coerce.common_dtype(x, y)
-    else:
-        da, db = coerce.value_dtype(x), coerce.value_dtype(y)
-        if da is not db:
-            raise TileTypeError(
-                f"Bitwise operands must have same data type, got {da.name} and {db.name}")
-        dtype = da
+    if lx == ly and da is not db:
+        raise TileTypeError(f"Bitwise operands must have same data type, got: {da.name} and "
+                            f"{db.name}")
+    if {da, db} == {dt.bool_, dt.int8}:
+        raise TileTypeError("Bitwise op does not support bool and int8")
+    dtype = coerce.common_dtype(x, y)
     if isinstance(x, Const) and isinstance(y, Const):
-        a, b = dt.convert_constant(x.value, dtype), dt.convert_constant(y.value, dtype)
-        return Const(dt.convert_constant(_fold(fn, a, b), dtype), dtype)
+        return _fold_strict(fn, x, y, dtype)
     tx, ty = coerce.operands(x, y, dtype=dtype)
-    return current().emit_value(ops.Binary(fn, tx.value, ty.value))
+    return _emit(ops.Binary(fn, tx.value, ty.value))
 
 
 @tile_op
@@ -283,124 +272,157 @@ def bitwise_xor(x, y, /):
     return _bitwise("xor", x, y)
 
 
+def _shift(fn: str, x, y) -> FVal:
+    """R-BIT-3: integer operands promoted by the table; ``>>`` arithmetic for signed dtypes."""
+    x, y = _operand(x, "Left-hand side", arithmetic=False), \
+        _operand(y, "Right-hand side", arithmetic=False)
+    for v, side in ((x, "left-hand side"), (y, "right-hand side")):
+        d = coerce.value_dtype(v)
+        if not d.is_integral:
+            raise TileTypeError(f"Bitwise shift requires an integer for {side}, got: {d.name}")
+    if _is_loose(x) and _is_loose(y):
+        return Const(_fold(fn, x.value, y.value))
+    dtype = coerce.common_dtype(x, y)
+    if isinstance(x, Const) and isinstance(y, Const):
+        b = dt.convert_constant(y.value, dtype)
+        if not 0 <= b < dtype.bitwidth:
+            raise TileValueError(f"Shift count {b} is out of range for {dtype.name}")
+        return _fold_strict(fn, x, y, dtype)
+    if fn not in ir_elementwise.BINARY_FNS:
+        raise TileUnsupportedFeatureError("Bitwise shifts of tiles are not supported by cutile "
+                                          "yet (the IR has no shift op)")
+    tx, ty = coerce.operands(x, y, dtype=dtype)
+    return _emit(ops.Binary(fn, tx.value, ty.value))
+
+
+@tile_op
+def bitwise_lshift(x, y, /):
+    """Elementwise ``x << y`` (R-BIT-3/4)."""
+    return _shift("lshift", x, y)
+
+
+@tile_op
+def bitwise_rshift(x, y, /):
+    """Elementwise ``x >> y``: arithmetic for signed, logical for unsigned dtypes (R-BIT-3)."""
+    return _shift("rshift", x, y)
+
+
 def logical_and(a: FVal, b: FVal) -> FVal:
     """``and`` of two conditions already converted to bool (chained comparisons)."""
     return _bitwise("and", a, b)
 
 
 def logical_not(c: TileV) -> FVal:
-    return current().emit_value(ops.Unary("not", c.value))
+    return _emit(ops.Unary("not", c.value))
 
 
 @tile_op
 def bitwise_not(x, /):
     """Elementwise ``~x``: complement for integers, logical not for bools (R-BIT-5)."""
-    x = coerce.fval(x)
+    x = _operand(x, "Input", arithmetic=False)
     d = coerce.value_dtype(x)
     if d.is_float:
         raise TileTypeError("Float inputs are not supported for bitwise_not")
     if isinstance(x, Const):
         if d.is_bool:
             return Const(not x.value, x.dtype)
-        return Const(dt.convert_constant(~int(x.value), d), x.dtype)
-    return current().emit_value(ops.Unary("not", x.value))
+        return Const(~int(x.value) if x.is_loose else dt.convert_constant(~int(x.value), d),
+                     x.dtype)
+    return _emit(ops.Unary("not", x.value))
 
 
-# -- comparisons (R-CMP-1..3) ------------------------------------------------------------------
+# -- comparisons (R-CMP-1..3, R-CMP-6) ---------------------------------------------------------
 def compare(fn: str, x, y) -> FVal:
     x, y = coerce.fval(x), coerce.fval(y)
     if isinstance(x, Const) and isinstance(y, Const) and not (x.is_number and y.is_number):
         if fn in ("eq", "ne"):
             return Const(_CMP_FOLD[fn](x.value, y.value))
-        raise TileTypeError(f"Comparison {fn} is not supported for {describe(x)}")
-    _check_arith(x, "Left-hand side")
-    _check_arith(y, "Right-hand side")
-    if isinstance(x, Const) and isinstance(y, Const) and x.is_loose and y.is_loose:
+        raise TileTypeError(f"Comparison {fn} is not supported for {describe(x)} and "
+                            f"{describe(y)}")
+    x, y = _operand(x, "Left-hand side"), _operand(y, "Right-hand side")
+    if _is_loose(x) and _is_loose(y):
         return Const(_CMP_FOLD[fn](x.value, y.value))
-    dtype = coerce.common_dtype(x, y, check_range=False)
+    dtype = coerce.common_dtype(x, y)
     if isinstance(x, Const) and isinstance(y, Const):
         a, b = dt.convert_constant(x.value, dtype), dt.convert_constant(y.value, dtype)
         return Const(bool(_CMP_FOLD[fn](a, b)), dt.bool_)
-    for c in (x, y):
-        if isinstance(c, Const) and c.is_loose and dtype.is_integral and not isinstance(
-                c.value, float):
-            lo, hi = dt.int_range(dtype)
-            if not lo <= c.value <= hi:
-                raise TileValueError(f"Integer constant {c.value} is out of range of {dtype.name}")
     tx, ty = coerce.operands(x, y, dtype=dtype)
-    return current().emit_value(ops.Compare(fn, tx.value, ty.value))
+    return _emit(ops.Compare(fn, tx.value, ty.value))
 
 
-def _cmp_op(fn, doc):
+def _cmp_op(fn, name, doc):
     def f(x, y, /):
         return compare(fn, x, y)
-    f.__name__ = {"eq": "equal", "ne": "not_equal", "lt": "less", "le": "less_equal",
-                  "gt": "greater", "ge": "greater_equal"}[fn]
+    f.__name__ = f.__qualname__ = name
     f.__doc__ = doc
     return tile_op(f)
 
 
-equal = _cmp_op("eq", "Elementwise ``x == y`` as bool (R-CMP-1).")
-not_equal = _cmp_op("ne", "Elementwise ``x != y`` as bool.")
-less = _cmp_op("lt", "Elementwise ``x < y`` as bool.")
-less_equal = _cmp_op("le", "Elementwise ``x <= y`` as bool.")
-greater = _cmp_op("gt", "Elementwise ``x > y`` as bool.")
-greater_equal = _cmp_op("ge", "Elementwise ``x >= y`` as bool.")
+equal = _cmp_op("eq", "equal", "Elementwise ``x == y`` as bool (R-CMP-1).")
+not_equal = _cmp_op("ne", "not_equal", "Elementwise ``x != y`` as bool.")
+less = _cmp_op("lt", "less", "Elementwise ``x < y`` as bool.")
+less_equal = _cmp_op("le", "less_equal", "Elementwise ``x <= y`` as bool.")
+greater = _cmp_op("gt", "greater", "Elementwise ``x > y`` as bool.")
+greater_equal = _cmp_op("ge", "greater_equal", "Elementwise ``x >= y`` as bool.")
 
 
 # -- unary math (R-MATH-7) ---------------------------------------------------------------------
 _FLOAT_UNARY = ("exp", "exp2", "log", "log2", "sqrt", "rsqrt", "sin", "cos", "tan", "sinh",
                 "cosh", "tanh")
 _PY_UNARY = {
-    "exp": math.exp, "exp2": lambda v: 2.0 ** v, "log": math.log, "log2": math.log2,
-    "sqrt": math.sqrt, "rsqrt": lambda v: 1 / math.sqrt(v), "sin": math.sin, "cos": math.cos,
+    "exp": math.exp, "exp2": lambda v: 2 ** v, "log": math.log, "log2": math.log2,
+    "sqrt": math.sqrt, "rsqrt": lambda v: v ** -0.5, "sin": math.sin, "cos": math.cos,
     "tan": math.tan, "sinh": math.sinh, "cosh": math.cosh, "tanh": math.tanh,
     "floor": math.floor, "ceil": math.ceil, "abs": abs, "negative": operator.neg,
+    "isnan": math.isnan,
 }
 
 
-def unary(fn: str, x, *, rounding_mode=None, flush_to_zero=False) -> FVal:
-    x = coerce.fval(x)
-    _check_arith(x, "Input") if fn != "isnan" else None
-    d = coerce.value_dtype(x)
+def _unary_dtype(fn: str, d: DType) -> DType:
+    """Result dtype of a unary op on a non-loose operand of dtype ``d`` (R-MATH-7)."""
+    if d.is_restricted:
+        raise TileTypeError(f"Input has non-arithmetic dtype {d.name}")
     if fn in _FLOAT_UNARY:
-        out = d if d.is_float else dt.float32
-    elif fn in ("floor", "ceil"):
+        return d if d.is_float else dt.float32
+    if fn in ("floor", "ceil"):
         if d.is_bool:
             raise TileTypeError("Boolean inputs are not supported")
         if d.is_integral:
             raise TileTypeError("Integer inputs are not supported")
-        out = d
-    elif fn == "isnan":
-        if not d.is_float or d.is_restricted:
+        return d
+    if fn == "isnan":
+        if not d.is_float:
             raise TileTypeError(f"Unexpected input type {d.name} for isnan")
-        out = d
-    elif fn == "negative":
-        out = dt.int32 if d.is_bool else d
-    else:  # abs
-        out = d
-    rounding = _rounding(rounding_mode, fn, out)
-    ftz = _ftz(flush_to_zero, fn, out)
+        return dt.bool_
+    if fn == "negative":
+        return dt.int32 if d.is_bool else d
+    return d  # abs
+
+
+def _fold_unary(fn: str, v):
+    try:
+        r = _PY_UNARY[fn](v)
+    except (ValueError, ZeroDivisionError, OverflowError) as e:
+        raise TileValueError(f"Invalid constant argument for {fn}: {e}") from None
+    if isinstance(r, complex):
+        raise TileValueError(f"Constant expression {fn}({v!r}) has a complex result")
+    return r
+
+
+def unary(fn: str, x, *, rounding_mode=None, flush_to_zero=False) -> FVal:
+    x = _operand(x, "Input", arithmetic=False)
+    if _is_loose(x):
+        return Const(_fold_unary(fn, x.value))          # Python's math (R-MATH-7)
+    d = coerce.value_dtype(x)
+    out = _unary_dtype(fn, d)
+    work = d if fn == "isnan" else out                  # the dtype the op computes in
+    rounding = coerce.rounding_mode(rounding_mode, fn, work)
+    ftz = coerce.flush_to_zero(flush_to_zero, fn, work)
     if isinstance(x, Const):
-        if fn == "isnan":
-            return Const(math.isnan(x.value), None if x.is_loose else dt.bool_)
-        try:
-            v = _PY_UNARY[fn](x.value if not isinstance(x.value, bool) else int(x.value))
-        except (ValueError, ZeroDivisionError, OverflowError):
-            v = _unary_special(fn, float(x.value))
-        if x.is_loose:
-            return Const(v)
-        return Const(dt.convert_constant(v, out), out)
-    t = coerce.convert(x, out)
-    return current().emit_value(ops.Unary(fn, t.value, rounding, ftz))
-
-
-def _unary_special(fn, v):
-    if fn in ("log", "log2"):
-        return -math.inf if v == 0 else math.nan
-    if fn in ("sqrt", "rsqrt"):
-        return math.nan if v < 0 else math.inf
-    return math.inf
+        v = dt.convert_constant(x.value, work)
+        return Const(dt.convert_constant(_fold_unary(fn, v), out), out)
+    t = coerce.convert(x, work)
+    return _emit(ops.Unary(fn, t.value, rounding, ftz))
 
 
 def _unary_op(fn, extras, doc):
@@ -416,7 +438,7 @@ def _unary_op(fn, extras, doc):
     else:
         def f(x, /):
             return unary(fn, x)
-    f.__name__ = fn
+    f.__name__ = f.__qualname__ = fn
     f.__doc__ = doc
     return tile_op(f)
 
@@ -445,7 +467,7 @@ def negative(x, /):
 
 
 @tile_op(name="abs")
-def abs(x, /):  # noqa: A001 - mirrors cuda.tile.abs
+def abs(x, /):
     """Elementwise absolute value, keeping the dtype (integer minimum wraps)."""
     return unary("abs", x)
 
@@ -456,6 +478,7 @@ _OPERATORS = {
     "Mod": "mod", "Pow": "pow",
 }
 _BIT_OPERATORS = {"BitAnd": "and", "BitOr": "or", "BitXor": "xor"}
+_SHIFT_OPERATORS = {"LShift": "lshift", "RShift": "rshift"}
 _CMP_OPERATORS = {"Eq": "eq", "NotEq": "ne", "Lt": "lt", "LtE": "le", "Gt": "gt", "GtE": "ge"}
 
 
@@ -465,35 +488,28 @@ def apply_operator(name: str, left: FVal, right: FVal) -> FVal:
         return binary(_OPERATORS[name], left, right)
     if name in _BIT_OPERATORS:
         return _bitwise(_BIT_OPERATORS[name], left, right)
+    if name in _SHIFT_OPERATORS:
+        return _shift(_SHIFT_OPERATORS[name], left, right)
     if name == "MatMult":
         from .matmul import matmul
         return matmul.impl(left, right)
-    if name in ("LShift", "RShift"):
-        return _shift("lshift" if name == "LShift" else "rshift", left, right)
     raise TileTypeError(f"Operator {name} is not supported")
-
-
-def _shift(fn, x, y):
-    x, y = coerce.fval(x), coerce.fval(y)
-    for v in (x, y):
-        if not coerce.value_dtype(v).is_integral:
-            raise TileTypeError("Bitwise shift requires an integer")
-    if isinstance(x, Const) and isinstance(y, Const) and x.is_loose and y.is_loose:
-        return Const(_fold(fn, x.value, y.value))
-    raise TileTypeError("Bitwise shifts on tiles are not supported by cutile yet")
 
 
 def apply_unary(name: str, v: FVal) -> FVal:
     if name == "USub":
         return unary("negative", v)
     if name == "UAdd":
-        d = coerce.value_dtype(v)
+        v = _operand(v, "Input", arithmetic=False)
         if isinstance(v, Const):
+            if v.dtype is dt.bool_:
+                return Const(int(v.value), dt.int32)
             return Const(+v.value if not isinstance(v.value, bool) else int(v.value), v.dtype)
-        return coerce.convert(v, dt.int32) if d.is_bool else v
+        return coerce.convert(v, dt.int32) if v.dtype.is_bool else v
     if name == "Invert":
         if isinstance(v, Const) and isinstance(v.value, bool) and v.dtype is None:
-            raise TileTypeError("'~' on boolean constant is not supported; use 'not'")
+            raise TileTypeError("'~' on boolean constant is not supported; use 'not' or "
+                                "ct.bitwise_not")
         return bitwise_not.impl(v)
     raise TileTypeError(f"Unary operator {name} is not supported")
 
@@ -513,7 +529,9 @@ def apply_compare(name: str, left: FVal, right: FVal) -> FVal:
     if name in ("In", "NotIn"):
         from .tuples import contains
         r = contains(left, right)
-        return Const(r if name == "In" else not r)
+        if name == "In":
+            return r
+        return Const(not r.value) if isinstance(r, Const) else logical_not(r)
     raise TileTypeError(f"Comparison {name} is not supported")
 
 
@@ -521,60 +539,20 @@ def apply_compare(name: str, left: FVal, right: FVal) -> FVal:
 @tile_op
 def where(cond, x, y, /):
     """``x`` where ``cond`` else ``y``, broadcasting all three (R-SEL-1)."""
-    cond, x, y = coerce.fval(cond), coerce.fval(x), coerce.fval(y)
-    if isinstance(x, Const) and isinstance(y, Const) and x.is_loose and y.is_loose:
-        dtype = dt.promote(dt.loose_dtype(x.value), dt.loose_dtype(y.value))
+    cond = _operand(cond, "Condition", arithmetic=False)
+    x = _operand(x, "Left-hand side", arithmetic=False)
+    y = _operand(y, "Right-hand side", arithmetic=False)
+    if _is_loose(x) and _is_loose(y):
+        # Two loose constants promote by their concrete dtypes (R-CONST-7, R-PROMO-3).
+        dtype = coerce.promote_dtypes(coerce.value_dtype(x), coerce.value_dtype(y))
     else:
         dtype = coerce.common_dtype(x, y)
-    c = coerce.to_tile(cond)
-    if c.dtype is not dt.bool_:
-        c = coerce.convert(c, dt.bool_)
-    shape = coerce.broadcast_shapes(c.shape, coerce.value_shape(x), coerce.value_shape(y))
-    c = coerce.broadcast(c, shape)
+    c = astype_value(cond, dt.bool_)
+    shape = coerce.broadcast_shapes(coerce.value_shape(c), coerce.value_shape(x),
+                                    coerce.value_shape(y))
+    tc = coerce.broadcast(coerce.to_tile(c), shape)
     tx, ty = (coerce.broadcast(coerce.to_tile(v, dtype), shape) for v in (x, y))
-    return current().emit_value(ops.Select(c.value, tx.value, ty.value))
-
-
-_ASTYPE_MODES = {
-    "float64": {"RN", "RZ", "RM", "RP", "RA"},
-    "float32": {"RN", "RZ", "RM", "RP", "RA"},
-    "tfloat32": {"RN", "RZ", "RA"},
-    "bfloat16": {"RN", "RZ"},
-    "float16": {"RN", "RZ", "RM", "RP", "RA"},
-    "float8_e4m3fn": {"RN"}, "float8_e5m2": {"RN"}, "float4_e2m1fn": {"RN"},
-    "float8_e5m3fnu": {"RN"}, "float8_e8m0fnu": {"RZ", "RP"},
-}
-
-
-def _astype_rounding(src: DType, dst: DType, mode) -> str | None:
-    """R-ASTYPE-2: which rounding modes a float->float conversion accepts."""
-    m = coerce.fval(mode)
-    name = None if isinstance(m, Const) and m.value is None else None
-    if not (isinstance(m, Const) and m.value is None):
-        if not isinstance(m, Const) or not isinstance(m.value, RoundingMode):
-            raise TileTypeError("rounding_mode must be a constant RoundingMode")
-        name = m.value.name
-    if name is None:
-        if dst is dt.float8_e8m0fnu and src is not dst:
-            raise TileTypeError(f"rounding_mode=RN is not supported for conversion from "
-                                f"{src.name} to {dst.name}; pass RZ or RP")
-        return None
-    if not (src.is_float and dst.is_float):
-        raise TileTypeError("rounding_mode is only valid for float to float conversions")
-    ok = set(_ASTYPE_MODES.get(dst.name, set()))
-    if dst is dt.float32 and src is dt.float8_e8m0fnu:
-        ok -= {"RM", "RP", "RA"}
-    if dst in (dt.float32, dt.tfloat32) and src is dt.float64:
-        ok -= {"RA"}
-    if dst is dt.tfloat32 and src is dt.float8_e8m0fnu:
-        ok -= {"RA"}
-    if dst is dt.float16 and src not in (dt.bfloat16, dt.float16, dt.float8_e4m3fn,
-                                         dt.float8_e5m2, dt.float4_e2m1fn):
-        ok -= {"RM", "RP", "RA"}
-    if name not in ok:
-        raise TileTypeError(f"rounding_mode={name} is not supported for conversion from "
-                            f"{src.name} to {dst.name}")
-    return None if name == "RN" else name
+    return _emit(ops.Select(tc.value, tx.value, ty.value))
 
 
 def require_dtype(d, what: str = "dtype") -> DType:
@@ -586,15 +564,18 @@ def require_dtype(d, what: str = "dtype") -> DType:
 
 
 def astype_value(x: FVal, dtype: DType, rounding_mode=None) -> FVal:
-    x = coerce.fval(x)
+    """``astype`` on a frontend value (also used by dtype calls and factories)."""
+    x = _operand(x, "Input", arithmetic=False)
     src = coerce.value_dtype(x)
-    rounding = _astype_rounding(src, dtype, rounding_mode)
-    if isinstance(x, Const) and x.is_number and rounding is None:
+    rounding = coerce.astype_rounding(src, dtype, rounding_mode)
+    if isinstance(x, Const) and rounding is None:
+        if src is dtype and not x.is_loose:
+            return x
         return Const(dt.convert_constant(x.value, dtype), dtype)      # R-ASTYPE-3
     t = coerce.to_tile(x)
-    if t.dtype is dtype and rounding is None:
+    if t.dtype is dtype:
         return t
-    return current().emit_value(ops.Convert(t.value, dtype, rounding))
+    return _emit(ops.Convert(t.value, dtype, rounding))
 
 
 @tile_op

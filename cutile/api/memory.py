@@ -167,11 +167,9 @@ def load(array, /, index, shape, *, order="C", padding_mode=PaddingMode.UNDETERM
     return _emit_load(arr, idx, tshape, scalar, perm, pad, cb)
 
 
-def _store_tile(value: FVal, arr: ArrayV, context: str, shape: tuple | None = None) -> TileV:
+def _store_tile(value: FVal, arr: ArrayV, context: str) -> TileV:
     """Cast the stored value to the array dtype; scalars become all-ones tiles (R-STORE-1/2)."""
     t = coerce.implicit_cast(coerce.fval(value), arr.dtype, context)
-    if shape is not None:
-        return coerce.broadcast(t, shape)
     if t.shape == ():
         return current().emit_value(ops.Reshape(t.value, (1,) * arr.ndim))
     if len(t.shape) != arr.ndim:
@@ -386,6 +384,7 @@ def tiled_view(arr: ArrayV, tile_shape, *, padding_mode=PaddingMode.UNDETERMINED
 
 
 def view_load(view: ViewV, index, *, check_bounds=True, latency=None, allow_tma=None) -> TileV:
+    """``v.load(index)`` (R-VIEW-5): tile-space load with the view's shape, padding, steps."""
     arr = view.array
     idx = _index(index, arr.ndim, "tiled view")
     _hints(latency, allow_tma)
@@ -395,17 +394,14 @@ def view_load(view: ViewV, index, *, check_bounds=True, latency=None, allow_tma=
 
 
 def view_store(view: ViewV, index, tile, *, check_bounds=True, latency=None, allow_tma=None):
+    """``v.store(index, tile)`` (R-VIEW-6): broadcast to the tile shape, cast, store."""
     arr = view.array
     idx = _index(index, arr.ndim, "tiled view")
     _hints(latency, allow_tma)
     v = coerce.fval(tile)
     shape = view.load_shape
     src = coerce.value_shape(v)
-    try:
-        ok = coerce.broadcast_shapes(src, view.tile_shape) == tuple(view.tile_shape)
-    except TileTypeError:
-        ok = False
-    if not ok:
+    if not _broadcastable_to(src, tuple(view.tile_shape)):
         raise TileTypeError(f"Tile shape {src} is not broadcastable to the tiled view's tile "
                             f"shape {view.tile_shape}")
     t = coerce.implicit_cast(v, arr.dtype, "Stored tile is incompatible with tiled view's dtype")
@@ -419,6 +415,7 @@ def view_store(view: ViewV, index, tile, *, check_bounds=True, latency=None, all
 
 
 def view_num_tiles(view: ViewV, axis) -> FVal:
+    """``v.num_tiles(axis)`` (R-VIEW-4): cdiv(shape[axis], steps[axis]) as int32."""
     arr = view.array
     ax = coerce.normalize_axis(coerce.const_int(coerce.fval(axis), "axis"), arr.ndim)
     return _num_tiles_of(array_dim(arr, ax), view.steps[ax])

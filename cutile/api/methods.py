@@ -80,13 +80,13 @@ def _tile_item(t, /):
     return shape_mod.item(t)
 
 
-shape_mod = shape
-TILE_METHODS = {"astype": _tile_astype, "reshape": _tile_reshape, "permute": _tile_permute,
-                "transpose": _tile_transpose, "item": _tile_item}
 def _array_slice(a, /, axis, start, stop):
     return memory.array_slice(a, axis, start, stop)
 
 
+shape_mod = shape
+TILE_METHODS = {"astype": _tile_astype, "reshape": _tile_reshape, "permute": _tile_permute,
+                "transpose": _tile_transpose, "item": _tile_item}
 ARRAY_METHODS = {
     "slice": _array_slice,
     "tiled_view": memory.tiled_view,

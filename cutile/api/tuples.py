@@ -40,14 +40,26 @@ def compare_tuples(fn: str, a: FVal, b: FVal) -> FVal:
     return result
 
 
-def contains(item: FVal, container: FVal) -> bool:
+def contains(item: FVal, container: FVal) -> FVal:
+    """``item in container`` (R-CMP-6): ``==`` against each element, or-ed; constants fold.
+
+    Elements and item must be scalars (constants of any kind or 0-D tiles); a runtime scalar
+    gives a runtime bool.
+    """
     if not is_tuple(container):
         raise TileTypeError("'in' requires a tuple on the right-hand side")
-    if not isinstance(item, Const):
-        raise TileTypeError("'in' requires scalar operands")
+    from .elementwise import bitwise_or, compare
+    result: FVal = Const(False)
     for c in _items(container):
-        if not isinstance(c, Const):
+        if is_tuple(c) or is_tuple(item):
             raise TileTypeError("'in' requires scalar operands")
-        if c.value == item.value:
-            return True
-    return False
+        for v in (item, c):
+            if not isinstance(v, Const) and not (isinstance(v, TileV) and v.shape == ()):
+                raise TileTypeError("'in' requires scalar operands")
+        r = compare("eq", item, c)
+        if isinstance(r, Const):
+            if r.value:
+                return Const(True)
+            continue
+        result = r if isinstance(result, Const) else bitwise_or.impl(result, r)
+    return result

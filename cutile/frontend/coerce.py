@@ -8,10 +8,12 @@ implicitly (R-CAST-*).  The IR ops below it are strictly typed.
 from __future__ import annotations
 
 import math
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from .. import dtypes as dt
 from ..dtypes import DType
+from ..enums import RoundingMode
 from ..errors import TileTypeError, TileValueError
 from ..ir import ops
 from ..ir.types import TileType
@@ -56,7 +58,8 @@ def value_shape(v: FVal) -> tuple[int, ...]:
 # -- materialising constants -------------------------------------------------------------------
 def constant(value: Any, dtype: DType, shape: tuple = ()) -> TileV:
     """Emit a constant tile; ``value`` is converted with the strict rules of R-CONST-4."""
-    return current().emit_value(ops.Constant(dt.convert_constant(value, dtype), dtype, tuple(shape)))
+    return current().emit_value(
+        ops.Constant(dt.convert_constant(value, dtype), dtype, tuple(shape)))
 
 
 def to_tile(v: FVal, dtype: DType | None = None) -> TileV:
@@ -99,7 +102,11 @@ def common_dtype(a: FVal, b: FVal, *, check_range: bool = True) -> DType:
                 _check_const_in_range(loose, od)
             return od
         return od if ocat > cd.category else cd
-    da, db = value_dtype(a), value_dtype(b)
+    return promote_dtypes(value_dtype(a), value_dtype(b))
+
+
+def promote_dtypes(da: DType, db: DType) -> DType:
+    """R-PROMO-3 for two concrete dtypes, raising the upstream error when they do not promote."""
     res = dt.promote(da, db)
     if res is None:
         raise TileTypeError(f"Implicit promotion of {da.name} and {db.name} is not supported. "
@@ -255,3 +262,101 @@ def require_array(v: FVal, what: str = "array") -> ArrayV:
 
 def fold_float(x: float) -> float:
     return float(x) if not math.isnan(x) else math.nan
+
+
+# -- rounding modes and flush-to-zero (R-MATH-8, R-ASTYPE-2) -----------------------------------
+_DIRECTED = frozenset({"RN", "RZ", "RM", "RP"})
+ROUNDING_MODES = {
+    "add": _DIRECTED, "sub": _DIRECTED, "mul": _DIRECTED,
+    "truediv": _DIRECTED | {"FULL", "APPROX"}, "sqrt": _DIRECTED | {"APPROX"},
+    "tanh": frozenset({"FULL", "APPROX"}), "exp": frozenset({"FULL", "APPROX"}),
+    "sum": _DIRECTED, "prod": _DIRECTED, "cumsum": _DIRECTED, "cumprod": _DIRECTED,
+}
+FTZ_OPS = frozenset({"add", "sub", "mul", "truediv", "minimum", "maximum", "max", "min", "sum",
+                     "prod", "cumsum", "cumprod", "exp2", "sqrt", "rsqrt"})
+
+
+def _mode_const(mode: Any) -> RoundingMode | None:
+    m = fval(mode)
+    if isinstance(m, Const) and m.value is None:
+        return None
+    if not isinstance(m, Const) or not isinstance(m.value, RoundingMode):
+        raise TileTypeError(f"rounding_mode must be a constant RoundingMode or None, "
+                            f"got {describe(m)}")
+    return m.value
+
+
+def rounding_mode(mode: Any, fn: str, dtype: DType) -> str | None:
+    """Validate an op's ``rounding_mode`` (R-MATH-8); the mode's name, ``None`` for RN.
+
+    Checks run in upstream order: is the mode supported by ``fn`` at all, then is the operation
+    dtype an unrestricted float, then FULL/APPROX need float32.
+    """
+    m = _mode_const(mode)
+    if m is None:
+        return None
+    if m.name not in ROUNDING_MODES.get(fn, ()):
+        raise TileTypeError(f"Rounding mode {m.value} is not supported for {fn}")
+    if not dtype.is_float or dtype.is_restricted:
+        raise TileTypeError("Rounding mode can only be used for unrestricted float types, "
+                            f"but got {dtype.name}")
+    if m.name in ("FULL", "APPROX") and dtype is not dt.float32:
+        raise TileTypeError(f"Rounding mode {m.value} can only be used for float32 type, "
+                            f"but got {dtype.name}")
+    return None if m.name == "RN" else m.name
+
+
+def flush_to_zero(flag: Any, fn: str, dtype: DType) -> bool:
+    """Validate ``flush_to_zero`` (R-MATH-8): a constant bool, only for float32 ops that have it."""
+    f = const_bool(fval(flag), "flush_to_zero")
+    if f:
+        if fn not in FTZ_OPS:
+            raise TileTypeError(f"Flush to zero is not supported for {fn}")
+        if dtype is not dt.float32:
+            raise TileTypeError(f"Flush to zero can only be used for float32 type, "
+                                f"but got {dtype.name}")
+    return f
+
+
+_ONLY_RN = frozenset({"RN"})
+_ASTYPE_MODES = {
+    "float64": frozenset({"RN", "RZ", "RM", "RP", "RA"}),
+    "float32": frozenset({"RN", "RZ", "RM", "RP", "RA"}),
+    "tfloat32": frozenset({"RN", "RZ", "RA"}),
+    "bfloat16": frozenset({"RN", "RZ"}),
+    "float16": frozenset({"RN", "RZ", "RM", "RP", "RA"}),
+    "float8_e4m3fn": _ONLY_RN, "float8_e5m2": _ONLY_RN, "float4_e2m1fn": _ONLY_RN,
+    "float8_e5m3fnu": _ONLY_RN, "float8_e8m0fnu": frozenset({"RZ", "RP"}),
+}
+_F16_DIRECTED_SOURCES = ("bfloat16", "float16", "float8_e4m3fn", "float8_e5m2", "float4_e2m1fn")
+
+
+def astype_modes(src: DType, dst: DType) -> frozenset:
+    """Rounding modes a float -> float conversion accepts (R-ASTYPE-2 table)."""
+    ok = set(_ASTYPE_MODES.get(dst.name, ()))
+    if dst is dt.float32 and src is dt.float8_e8m0fnu:
+        ok -= {"RM", "RP", "RA"}
+    if dst in (dt.float32, dt.tfloat32) and src in (dt.float64, dt.float8_e8m0fnu):
+        ok -= {"RA"}
+    if dst is dt.float16 and src.name not in _F16_DIRECTED_SOURCES:
+        ok -= {"RM", "RP", "RA"}
+    return frozenset(ok)
+
+
+def astype_rounding(src: DType, dst: DType, mode: Any) -> str | None:
+    """Validate ``astype``'s ``rounding_mode`` (R-ASTYPE-2); the mode's name, ``None`` for RN.
+
+    ``None`` means RN, which float8_e8m0fnu targets reject (they need RZ or RP).
+    """
+    m = _mode_const(mode)
+    if src is dst:
+        return None                  # a no-op, whatever the mode (as upstream)
+    name = "RN" if m is None else m.name
+    if m is not None and not (src.is_float and dst.is_float):
+        raise TileTypeError("rounding_mode is only valid for float to float conversions")
+    allowed = astype_modes(src, dst) if src.is_float else (
+        frozenset() if dst is dt.float8_e8m0fnu else frozenset({"RN"}))
+    if dst.is_float and name not in allowed:
+        raise TileTypeError(f"rounding_mode={name} is not supported for conversion from "
+                            f"{src.name} to {dst.name}")
+    return None if name == "RN" else name

@@ -14,7 +14,7 @@ MAX_LOOP_ITERATIONS = 1 << 31
 
 def _scalar(frame, v, what) -> int:
     t = frame[v]
-    check_not_poisoned(t, what)
+    check_not_poisoned(frame, t, what, always=True)
     return t.data.item()
 
 
@@ -61,7 +61,7 @@ def loop(frame, op):
 @rule(ops.If)
 def if_(frame, op):
     c = frame[op.cond]
-    check_not_poisoned(c, "branch condition")
+    check_not_poisoned(frame, c, "branch condition")
     sig = frame.run_region(op.then if c.data.item() else op.orelse, [])
     if sig is None:
         return []

@@ -32,6 +32,11 @@ def unary(frame, op):
     return PTile(data, x.poison)
 
 
+# Integer ops whose right operand can make the whole op undefined: poisoned lanes of it (from
+# UNDETERMINED padding) get a harmless value, their results stay poisoned.
+_UB_RHS = {"floordiv": 1, "mod": 1, "cdiv": 1, "lshift": 0, "rshift": 0}
+
+
 @rule(ops.Binary)
 def binary(frame, op):
     x, y = frame[op.x], frame[op.y]
@@ -39,11 +44,16 @@ def binary(frame, op):
     if op.fn in _LOGICAL:
         data = np.asarray(_LOGICAL[op.fn](x.data, y.data), dtype=dtype.np_dtype)
     else:
+        yd = y.data
+        if dtype.is_integral and op.fn in _UB_RHS and y.poison is not None:
+            yd = np.where(y.poison, dtype.np_dtype.type(_UB_RHS[op.fn]), yd).astype(yd.dtype)
         try:
-            data = numerics.binary(op.fn, x.data, y.data, dtype, rounding=op.rounding,
+            data = numerics.binary(op.fn, x.data, yd, dtype, rounding=op.rounding,
                                    ftz=op.ftz, propagate_nan=op.propagate_nan)
         except ZeroDivisionError:
-            raise UB("R-UB-6", f"integer {op.fn} by zero") from None
+            raise UB("R-DIV-6", f"integer {op.fn} by zero") from None
+        except numerics.ShiftCountUB as e:
+            raise UB("R-BIT-4", str(e)) from None
     return PTile(data, _poison(x, y))
 
 

@@ -70,11 +70,16 @@ def rule(*op_classes):
     return wrap
 
 
-def check_not_poisoned(t: PTile, what: str) -> None:
-    """R-UB-2: an UNDETERMINED-padded value observed (branch, index, ...)."""
-    if t.poison is not None:
-        raise UB("R-UB-2", f"{what} depends on UNDETERMINED padding of a load "
-                           "(choose a padding_mode)")
+def check_not_poisoned(frame: "Frame", t: PTile, what: str, *, always: bool = False) -> None:
+    """R-UB-2: an UNDETERMINED-padded value observed (branch condition, loop bound).
+
+    With strict checking off the poison value is used as is, except for loop bounds
+    (``always``): the integer poison pattern is huge, so the loop would effectively hang.
+    """
+    if t.poison is None or not (frame.strict or always):
+        return
+    from .memory import padding_origin
+    raise UB("R-UB-2", f"{what} depends on UNDETERMINED padding{padding_origin(frame)}")
 
 
 class Frame:

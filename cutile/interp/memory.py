@@ -29,8 +29,12 @@ def _note_undetermined_load(frame, op) -> None:
         locs.append(op.loc)
 
 
-def _padding_origin(frame) -> str:
-    """Suffix of R-UB-2 messages naming the UNDETERMINED load(s) of this block."""
+def padding_origin(frame) -> str:
+    """Suffix of R-UB-2 messages naming the UNDETERMINED load(s) this block executed so far.
+
+    Public so that other rules observing poison (branch conditions, reductions, prints) can
+    append it to their own R-UB-2 messages.
+    """
     locs = [loc for loc in frame.values.get(_UNDETERMINED_LOADS, ()) if loc is not None]
     if not locs:
         return " (choose a padding_mode)"
@@ -44,7 +48,7 @@ def _padding_origin(frame) -> str:
 def _check_clean(frame, t: PTile, what: str) -> None:
     """R-UB-2 for values that steer memory accesses (indices, masks); only when strict."""
     if frame.strict and t.poison is not None:
-        raise UB("R-UB-2", f"{what} depends on UNDETERMINED padding" + _padding_origin(frame))
+        raise UB("R-UB-2", f"{what} depends on UNDETERMINED padding" + padding_origin(frame))
 
 
 def _index(frame, values) -> tuple[int, ...]:
@@ -106,7 +110,7 @@ def store(frame, op):
                             steps=op.steps, check_bounds=op.check_bounds, poison=t.poison,
                             strict=frame.strict)
     except mm.PoisonObserved as e:
-        raise UB(e.rule, e.message + _padding_origin(frame)) from None
+        raise UB(e.rule, e.message + padding_origin(frame)) from None
 
 
 def _gs_indices(frame, op):
@@ -147,4 +151,4 @@ def scatter(frame, op):
         mm.scatter(frame[op.array], idx, v.data, mask=mask, check_bounds=op.check_bounds,
                    poison=v.poison, strict=frame.strict)
     except mm.PoisonObserved as e:
-        raise UB(e.rule, e.message + _padding_origin(frame)) from None
+        raise UB(e.rule, e.message + padding_origin(frame)) from None

@@ -96,9 +96,10 @@ def _window(array, index, shape, order, steps, check_bounds, strict, op):
     Returns ``(view, src, dst, full)``: ``view`` is the transposed array (a view), ``src`` the
     basic slices of its in-bounds intersection with the tile, ``dst`` the matching slices of the
     tile, ``full`` whether the whole tile is in bounds.  ``src``/``dst`` are None when nothing
-    is in bounds (only possible with ``strict=False``).  Negative element positions (a negative
-    tile index, possibly partly overlapping [0, N) when steps differ from the shape) are out of
-    bounds, never wrapped.
+    is in bounds (only possible with ``strict=False``).  A negative tile index along any axis
+    makes the whole tile out of bounds (R-UB-1), even when traversal steps smaller than the tile
+    would make its span overlap [0, N): cuda.tile 1.7 on an H100 returns an all-padding tile
+    for ``tiled_view(4, traversal_steps=2).load(-1)`` and its ``store(-1, t)`` writes nothing.
     """
     ndim = array.ndim
     assert ndim >= 1, "tile-space load/store on a 0-D array (R-ARRAY-4)"
@@ -114,7 +115,7 @@ def _window(array, index, shape, order, steps, check_bounds, strict, op):
     for i, t, s, n in zip(index, shape, steps, view.shape):
         start = i * s
         lo, hi = max(start, 0), min(start + t, n)
-        if lo >= hi:
+        if i < 0 or lo >= hi:
             empty = True
             lo = hi = 0
         full = full and lo == start and hi == start + t
@@ -129,7 +130,8 @@ def _window(array, index, shape, order, steps, check_bounds, strict, op):
 
     if empty:
         if strict:
-            raise OutOfBounds("R-UB-1", f"{op}: {where()} lies entirely outside the array")
+            neg = " (negative tile index)" if min(index) < 0 else ""
+            raise OutOfBounds("R-UB-1", f"{op}: {where()} lies entirely outside the array{neg}")
         return view, None, None, False
     if not full and not check_bounds and strict:
         raise OutOfBounds("R-UB-3", f"{op} with check_bounds=False: {where()} has elements "

@@ -47,6 +47,10 @@ class FloatToIntUB(ValueError):
                          f"{dst.name} is undefined behaviour")
 
 
+class ShiftCountUB(ValueError):
+    """A shift count is negative or not below the bit width (UB, R-BIT-4)."""
+
+
 # -- plumbing ----------------------------------------------------------------------------------
 def _prep(dtype: dt.DType | None, *xs) -> tuple[tuple[int, ...], list[np.ndarray]]:
     arrs = [np.asarray(x) for x in xs]
@@ -98,7 +102,9 @@ def binary(fn: str, x, y, dtype: dt.DType, *, rounding=None, ftz: bool = False,
     """``x fn y`` in ``dtype`` (operands already of that dtype).
 
     Integers wrap (R-MATH-4); floordiv/mod use floor semantics (R-DIV-1/3), cdiv rounds up
-    (R-DIV-4), and integer division by zero raises ZeroDivisionError (UB, R-DIV-6).  Floats are
+    (R-DIV-4), and integer division by zero raises ZeroDivisionError (UB, R-DIV-6); lshift /
+    rshift are C shifts (arithmetic >> for signed) and raise ShiftCountUB for counts outside
+    [0, bitwidth) (R-BIT-3/4).  Floats are
     IEEE; ``rounding`` (None/RN/RZ/RM/RP, FULL/APPROX = RN) applies to add/sub/mul/truediv and is
     exact; ``ftz`` (float32 only) flushes subnormal inputs and results to signed zero.
     minimum/maximum follow R-MATH-6.
@@ -137,6 +143,15 @@ def _int_binary(fn: str, a: np.ndarray, b: np.ndarray, dtype: dt.DType) -> np.nd
             return np.remainder(a, b)
         q = np.floor_divide(a, b)
         return (q + (np.remainder(a, b) != 0).astype(dtype.np_dtype)).astype(dtype.np_dtype)
+    if fn in ("lshift", "rshift"):
+        bad = (b < 0) | (b >= dtype.bitwidth) if dtype.is_signed else (b >= dtype.bitwidth)
+        if np.any(bad):
+            i = int(np.flatnonzero(bad)[0])
+            raise ShiftCountUB(f"shift count {b[i]} is out of range for {dtype.name} "
+                               "(undefined behaviour)")
+        # C shifts on the dtype: << wraps, >> is arithmetic for signed, logical for unsigned.
+        f = np.left_shift if fn == "lshift" else np.right_shift
+        return f(a, b).astype(dtype.np_dtype)
     raise TypeError(f"{fn} is not supported on integer dtype {dtype.name}")
 
 
@@ -375,7 +390,8 @@ def reduce(fn: str, x, axes: tuple[int, ...], dtype: dt.DType, *, propagate_nan:
     repeatedly: ``x[..., :n/2, ...] op x[..., n/2:, ...]`` elementwise, until length 1.  So
     element i is combined with element i + n/2 first: the classic shared-memory tree with
     stride n/2, n/4, ..., 1.  Each combine is ``binary`` in ``dtype`` (integer sums wrap,
-    f16/bf16 round every step, ``rounding`` applies per step).  ``ftz`` (float32 only) flushes
+    ``rounding`` applies per step), except that float16/bfloat16 sums and products are
+    accumulated in float32 and rounded once to the dtype at the end, as the GPU does.  ``ftz`` (float32 only) flushes
     subnormal inputs (also of length-1 reductions) and every partial result.  max/min ignore
     NaN unless ``propagate_nan`` (R-RED-5).  A 0-d input is returned unchanged (bar ``ftz``).
     """
@@ -390,6 +406,11 @@ def reduce(fn: str, x, axes: tuple[int, ...], dtype: dt.DType, *, propagate_nan:
     nd = r.ndim
     if nd == 0:
         return r.copy()
+    out_dtype = dtype
+    if fn in ("sum", "prod") and dtype in (dt.float16, dt.bfloat16):
+        # The GPU accumulates half-precision sums in float32 and rounds once at the end
+        # (checked against cuda.tile 1.7 on an H100, docs/decisions.md).
+        r, dtype = r.astype(np.float32), dt.float32
     for ax in sorted({a % nd for a in axes}, reverse=True):
         n = r.shape[ax]
         p2 = 1 << max(n - 1, 0).bit_length()
@@ -404,6 +425,9 @@ def reduce(fn: str, x, axes: tuple[int, ...], dtype: dt.DType, *, propagate_nan:
             n //= 2
             r = binary(op, r[lead + (slice(0, n),)], r[lead + (slice(n, 2 * n),)], dtype,
                        rounding=rounding, ftz=ftz, propagate_nan=propagate_nan)
+    if out_dtype is not dtype:
+        final = rounding if rd.mode_name(rounding) in ("RN", "RZ") else None
+        r = convert(r, dtype, out_dtype, final)
     return r
 
 
@@ -456,12 +480,6 @@ def _sequential_dot(a64: np.ndarray, b64: np.ndarray) -> np.ndarray:
         np.multiply(xk[k], yk[k], out=tmp)
         np.add(s, tmp, out=s)
     return s
-
-
-def _operands_at(a64: np.ndarray, b64: np.ndarray, idx: tuple):
-    """Rows of ``a`` and columns of ``b`` (each (n, K)) for output elements ``idx`` (batch...,
-    i, j index arrays)."""
-    return a64[idx[:-1]], np.swapaxes(b64, -1, -2)[idx[:-2] + idx[-1:]]
 
 
 def _sequential_at(a64: np.ndarray, b64: np.ndarray, idx: tuple) -> np.ndarray:
@@ -542,6 +560,26 @@ def _narrow_matmul(a64, b64, c64, acc_dtype: dt.DType) -> np.ndarray:
     return res
 
 
+# K-chunk of the tensor-core instruction per input width (bytes): f16 m16n8k16, f8 k32.
+_F16_ACC_CHUNK = {2: 16, 1: 32}
+
+
+def _f16_acc_matmul(a64, b64, c64, chunk: int) -> np.ndarray:
+    """A float16 accumulator, as the GPU's tensor cores update it: K is consumed in chunks
+    of ``chunk``; each chunk's dot product is formed exactly and added to the accumulator with
+    one rounding to float16.  On an H100 this reproduced cuda.tile 1.7's f16-accumulator mma
+    bit for bit on 99.9 % of elements (docs/decisions.md); one rounding for the whole K does
+    not (73 %)."""
+    acc = c64
+    k = a64.shape[-1]
+    out = None
+    for k0 in range(0, k, chunk):
+        out = _narrow_matmul(a64[..., k0:k0 + chunk], b64[..., k0:k0 + chunk, :], acc,
+                             dt.float16)
+        acc = out.astype(F64)
+    return np.asarray(out, np.float16)
+
+
 def matmul(x, y, acc, acc_dtype: dt.DType) -> np.ndarray:
     """``x @ y + acc`` for (...,M,K) @ (...,K,N), acc (...,M,N) of ``acc_dtype`` (R-MM-2/3).
 
@@ -570,6 +608,8 @@ def matmul(x, y, acc, acc_dtype: dt.DType) -> np.ndarray:
             return np.asarray((s + c.astype(np.int64)).astype(acc_dtype.np_dtype))
     a64, b64, c64 = a.astype(F64), b.astype(F64), c.astype(F64)
     with np.errstate(all="ignore"):
+        if acc_dtype is dt.float16:
+            return _f16_acc_matmul(a64, b64, c64, _F16_ACC_CHUNK.get(a.dtype.itemsize, 16))
         if a.dtype != np.float64:
             return np.asarray(_narrow_matmul(a64, b64, c64, acc_dtype), acc_dtype.np_dtype)
         s = _exact_blas(a64, b64)

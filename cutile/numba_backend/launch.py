@@ -225,7 +225,7 @@ def marshal(ck: Compiled, grid: tuple, leaves: list, stream):
         if isinstance(p.type, ArrayType):
             logical_strides[i] = _itemsize_strides(leaf)
             if isinstance(leaf, np.ndarray):
-                host = np.ascontiguousarray(leaf)
+                host = leaf if leaf.flags.c_contiguous else np.array(leaf, order="C")
                 dev = cuda.to_device(host, stream=stream) if not rt.simulator() else \
                     cuda.to_device(host)
                 args.append(dev)

@@ -1,1 +1,151 @@
-"""Lowering of mma (placeholder)."""
+"""Lowering of ``Mma``: the seeds' shared-memory tiled matmul, register-blocked.
+
+The IR's K loop (``for k: acc = mma(load(A, k), load(B, k), acc)``) is the seed's phase loop:
+the two loads are the collaborative, coalesced global loads (each with its own bounds check;
+partial K tiles read the padding the kernel asked for, ZERO in matmuls), and ``Mma`` stages
+the tiles in shared memory — A transposed as ``As[k][m]`` with a one-element row pad (no bank
+conflicts on the transposing write), B as ``Bs[k][n]`` — then one barrier (read-after-write),
+then every thread updates its own register sub-tile of the accumulator (blocked layout:
+rows ``ty + i*TY``, columns ``tx + j*TX``), loading one A value per row and one B value per
+column per k step.  The write-after-read barrier before the next iteration's staging is
+placed by the barrier tracker (the loop's back edge carries the pending reads).
+
+Accumulation (``CUTILE_NUMBA_MMA_ACC``):
+
+- ``f32`` (default, the GPU fast path): float inputs accumulate into the float32 accumulator
+  with ``fmaf``, k in order, starting from ``acc``.  Not bit-identical to the interpreter
+  (which sums exact products in float64 and rounds once): the difference is bounded by
+  ``K * 2**-23 * sum_k |x_ik * y_kj|`` (+ the final rounding), see docs/backend.md.
+- ``exact``: every product is exact in float64 (f16/f32/tf32 inputs), the sum runs in
+  float64 in k order from +0.0 and ``acc`` is added last, then one rounding: bit-identical to
+  the interpreter.  float64 and integer inputs always take this path (it is exact there too).
+"""
+
+from __future__ import annotations
+
+from ... import dtypes as dt
+from ...errors import TileUnsupportedFeatureError
+from ...ir import ops
+from ..exprs import cast
+from . import lower
+
+# Above this many generated statements the k loop is a Python loop instead of unrolled.
+UNROLL_BUDGET = 6000
+
+_FLOAT_IN = (dt.float16, dt.float32, dt.tfloat32, dt.float64)
+
+
+def _check(op):
+    xd, yd, ad = op.x.type.dtype, op.y.type.dtype, op.acc.type.dtype
+    ok_in = xd in _FLOAT_IN + (dt.int8, dt.uint8) and yd in _FLOAT_IN + (dt.int8, dt.uint8)
+    if not ok_in or ad not in (dt.float16, dt.float32, dt.float64, dt.int32):
+        raise TileUnsupportedFeatureError(
+            f"op Mma with {xd.name} x {yd.name} -> {ad.name} is not supported by the numba "
+            "backend")
+
+
+@lower(ops.Mma)
+def mma(g, op):
+    _check(op)
+    g.has_mma = True
+    x, y, acc = op.x, op.y, op.acc
+    xs, ys = x.type.shape, y.type.shape
+    batched = len(xs) == 3
+    M, K, N = xs[-2], xs[-1], ys[-1]
+    nb = xs[0] if batched else 1
+    xd, yd, ad = x.type.dtype, y.type.dtype, acc.type.dtype
+    out = g.natural(op.result)
+    acc_regs = g.get(acc, out)
+    # -- stage A (transposed, padded) and B in shared memory ---------------------------------
+    lda = M + 1
+    site = ("mma", id(op))
+    bufa = g.buffer(site, 0, xd, nb * K * lda)
+    bufb = g.buffer(site, 1, yd, nb * K * N)
+    g.smem_before_write(bufa, bufb)
+    for v, buf, w in ((x, bufa, ((K * lda,) if batched else ()) + (1, lda)),
+                      (y, bufb, ((K * N,) if batched else ()) + (N, 1))):
+        tv = g.tv(v)
+        lay = tv.layout if tv.layout is not None else g.natural(v)
+        g.smem_write(buf, lay, g.get(v, lay), v.type.dtype, w)
+    g.smem_sync()
+    # -- per-thread register sub-tile ---------------------------------------------------------
+    abase, bbase, pairs = {}, {}, []
+    for k in range(out.nregs):
+        c = g.coords(out, k)
+        b = c[0] if batched else "0"
+        m, n = c[-2], c[-1]
+        ea = m if b == "0" else f"{b} * {K * lda} + {m}"
+        eb = n if b == "0" else f"{b} * {K * N} + {n}"
+        if ea not in abase:
+            abase[ea] = g.tmp("ra")
+        if eb not in bbase:
+            bbase[eb] = g.tmp("rb")
+        pairs.append((abase[ea], bbase[eb]))
+    for e, name in list(abase.items()) + list(bbase.items()):
+        g.line(f"{name} = {e}")
+    exact = g.mma_acc == "exact" or xd is dt.float64 or not xd.is_float
+    acc_names = [g.tmp("acc") for _ in range(out.nregs)]
+    if not xd.is_float:
+        kind, zero = "int", "i64(0)"
+    elif exact:
+        kind, zero = "f64", "f64(0.0)"
+    else:
+        kind = "f32"
+    for n_, a in zip(acc_names, acc_regs):
+        if kind == "f32":
+            g.line(f"{n_} = {a if ad is dt.float32 else f'f32({a})'}")
+        else:
+            g.line(f"{n_} = {zero}")
+
+    def fx(v):           # operand as the type the products are formed in
+        if kind == "int":
+            return f"i64({v})"
+        if kind == "f64":
+            return f"f64({v})" if xd is not dt.float64 else v
+        return v if xd in (dt.float32, dt.tfloat32) else f"f32({v})"
+
+    def plus(base, off):
+        return base if off == "0" else f"{base} + {off}"
+
+    def step(a_off: str, b_off: str):
+        av, bv = {}, {}
+        for name in abase.values():
+            t = g.tmp("xa")
+            g.line(f"{t} = {fx(f'{bufa}[{plus(name, a_off)}]')}")
+            av[name] = t
+        for name in bbase.values():
+            t = g.tmp("xb")
+            g.line(f"{t} = {fx(f'{bufb}[{plus(name, b_off)}]')}")
+            bv[name] = t
+        for n_, (pa, pb) in zip(acc_names, pairs):
+            a, b = av[pa], bv[pb]
+            if kind == "f32":
+                g.line(f"{n_} = libdevice.fmaf({a}, {b}, {n_})")
+            elif kind == "f64" and xd is dt.float64:
+                g.line(f"{n_} = {n_} + libdevice.dmul_rn({a}, {b})")
+            else:     # exact products: a contraction into an FMA changes nothing
+                g.line(f"{n_} = {n_} + {a} * {b}")
+
+    per_k = len(abase) + len(bbase) + out.nregs
+    if per_k * K <= UNROLL_BUDGET:
+        for kk in range(K):
+            step(str(kk * lda), str(kk * N))
+    else:
+        kv = g.tmp("k")
+        g.line(f"for {kv} in range({K}):")
+        with g.e.indent():
+            step(f"{kv} * {lda}", f"{kv} * {N}")
+    c = cast(ad)
+    res = []
+    for n_, a in zip(acc_names, acc_regs):
+        if kind == "f32":
+            res.append(n_ if ad is dt.float32 else f"{c}({n_})")
+        elif kind == "int":
+            res.append(f"i32({n_} + i64({a}))")
+        elif ad is dt.float64:
+            res.append(f"{n_} + {a}")
+        else:
+            res.append(f"{c}({n_} + f64({a}))")
+    g.define(op.result, out, res)
+    g.smem_did_read(bufa)
+    g.smem_did_read(bufb)

@@ -1,0 +1,174 @@
+"""Interpreter vs Numba backend: random elementwise chains with broadcasting, mixed dtypes
+(promotion through the frontend), comparisons, where, conversions and fused multiply-adds."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from cutile import dtypes as dt
+
+from .harness import assert_same, kernel_from_source, poison, run_both, sim
+
+DTYPES = [dt.float32, dt.float16, dt.float64, dt.int8, dt.int16, dt.int32, dt.int64,
+          dt.uint8, dt.uint32, dt.uint64, dt.bool_]
+FLOAT_BIN = ["+", "-", "*", "/", "//", "%", "min", "max", "pow", "atan2"]
+INT_BIN = ["+", "-", "*", "//", "%", "min", "max", "&", "|", "^"]
+FLOAT_UN = ["-", "abs", "exp", "log", "sqrt", "rsqrt", "sin", "tanh", "floor", "ceil", "exp2",
+            "log2", "cos"]
+INT_UN = ["-", "abs", "~"]
+TRANSCENDENTAL = {"exp", "log", "sin", "tanh", "exp2", "log2", "cos", "pow", "atan2"}
+SHAPES = ["full", "row", "col", "scalar"]
+
+
+def values(rng, shape, d: dt.DType):
+    npd = d.np_dtype
+    if d.is_bool:
+        return rng.random(shape) < 0.5
+    if d.is_integral:
+        info = np.iinfo(npd)
+        v = rng.integers(info.min, info.max, size=shape, dtype=npd, endpoint=True)
+        small = rng.integers(-3 if d.is_signed else 0, 4, size=shape).astype(npd)
+        return np.where(rng.random(shape) < 0.4, small, v).astype(npd)
+    v = rng.standard_normal(shape) * 10.0 ** rng.integers(-3, 4, size=shape)
+    special = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1.0, -1.0, 0.5])
+    v = np.where(rng.random(shape) < 0.15, special[rng.integers(0, 8, size=shape)], v)
+    with np.errstate(all="ignore"):
+        return np.asarray(v, dtype=npd)
+
+
+@st.composite
+def program(draw):
+    n_in = draw(st.integers(2, 4))
+    ins = []
+    for i in range(n_in):
+        d = draw(st.sampled_from(DTYPES))
+        kind = "full" if i == 0 else draw(st.sampled_from(SHAPES))
+        ins.append((d, kind))
+    env = [(f"x{i}", d) for i, (d, _) in enumerate(ins)]
+    lines, uses_minmax, uses_math = [], False, False
+    for j in range(draw(st.integers(1, 6))):
+        name = f"e{j}"
+        a, da = env[draw(st.integers(0, len(env) - 1))]
+        choice = draw(st.integers(0, 9))
+        if choice <= 1:                                   # unary
+            if da.is_float:
+                fn = draw(st.sampled_from(FLOAT_UN))
+            elif da.is_integral:
+                fn = draw(st.sampled_from(INT_UN))
+            else:
+                fn = "~"
+            uses_math |= fn in TRANSCENDENTAL
+            expr = {"-": f"-{a}", "~": f"~{a}", "abs": f"ct.abs({a})"}.get(fn, f"ct.{fn}({a})")
+            lines.append(f"{name} = {expr}")
+            env.append((name, da))
+            continue
+        b, db = env[draw(st.integers(0, len(env) - 1))]
+        d = dt.promote(da, db)
+        if d is None:
+            continue
+        if choice == 2:                                   # compare + where
+            c, dc = env[draw(st.integers(0, len(env) - 1))]
+            d2 = dt.promote(dc, d)
+            if d2 is None or d.is_bool and dc.is_bool:
+                continue
+            op = draw(st.sampled_from(["<", "<=", "==", "!=", ">", ">="]))
+            lines.append(f"{name} = ct.where({a} {op} {b}, {a}, {c})")
+            env.append((name, dt.promote(da, dc)))
+            continue
+        if choice == 3:                                   # astype to another dtype
+            tgt = draw(st.sampled_from(DTYPES))
+            if da.is_float and not tgt.is_float:
+                continue                                  # NaN/inf -> int is UB
+            lines.append(f"{name} = {a}.astype(ct.{tgt.name})")
+            env.append((name, tgt))
+            continue
+        if choice == 4 and d.is_float and d is not dt.float16 or choice == 4 and False:
+            c, dc = env[draw(st.integers(0, len(env) - 1))]
+            if dt.promote(dc, d) is not d:
+                continue
+            lines.append(f"{name} = {a} * {b} + {c}")     # fused by the frontend (R-FMA-1)
+            env.append((name, d))
+            continue
+        ops = FLOAT_BIN if d.is_float else INT_BIN if d.is_integral else ["&", "|", "^"]
+        fn = draw(st.sampled_from(ops))
+        uses_math |= fn in TRANSCENDENTAL
+        uses_minmax |= fn in ("min", "max")
+        if d.is_integral and fn in ("//", "%"):
+            b = f"ct.where({b} == 0, 1, {b})"             # division by zero is UB (R-DIV-6)
+            if d.is_signed:                               # so is MIN // -1 on int64
+                b = f"ct.where({b} == -1, 1, {b})"
+        if fn in ("min", "max"):
+            expr = f"ct.{'minimum' if fn == 'min' else 'maximum'}({a}, {b})"
+        elif fn in ("pow", "atan2"):
+            expr = f"ct.{fn}({a}, {b})"
+        else:
+            expr = f"{a} {fn} {b}"
+        lines.append(f"{name} = {expr}")
+        env.append((name, d))
+    last, dl = env[-1]
+    seed = draw(st.integers(0, 2 ** 16))
+    T0, T1 = draw(st.sampled_from([(4, 8), (8, 8), (2, 16), (16, 4), (1, 32)]))
+    return ins, lines, last, dl, seed, T0, T1, uses_minmax, uses_math
+
+
+def _load(i, d, kind):
+    if kind == "full":
+        return f"x{i} = ct.load(a{i}, (ct.bid(0), 0), (T0, T1), padding_mode=ct.PaddingMode.ZERO)"
+    if kind == "row":
+        return f"x{i} = ct.load(a{i}, (0,), (T1,), padding_mode=ct.PaddingMode.ZERO)"
+    if kind == "col":
+        return f"x{i} = ct.load(a{i}, (ct.bid(0), 0), (T0, 1), padding_mode=ct.PaddingMode.ZERO)"
+    return f"x{i} = a{i}"
+
+
+@settings(max_examples=30)
+@given(program())
+def test_elementwise_chains(prog):
+    ins, lines, last, dl, seed, T0, T1, minmax, math = prog
+    params = ", ".join(f"a{i}" for i in range(len(ins)))
+    body = [_load(i, d, kind) for i, (d, kind) in enumerate(ins)] + lines
+    results = [ln.split(" = ")[0] for ln in lines] or [last]
+    for j, name in enumerate(results):       # every intermediate is checked
+        body.append(f"r{j} = ct.broadcast_to({name}, (T0, T1)).astype(ct.float64)")
+        body.append(f"ct.store(out, ({j}, ct.bid(0), 0), ct.reshape(r{j}, (1, T0, T1)))")
+    src = (f"@ct.kernel\ndef chain({params}, out, T0: Constant[int], T1: Constant[int]):\n"
+           + "".join(f"    {ln}\n" for ln in body))
+    k = kernel_from_source(src, "chain")
+    rng = np.random.default_rng(seed)
+    args = []
+    rows = T0 + max(1, T0 // 2)                         # ragged: the last tile is partial
+    for i, (d, kind) in enumerate(ins):
+        if kind == "full":
+            args.append(values(rng, (rows, T1), d))
+        elif kind == "row":
+            args.append(values(rng, (T1,), d))
+        elif kind == "col":
+            args.append(values(rng, (rows, 1), d))
+        else:
+            args.append(values(rng, (), d)[()])
+    out = poison((len(results), rows, T1), np.float64)
+    ref, got = run_both(k, (2,), args + [out, T0, T1])
+    ulps = 0 if sim() or not math else 16
+    assert_same(ref[-1], got[-1], ulps=ulps, signed_zero=not minmax, what=src)
+
+
+@settings(max_examples=10)
+@given(st.sampled_from([dt.float32, dt.float64, dt.float16]), st.integers(0, 2 ** 16))
+def test_fma_is_fused_and_mul_add_is_not(d, seed):
+    src = ("@ct.kernel\ndef fm(a, b, c, o1, o2, T: Constant[int]):\n"
+           "    x = ct.load(a, (ct.bid(0),), (T,))\n"
+           "    y = ct.load(b, (ct.bid(0),), (T,))\n"
+           "    z = ct.load(c, (ct.bid(0),), (T,))\n"
+           "    ct.store(o1, (ct.bid(0),), x * y + z)\n"        # one rounding (Fma)
+           "    p = x * y\n"
+           "    ct.store(o2, (ct.bid(0),), p + z + p)\n")      # product used twice: two roundings
+    k = kernel_from_source(src, "fm")
+    rng = np.random.default_rng(seed)
+    n = 64
+    a, b, c = (rng.standard_normal(n).astype(d.np_dtype) for _ in range(3))
+    o1, o2 = poison((n,), d.np_dtype), poison((n,), d.np_dtype)
+    ref, got = run_both(k, (2,), [a, b, c, o1, o2, 32])
+    assert_same(ref[3], got[3], what="fma")
+    assert_same(ref[4], got[4], what="mul then add")

@@ -1,0 +1,120 @@
+"""Completeness of the Numba backend: the op table, the interpreter's rules and the backend's
+lowerings have the same keys (minus an explicit allow-list), and every known gap is listed
+here with its reason and raises TileUnsupportedFeatureError naming the op/dtype and backend."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import cutile as ct
+from cutile.errors import TileUnsupportedFeatureError
+from cutile.interp import load_rules
+from cutile.interp.machine import RULES
+from cutile.ir.core import OPS, KernelIR, Op, Region
+
+# IR ops that neither executor has a table entry for, and why.
+STRUCTURAL = {
+    "Yield": "region terminator, handled by the owner of the region (For/Loop/If)",
+    "Continue": "region terminator, handled by the enclosing loop",
+    "Break": "region terminator, handled by the enclosing loop",
+    "Return": "region terminator, handled by region emission (``return``)",
+}
+
+# Ops the interpreter runs and the Numba backend cannot lower at all (none today).
+BACKEND_MISSING_OPS: dict[str, str] = {}
+
+# Parts of supported ops the Numba backend rejects with TileUnsupportedFeatureError.
+BACKEND_FEATURE_GAPS = {
+    "bfloat16": "no bfloat16 arithmetic type in numba-cuda's typed Python subset",
+    "float8_e4m3fn / float8_e5m2 / float8_e8m0fnu / float4_e2m1fn": "no Numba representation",
+    "float8_e5m3fnu": "no NumPy model either (the interpreter rejects it too)",
+    "rounding_mode RZ/RM/RP/RA on add/sub/mul/div/sqrt, sum/prod": (
+        "directed rounding needs libdevice's *_rz/_rd/_ru variants plus an exact simulator "
+        "model; not implemented yet (RN, FULL and APPROX are supported)"),
+    "rounding_mode on astype other than RN (RZ for float->int is the default truncation)": (
+        "same as above"),
+    "mma with float8 or bfloat16 operands": "follows from the dtype gaps",
+}
+
+
+def _lowerings():
+    from cutile.numba_backend.lower import load_lowerings
+    return load_lowerings()
+
+
+def test_tables_have_the_same_keys():
+    load_rules()
+    ops = {c.__name__ for c in OPS.values()}
+    rules = {c.__name__ for c in RULES}
+    lows = {c.__name__ for c in _lowerings()}
+    assert ops - set(STRUCTURAL) == rules, "interpreter rules differ from the op table"
+    assert ops - set(STRUCTURAL) - set(BACKEND_MISSING_OPS) == lows, (
+        "numba lowerings differ from the op table; list a gap in BACKEND_MISSING_OPS with its "
+        "reason or add the lowering")
+    assert set(STRUCTURAL) <= ops
+
+
+def test_every_gap_has_a_reason():
+    for table in (STRUCTURAL, BACKEND_MISSING_OPS, BACKEND_FEATURE_GAPS):
+        for k, reason in table.items():
+            assert isinstance(reason, str) and len(reason) > 10, k
+
+
+@dataclasses.dataclass(eq=False)
+class _NotLowered(Op):
+    """An op class with no lowering (not registered in OPS)."""
+
+
+def test_missing_lowering_names_op_and_backend():
+    from cutile.numba_backend.codegen import Gen
+    body = Region()
+    op = _NotLowered()
+    op.results = []
+    body.ops.append(op)
+    ir = KernelIR("k", [], [], body)
+    with pytest.raises(TileUnsupportedFeatureError, match=r"op _NotLowered .*numba backend"):
+        Gen(ir, 32).generate()
+
+
+@ct.kernel
+def _copy(a, b):
+    ct.store(b, (0,), ct.load(a, (0,), (4,)))
+
+
+def test_unsupported_dtype_names_dtype_and_backend():
+    import ml_dtypes
+    from cutile.numba_backend.codegen import Gen
+    a = np.zeros(4, ml_dtypes.bfloat16)
+    ir = _copy.compile(_copy.specialize((a, a.copy())))
+    with pytest.raises(TileUnsupportedFeatureError, match=r"bfloat16.*numba backend"):
+        Gen(ir, 32).generate()
+
+
+@ct.kernel
+def _rounded(a, b):
+    x = ct.load(a, (0,), (4,))
+    ct.store(b, (0,), ct.add(x, x, rounding_mode=ct.RoundingMode.RZ))
+
+
+def test_unsupported_rounding_mode_names_op():
+    from cutile.numba_backend.codegen import Gen
+    a = np.zeros(4, np.float32)
+    ir = _rounded.compile(_rounded.specialize((a, a.copy())))
+    with pytest.raises(TileUnsupportedFeatureError, match=r"Binary\(add\).*RZ.*numba backend"):
+        Gen(ir, 32).generate()
+
+
+def test_import_cutile_does_not_import_numba():
+    code = ("import sys; import cutile; "
+            "print(sorted(m for m in sys.modules if m == 'numba' or m.startswith('numba.')))")
+    env = {k: v for k, v in os.environ.items() if k != "CUTILE_BACKEND"}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
+                         cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]"
