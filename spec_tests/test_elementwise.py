@@ -425,8 +425,6 @@ def k_divmod(a, b, q, r):
     ct.store(r, index=(0,), tile=rr)
 
 
-@pytest.mark.xfail(reason="builtin divmod is not mapped in cutile/api/builtins_map.py "
-                          "(ct.divmod works, see test_divmod_api_function)", strict=False)
 def test_divmod_builtin():
     # R-DIV-5
     a, b = np.array(INT_A[:6] + [9, -9], np.int32), np.array(INT_B[:6] + [4, 4], np.int32)

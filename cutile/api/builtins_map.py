@@ -106,6 +106,13 @@ def _operator(fn):
     return f
 
 
+def _divmod(comp, args, kwargs, env):
+    if len(args) != 2 or kwargs:
+        raise TileTypeError("divmod() takes exactly two arguments")
+    from .elementwise import divmod as ct_divmod
+    return ct_divmod.impl(args[0], args[1])
+
+
 def _isnan_math(comp, args, kwargs, env):
     raise TileTypeError("math functions are not supported in tile code; use ct.isnan etc.")
 
@@ -114,7 +121,7 @@ BUILTINS: dict[int, object] = {
     id(builtins.range): _range, id(builtins.len): _len, id(builtins.min): _minmax("min"),
     id(builtins.max): _minmax("max"), id(builtins.abs): _abs, id(builtins.int): _conv(int),
     id(builtins.float): _conv(float), id(builtins.bool): _conv(bool),
-    id(builtins.tuple): _tuple, id(builtins.str): _str, id(builtins.print): _unsupported_print,
+    id(builtins.tuple): _tuple, id(builtins.divmod): _divmod, id(builtins.str): _str, id(builtins.print): _unsupported_print,
     id(operator.add): _operator("Add"), id(operator.sub): _operator("Sub"),
     id(operator.mul): _operator("Mult"), id(operator.truediv): _operator("Div"),
     id(operator.floordiv): _operator("FloorDiv"), id(operator.mod): _operator("Mod"),
