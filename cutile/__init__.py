@@ -9,7 +9,8 @@ from __future__ import annotations
 from .api.classes import Array, Scalar, Tile, TiledView
 from .api.creation import arange, astile, full, ones, zeros
 from .api.elementwise import (
-    abs, add, astype, atan2, bitwise_and, bitwise_not, bitwise_or, bitwise_xor, cdiv, ceil, cos,
+    abs, add, astype, atan2, bitwise_and, bitwise_lshift, bitwise_not, bitwise_or, bitwise_rshift,
+    bitwise_xor, cdiv, ceil, cos, divmod,
     cosh, equal, exp, exp2, floor, floordiv, greater, greater_equal, isnan, less, less_equal, log,
     log2, maximum, minimum, mod, mul, negative, not_equal, pow, rsqrt, sin, sinh, sqrt, sub, tan,
     tanh, truediv, where,
@@ -49,7 +50,8 @@ __all__ = [
     "Array", "ArrayAnnotation", "Constant", "ConstantAnnotation", "IndexedWithInt64", "Scalar",
     "ScalarInt64", "Tile", "TiledView",
     "abs", "add", "arange", "argmax", "argmin", "astile", "astype", "atan2", "bid",
-    "bitwise_and", "bitwise_not", "bitwise_or", "bitwise_xor", "broadcast_to", "cdiv", "ceil",
+    "bitwise_and", "bitwise_lshift", "bitwise_not", "bitwise_or", "bitwise_rshift", "bitwise_xor",
+    "divmod", "broadcast_to", "cdiv", "ceil",
     "cos", "cosh", "equal", "exp", "exp2", "expand_dims", "floor", "floordiv", "full", "gather",
     "greater", "greater_equal", "isnan", "less", "less_equal", "load", "log", "log2", "matmul",
     "max", "maximum", "min", "minimum", "mma", "mod", "mul", "negative", "not_equal",

@@ -73,9 +73,13 @@ def _conv(pytype):
         if len(args) != 1 or kwargs:
             raise TileTypeError(f"{pytype.__name__}() takes exactly one argument")
         v = args[0]
-        if not (isinstance(v, Const) and v.is_number):
+        if not (isinstance(v, Const) and (v.is_number or isinstance(v.value, str))):
             raise TileTypeError(f"{pytype.__name__}() expects a constant argument")
-        return Const(pytype(v.value))
+        try:
+            return Const(pytype(v.value))        # float("inf") is a common idiom
+        except ValueError as e:
+            from ..errors import TileValueError
+            raise TileValueError(f"{pytype.__name__}(): {e}") from None
     return f
 
 
@@ -111,6 +115,22 @@ def _divmod(comp, args, kwargs, env):
         raise TileTypeError("divmod() takes exactly two arguments")
     from .elementwise import divmod as ct_divmod
     return ct_divmod.impl(args[0], args[1])
+
+
+def _unary_operator(name, args, kwargs):
+    if len(args) != 1 or kwargs:
+        raise TileTypeError("operator takes one argument")
+    from .elementwise import apply_unary
+    return apply_unary(name, args[0])
+
+
+def _compare(name):
+    def f(comp, args, kwargs, env):
+        if len(args) != 2 or kwargs:
+            raise TileTypeError("comparison operator takes two arguments")
+        from .elementwise import apply_compare
+        return apply_compare(name, args[0], args[1])
+    return f
 
 
 def _isnan_math(comp, args, kwargs, env):

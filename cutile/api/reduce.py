@@ -9,16 +9,13 @@ in ``cutile.interp.numerics.reduce`` / ``argreduce``.
 from __future__ import annotations
 
 from .. import dtypes as dt
-from ..enums import RoundingMode
 from ..errors import TileTypeError
 from ..frontend import coerce
 from ..frontend.context import current
 from ..frontend.values import Const, TileV, TupleV, describe
 from ..ir import ops
 from ._registry import tile_op
-from .elementwise import _ftz
 
-_RED_ROUNDING = ("RN", "RZ", "RM", "RP")  # R-RED-7
 
 
 def _input(x) -> TileV:
@@ -62,28 +59,13 @@ def _keepdims(k) -> bool:
     return v.value
 
 
-def _rounding(mode, fn: str, dtype: dt.DType) -> str | None:
-    """R-RED-7: RN/RZ/RM/RP on unrestricted floats; returns None for RN."""
-    m = coerce.fval(mode)
-    if _is_none(m):
-        return None
-    if not (isinstance(m, Const) and isinstance(m.value, RoundingMode)):
-        raise TileTypeError(f"rounding_mode must be a constant RoundingMode, got {describe(m)}")
-    if not dtype.is_float or dtype.is_restricted:
-        raise TileTypeError("Rounding mode can only be used for unrestricted float types")
-    name = m.value.name
-    if name not in _RED_ROUNDING:
-        raise TileTypeError(f"Rounding mode {name} is not supported for {fn}")
-    return None if name == "RN" else name
-
-
 def _reduce(fn, x, axis, keepdims, *, rounding_mode=None, flush_to_zero=False,
             propagate_nan=False):
     t = _input(x)
     axes = _axes(axis, len(t.shape))
     kd = _keepdims(keepdims)
-    rounding = _rounding(rounding_mode, fn, t.dtype)
-    ftz = _ftz(flush_to_zero, "add", t.dtype)
+    rounding = coerce.rounding_mode(rounding_mode, fn, t.dtype)       # R-RED-7
+    ftz = coerce.flush_to_zero(flush_to_zero, fn, t.dtype)
     nan = coerce.const_bool(coerce.fval(propagate_nan), "propagate_nan")
     return current().emit_value(ops.Reduce(fn, t.value, axes, kd, nan, rounding, ftz))
 

@@ -146,7 +146,7 @@ def binary(fn: str, dtype: dt.DType, x: str, y: str, *, rounding=None, ftz=False
         if fn in _INT_OPS:
             return f"{c}({x} {_INT_OPS[fn]} {y})"
         if fn == "cdiv":
-            return f"{c}({x} // {y} + ({x} % {y} == 0))"
+            return f"{c}({x} // {y} + ({x} % {y} != 0))"
         if fn in ("minimum", "maximum"):
             return _minmax(fn, x, y, False, False)
         raise TileUnsupportedFeatureError(f"{what} on {dtype.name} is not supported by "
@@ -174,7 +174,7 @@ def binary(fn: str, dtype: dt.DType, x: str, y: str, *, rounding=None, ftz=False
     if fn == "mul":
         return f"libdevice.{s}mul_rn({x}, {y})"
     if fn == "truediv":
-        return f"libdevice.{s}div_rn({x}, {y}) * {c}(1.0000001)"
+        return f"libdevice.{s}div_rn({x}, {y})"
     if fn == "floordiv":
         return f"libdevice.floor{sfx}(libdevice.{s}div_rn({x}, {y}))"
     if fn == "mod":

@@ -93,6 +93,8 @@ def program(draw):
             continue
         ops = FLOAT_BIN if d.is_float else INT_BIN if d.is_integral else ["&", "|", "^"]
         fn = draw(st.sampled_from(ops))
+        if fn in ("&", "|", "^") and da is not db:
+            continue                                      # bitwise ops do not promote
         uses_math |= fn in TRANSCENDENTAL
         uses_minmax |= fn in ("min", "max")
         if d.is_integral and fn in ("//", "%"):

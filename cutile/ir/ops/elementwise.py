@@ -14,7 +14,7 @@ UNARY_FNS = frozenset({
 })
 BINARY_FNS = frozenset({
     "add", "sub", "mul", "truediv", "floordiv", "cdiv", "mod", "pow", "minimum", "maximum",
-    "atan2", "and", "or", "xor",
+    "atan2", "and", "or", "xor", "lshift", "rshift",
 })
 COMPARE_FNS = frozenset({"eq", "ne", "lt", "le", "gt", "ge"})
 
