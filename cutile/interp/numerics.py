@@ -109,6 +109,14 @@ def binary(fn: str, x, y, dtype: dt.DType, *, rounding=None, ftz: bool = False,
     exact; ``ftz`` (float32 only) flushes subnormal inputs and results to signed zero.
     minimum/maximum follow R-MATH-6.
     """
+    if (fn in _NP_BASIC and rounding is None and not ftz and type(x) is np.ndarray
+            and type(y) is np.ndarray and x.shape == y.shape and x.dtype == y.dtype
+            == dtype.np_dtype and (dtype in (dt.float32, dt.float64) or (
+                dtype.is_integral and fn != "truediv"))):
+        # Fast path (the interpreter's common case): NumPy's own op is already exact here;
+        # IEEE RN for float32/float64, wrapping for integers.
+        with np.errstate(all="ignore"):
+            return np.asarray(_NP_BASIC[fn](x, y))
     shape, (a, b) = _prep(dtype, x, y)
     with np.errstate(all="ignore"):
         if dtype.is_integral:
