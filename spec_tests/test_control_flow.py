@@ -521,3 +521,21 @@ def test_shuffled_block_order_same_result(monkeypatch):
     monkeypatch.setenv("CUTILE_SHUFFLE_BLOCKS", "123")
     run1(branch_on_bid, a, out2, TILE, grid=(4,))
     np.testing.assert_array_equal(out1, out2)
+
+
+def _make_applier(f):
+    @ct.kernel
+    def apply(a, out):
+        ct.store(out, (0,), f(ct.load(a, (0,), (4,))))
+    return apply
+
+
+def test_inline_lambda_captured_by_kernel():
+    # R-PY-6: a lambda written inside a call expression is a valid helper
+    k_sum, k_inc = _make_applier(lambda x: ct.sum(x) * 2), _make_applier(lambda x: x + 1)
+    a = np.arange(4, dtype=np.float32)
+    out = np.zeros(4, np.float32)
+    run1(k_sum, a, out)
+    assert out.tolist() == [12, 0, 0, 0]
+    run1(k_inc, a, out)
+    assert out.tolist() == [1, 2, 3, 4]

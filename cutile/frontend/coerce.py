@@ -234,7 +234,8 @@ def normalize_axis(axis: int, ndim: int, what: str = "Axis") -> int:
 def signed_index(v: FVal, what: str = "index") -> TileV:
     """A signed integer scalar used as an index or bound (R-LOAD-1)."""
     if is_number_const(v):
-        if isinstance(v.value, float) or (v.dtype is not None and not v.dtype.is_signed):
+        if isinstance(v.value, (float, bool)) or (v.dtype is not None
+                                                  and not v.dtype.is_signed):
             raise TileTypeError(f"Expected a tuple of signed integers for {what}")
         return to_tile(v)
     if isinstance(v, TileV) and v.shape == () and v.dtype.is_signed:

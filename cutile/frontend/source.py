@@ -36,15 +36,34 @@ def _parse(func) -> tuple[ast.FunctionDef, SourceInfo]:
     text = "".join(lines)
     dedented = textwrap.dedent(text)
     shift = _indent(text) - _indent(dedented)
-    tree = ast.parse(dedented)
+    try:
+        tree = ast.parse(dedented)
+    except SyntaxError:
+        # A lambda in the middle of an expression: its source lines may not parse alone.
+        tree = ast.parse("(\n" + dedented + "\n)") if func.__name__ == "<lambda>" else None
+        if tree is None:
+            raise
+        first -= 1
     ast.increment_lineno(tree, first - 1)
+    if func.__name__ == "<lambda>":
+        return _find_lambda(tree, func), SourceInfo(filename, shift, func.__name__)
     node = tree.body[0]
-    if isinstance(node, ast.Assign) and isinstance(node.value, ast.Lambda):
-        # ``f = lambda ...`` at module level.
-        return node.value, SourceInfo(filename, shift, func.__name__)
     if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
         raise TileSyntaxError(f"Cannot find the definition of {func.__qualname__} in its source")
     return node, SourceInfo(filename, shift, func.__name__)
+
+
+def _find_lambda(tree: ast.AST, func) -> ast.Lambda:
+    """The lambda node of ``func`` among those on its first line (matched by parameters)."""
+    line = func.__code__.co_firstlineno
+    params = list(func.__code__.co_varnames[:func.__code__.co_argcount])
+    found = [n for n in ast.walk(tree) if isinstance(n, ast.Lambda) and n.lineno == line]
+    if len(found) > 1:
+        found = [n for n in found if [a.arg for a in n.args.args] == params]
+    if len(found) != 1:
+        raise TileSyntaxError(f"Cannot locate the source of a lambda on line {line}; define "
+                              "the helper with def")
+    return found[0]
 
 
 def _indent(text: str) -> int:
