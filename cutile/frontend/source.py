@@ -46,19 +46,30 @@ def _parse(func) -> tuple[ast.FunctionDef, SourceInfo]:
         first -= 1
     ast.increment_lineno(tree, first - 1)
     if func.__name__ == "<lambda>":
-        return _find_lambda(tree, func), SourceInfo(filename, shift, func.__name__)
+        return _find_lambda(tree, func, shift), SourceInfo(filename, shift, func.__name__)
     node = tree.body[0]
     if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
         raise TileSyntaxError(f"Cannot find the definition of {func.__qualname__} in its source")
     return node, SourceInfo(filename, shift, func.__name__)
 
 
-def _find_lambda(tree: ast.AST, func) -> ast.Lambda:
-    """The lambda node of ``func`` among those on its first line (matched by parameters)."""
+def _find_lambda(tree: ast.AST, func, shift: int) -> ast.Lambda:
+    """The lambda node of ``func`` among those on its first line: matched by the position of
+    its body's first instruction, else by its parameters."""
     line = func.__code__.co_firstlineno
-    params = list(func.__code__.co_varnames[:func.__code__.co_argcount])
     found = [n for n in ast.walk(tree) if isinstance(n, ast.Lambda) and n.lineno == line]
     if len(found) > 1:
+        pos = [p for p in func.__code__.co_positions() if p[2]]
+        if pos:
+            ln, _, col, _ = pos[0]
+
+            def contains(n):
+                b = n.body
+                return (b.lineno, b.col_offset + shift) <= (ln, col) <= (
+                    b.end_lineno, b.end_col_offset + shift)
+            found = [n for n in found if contains(n)]
+    if len(found) > 1:
+        params = list(func.__code__.co_varnames[:func.__code__.co_argcount])
         found = [n for n in found if [a.arg for a in n.args.args] == params]
     if len(found) != 1:
         raise TileSyntaxError(f"Cannot locate the source of a lambda on line {line}; define "
