@@ -100,12 +100,32 @@ class Gen:
     def tmp(self, hint: str = "t") -> str:
         return f"_{hint}{next(self._tmp)}"
 
+    def bind(self, v: Value, lay, names: list[str], like: Value | None = None) -> None:
+        """Make ``v`` (a region argument or a control-flow result) live in ``names``."""
+        if lay is None:
+            src = self.arrays[id(like)] if like is not None else None
+            root = src.root if src is not None else -1
+            self.arrays[id(v)] = AV(names[0], root, v.type.ndim, v.type.dtype)
+        else:
+            self.alias(v, lay, names)
+
+    def value_names(self, v: Value, lay) -> list[str]:
+        return [self.vname(v)] if lay is None else self.reg_names(v, lay.nregs)
+
     def reg_names(self, v: Value, nregs: int) -> list[str]:
         base = self.vname(v)
         return [base] if nregs == 1 else [f"{base}_{k}" for k in range(nregs)]
 
     def line(self, text: str) -> None:
         self.e.line(text)
+
+    def let(self, expr: str) -> str:
+        """Bind ``expr`` to a fresh variable (for expressions used more than once)."""
+        if expr.isidentifier():
+            return expr
+        t = self.tmp("e")
+        self.line(f"{t} = {expr}")
+        return t
 
     # -- layouts and hoisted thread coordinates ------------------------------------------------
     def lid(self, lay: L.Layout) -> int:
@@ -194,7 +214,10 @@ class Gen:
     def layout_of(self, v: Value) -> L.Layout | None:
         return self.tv(v).layout
 
-    def natural(self, v: Value) -> L.Layout:
+    def natural(self, v: Value) -> L.Layout | None:
+        """Layout ``v`` is produced in (None for arrays)."""
+        if isinstance(v.type, ArrayType):
+            return None
         lay = self.assign.layout(v)
         return lay if lay is not None else L.flat(v.type.shape, self.T)
 
@@ -345,7 +368,7 @@ class Gen:
     def parallel_assign(self, names: list, layouts: list, values) -> None:
         lhs, rhs = [], []
         for tgt, lay, v in zip(names, layouts, values):
-            src = self.get(v, lay)
+            src = [self.arrays[id(v)].name] if lay is None else self.get(v, lay)
             for a, b in zip(tgt, src):
                 if a != b:
                     lhs.append(a)

@@ -31,44 +31,33 @@ from .rt import CASTS
 
 BACKEND = "the numba backend"
 
-# Helpers compiled as device functions next to every kernel (see rt.namespace).
-HELPERS = '''
-def _fmod32(a, b):
-    r = libdevice.fmodf(a, b)
-    if r != f32(0.0) and ((r < f32(0.0)) != (b < f32(0.0))):
-        return f32(r + b)
-    return r
+_FLT_MIN = "f32(1.1754943508222875e-38)"
 
 
-def _fmod64(a, b):
-    r = libdevice.fmod(a, b)
-    if r != f64(0.0) and ((r < f64(0.0)) != (b < f64(0.0))):
-        return f64(r + b)
-    return r
+def _no_let(expr: str) -> str:
+    raise AssertionError("internal: this expression needs a temporary (pass let=)")
 
 
-def _ftz32(x):
-    if x != f32(0.0) and abs(x) < f32(1.1754943508222875e-38):
-        return f32(0.0) if x > f32(0.0) else f32(-0.0)
-    return x
+def ftz32(x: str) -> str:
+    """Flush a float32 subnormal to a zero of its sign (``0 * x`` keeps the sign)."""
+    return f"({x} if not (abs({x}) < {_FLT_MIN}) else f32(0.0) * {x})"
 
 
-def _tf32_rn(x):
-    if x != x or abs(x) == f32(np.inf):
-        return x
-    b = u32(libdevice.float_as_int(x))
-    b = u32((b + u32(0xFFF) + ((b >> u32(13)) & u32(1))) & u32(0xFFFFE000))
-    return libdevice.int_as_float(i32(b))
+def tf32_rn(x: str, let) -> str:
+    """Round a float32 to tfloat32 (10 explicit mantissa bits), nearest-even, in the float32
+    container; NaN and infinities pass (``dtypes.round_to_tf32``)."""
+    b = let(f"u32(libdevice.float_as_int({x}))")
+    r = let(f"libdevice.int_as_float(i32(u32(({b} + u32(0xFFF) + (({b} >> u32(13)) & u32(1)))"
+            f" & u32(0xFFFFE000))))")
+    return f"({x} if ({x} != {x} or abs({x}) == f32(np.inf)) else {r})"
 
 
-def _tf32_from64(x):
-    r = libdevice.double2float_rz(x)
-    if r == r and f64(r) != x:
-        r = libdevice.int_as_float(i32(libdevice.float_as_int(r) | i32(1)))
-    return _tf32_rn(r)
-'''
-
-HELPER_NAMES = ("_fmod32", "_fmod64", "_ftz32", "_tf32_rn", "_tf32_from64")
+def round_to_odd32(x64: str, let) -> str:
+    """float64 -> float32 rounded to odd: a later round-to-nearest into a narrower format is
+    then a single correct rounding of the float64 value."""
+    r = let(f"libdevice.double2float_rz({x64})")
+    return let(f"({r} if ({r} != {r} or f64({r}) == {x64}) else "
+               f"libdevice.int_as_float(i32(libdevice.float_as_int({r}) | i32(1))))")
 
 
 def cast(dtype: dt.DType) -> str:
@@ -119,7 +108,7 @@ def _f16_or(dtype, what):
 
 # -- binary -------------------------------------------------------------------------------------
 _INT_OPS = {"add": "+", "sub": "-", "mul": "*", "floordiv": "//", "mod": "%", "and": "&",
-            "or": "|", "xor": "^"}
+            "or": "|", "xor": "^", "lshift": "<<", "rshift": ">>"}
 
 
 def _minmax(fn: str, x: str, y: str, is_float: bool, propagate_nan: bool) -> str:
@@ -133,7 +122,7 @@ def _minmax(fn: str, x: str, y: str, is_float: bool, propagate_nan: bool) -> str
 
 
 def binary(fn: str, dtype: dt.DType, x: str, y: str, *, rounding=None, ftz=False,
-           propagate_nan=False) -> str:
+           propagate_nan=False, let=_no_let) -> str:
     what = f"op Binary({fn})"
     if dtype.is_bool:
         if fn in ("and", "or", "xor"):
@@ -156,7 +145,8 @@ def binary(fn: str, dtype: dt.DType, x: str, y: str, *, rounding=None, ftz=False
     if dtype is dt.float16:
         if ftz:
             raise TileUnsupportedFeatureError(f"{what}: flush_to_zero needs float32")
-        inner = binary(fn, dt.float32, f"f32({x})", f"f32({y})", propagate_nan=propagate_nan)
+        inner = binary(fn, dt.float32, f"f32({x})", f"f32({y})", propagate_nan=propagate_nan,
+                       let=let)
         if fn == "floordiv":  # floor of the float16 quotient (R-DIV-2)
             q = binary("truediv", dt.float16, x, y)
             return f"f16(libdevice.floorf(f32({q})))"
@@ -164,7 +154,8 @@ def binary(fn: str, dtype: dt.DType, x: str, y: str, *, rounding=None, ftz=False
     if ftz:
         if dtype is not dt.float32:
             raise TileUnsupportedFeatureError(f"{what}: flush_to_zero needs float32")
-        return f"_ftz32({binary(fn, dtype, f'_ftz32({x})', f'_ftz32({y})', propagate_nan=propagate_nan)})"
+        fx, fy = let(ftz32(x)), let(ftz32(y))
+        return ftz32(let(binary(fn, dtype, fx, fy, propagate_nan=propagate_nan, let=let)))
     s = "f" if dtype is dt.float32 else "d"
     sfx = "f" if dtype is dt.float32 else ""
     if fn == "add":
@@ -177,8 +168,10 @@ def binary(fn: str, dtype: dt.DType, x: str, y: str, *, rounding=None, ftz=False
         return f"libdevice.{s}div_rn({x}, {y})"
     if fn == "floordiv":
         return f"libdevice.floor{sfx}(libdevice.{s}div_rn({x}, {y}))"
-    if fn == "mod":
-        return f"_fmod{32 if dtype is dt.float32 else 64}({x}, {y})"
+    if fn == "mod":   # R-DIV-3: C remainder, plus the divisor when the signs differ
+        r = let(f"libdevice.fmod{sfx}({x}, {y})")
+        z = literal(0.0, dtype)
+        return f"({c}({r} + {y}) if ({r} != {z} and (({r} < {z}) != ({y} < {z}))) else {r})"
     if fn in ("minimum", "maximum"):
         return _minmax(fn, x, y, True, propagate_nan)
     if fn == "pow":
@@ -217,7 +210,7 @@ def compare(fn: str, dtype: dt.DType, x: str, y: str) -> str:
 _MATH = ("exp", "exp2", "log", "log2", "sin", "cos", "tan", "sinh", "cosh", "tanh")
 
 
-def unary(fn: str, dtype: dt.DType, x: str, *, rounding=None, ftz=False) -> str:
+def unary(fn: str, dtype: dt.DType, x: str, *, rounding=None, ftz=False, let=_no_let) -> str:
     """``fn(x)``; ``dtype`` is x's dtype (the result's, except isnan -> bool)."""
     what = f"op Unary({fn})"
     if fn == "isnan":
@@ -250,11 +243,11 @@ def unary(fn: str, dtype: dt.DType, x: str, *, rounding=None, ftz=False) -> str:
             raise TileUnsupportedFeatureError(f"{what}: flush_to_zero needs float32")
         if fn == "rsqrt":
             return f"f16(libdevice.ddiv_rn(f64(1.0), libdevice.dsqrt_rn(f64({x}))))"
-        return f"f16({unary(fn, dt.float32, f'f32({x})')})"
+        return f"f16({unary(fn, dt.float32, f'f32({x})', let=let)})"
     if ftz:
         if dtype is not dt.float32:
             raise TileUnsupportedFeatureError(f"{what}: flush_to_zero needs float32")
-        return f"_ftz32({unary(fn, dtype, f'_ftz32({x})')})"
+        return ftz32(let(unary(fn, dtype, let(ftz32(x)), let=let)))
     f32 = dtype is dt.float32
     sfx = "f" if f32 else ""
     if fn == "negative":
@@ -274,7 +267,7 @@ def unary(fn: str, dtype: dt.DType, x: str, *, rounding=None, ftz=False) -> str:
 
 
 # -- conversion ---------------------------------------------------------------------------------
-def convert(x: str, src: dt.DType, dst: dt.DType, rounding=None) -> str:
+def convert(x: str, src: dt.DType, dst: dt.DType, rounding=None, let=_no_let) -> str:
     what = f"op Convert({src.name} -> {dst.name})"
     for d in (src, dst):
         if d.name not in CASTS:
@@ -297,10 +290,10 @@ def convert(x: str, src: dt.DType, dst: dt.DType, rounding=None) -> str:
         return f"({x} != {literal(0, src)})"
     if dst is dt.tfloat32:
         if src is dt.float32:
-            return f"_tf32_rn({x})"
+            return tf32_rn(x, let)
         if src is dt.float16 or src.is_bool:
-            return f"_tf32_rn(f32({x}))"
-        return f"_tf32_from64(f64({x}))"
+            return tf32_rn(let(f"f32({x})"), let)
+        return tf32_rn(round_to_odd32(let(f"f64({x})"), let), let)
     c = cast(dst)
     if src is dt.float16 and dst.is_integral:
         return f"{c}(f32({x}))"

@@ -121,8 +121,4 @@ def namespace() -> dict:
     else:
         from numba.cuda import libdevice
         ns["libdevice"] = libdevice
-    from .exprs import HELPER_NAMES, HELPERS
-    exec(compile(HELPERS, "<cutile-numba-helpers>", "exec"), ns)
-    for name in HELPER_NAMES:
-        ns[name] = cuda.jit(device=True)(ns[name])
     return ns

@@ -18,11 +18,13 @@ from . import lower
 
 def _carried(g, args, inits):
     lays = [g.natural(a) for a in args]
-    names = [g.reg_names(a, lay.nregs) for a, lay in zip(args, lays)]
+    names = [g.value_names(a, lay) for a, lay in zip(args, lays)]
     g.parallel_assign(names, lays, inits)
-    for a, lay, n in zip(args, lays, names):
-        g.alias(a, lay, n)
-    return LoopFrame(names, lays)
+    for a, lay, n, init in zip(args, lays, names, inits):
+        g.bind(a, lay, n, init)
+    frame = LoopFrame(names, lays)
+    frame.inits = list(inits)
+    return frame
 
 
 @lower(ops.For)
@@ -40,24 +42,25 @@ def for_(g, op):
 
     g.emit_loop(f"for {raw} in range({start}, {stop}, {step}):", frame, op.body, bind,
                 normal_exit=True)
-    for r, lay, n in zip(op.results, frame.layouts, frame.names):
-        g.alias(r, lay, n)
+    for r, lay, n, init in zip(op.results, frame.layouts, frame.names, frame.inits):
+        g.bind(r, lay, n, init)
 
 
 @lower(ops.Loop)
 def loop(g, op):
     frame = _carried(g, op.body.args, op.inits)
     g.emit_loop("while True:", frame, op.body, lambda: None, normal_exit=False)
-    for r, lay, n in zip(op.results, frame.layouts, frame.names):
-        g.alias(r, lay, n)
+    for r, lay, n, init in zip(op.results, frame.layouts, frame.names, frame.inits):
+        g.bind(r, lay, n, init)
 
 
 @lower(ops.If)
 def if_(g, op):
     cond = g.scalar(op.cond)
     lays = [g.natural(r) for r in op.results]
-    names = [g.reg_names(r, lay.nregs) for r, lay in zip(op.results, lays)]
+    names = [g.value_names(r, lay) for r, lay in zip(op.results, lays)]
     start = g.bar.copy()
+    likes = _first_yield(op)
     states = []
     g.line(f"if {cond}:")
     for region, head in ((op.then, None), (op.orelse, "else:")):
@@ -86,5 +89,14 @@ def if_(g, op):
         g.bar = out
     else:
         g.bar = None
-    for r, lay, n in zip(op.results, lays, names):
-        g.alias(r, lay, n)
+    for r, lay, n, like in zip(op.results, lays, names, likes):
+        g.bind(r, lay, n, like)
+
+
+def _first_yield(op):
+    """Values an If yields (for array results: the array whose root parameter to report)."""
+    for region in (op.then, op.orelse):
+        t = region.terminator
+        if isinstance(t, ops.Yield):
+            return list(t.values)
+    return [None] * len(op.results)

@@ -16,7 +16,7 @@ def unary(g, op):
     lay = g.result_layout(op)
     (x,) = _operands(g, op, lay, op.x)
     d = op.x.type.dtype
-    g.define(op.result, lay, [exprs.unary(op.fn, d, r, rounding=op.rounding, ftz=op.ftz)
+    g.define(op.result, lay, [exprs.unary(op.fn, d, r, rounding=op.rounding, ftz=op.ftz, let=g.let)
                               for r in x])
 
 
@@ -27,7 +27,7 @@ def binary(g, op):
     d = op.x.type.dtype
     g.define(op.result, lay, [
         exprs.binary(op.fn, d, a, b, rounding=op.rounding, ftz=op.ftz,
-                     propagate_nan=op.propagate_nan) for a, b in zip(x, y)])
+                     propagate_nan=op.propagate_nan, let=g.let) for a, b in zip(x, y)])
 
 
 @lower(ops.Compare)
@@ -50,7 +50,7 @@ def convert(g, op):
     lay = g.result_layout(op)
     (x,) = _operands(g, op, lay, op.x)
     src = op.x.type.dtype
-    g.define(op.result, lay, [exprs.convert(r, src, op.dtype, op.rounding) for r in x])
+    g.define(op.result, lay, [exprs.convert(r, src, op.dtype, op.rounding, let=g.let) for r in x])
 
 
 @lower(ops.Fma)

@@ -127,24 +127,36 @@ def reduce_(g, op):
     shape = x.type.shape
     dtype = x.type.dtype
     if shape == ():
-        g.set(op.result, TV(g.scalar_layout(), [g.scalar(x)], dtype))
+        v = g.scalar(x)
+        g.define(op.result, g.scalar_layout(), [exprs.ftz32(v) if op.ftz else v])
         return
     lay, regs = _source_layout(g, x)
+    if op.ftz:                       # inputs flushed first, also of length-1 axes (R-RED-7)
+        regs = [g.let(exprs.ftz32(r)) for r in regs]
     fn = _RED_OP[op.fn]
+    acc = dtype
+    if op.fn in ("sum", "prod") and dtype is dt.float16:
+        # half-precision sums and products accumulate in float32, one rounding at the end
+        acc = dt.float32
+        regs = [f"f32({r})" for r in regs]
 
     def combine(lo, hi):
         t = g.tmp("s")
-        g.line(f"{t} = " + exprs.binary(fn, dtype, lo[0], hi[0], rounding=op.rounding,
-                                         ftz=op.ftz, propagate_nan=op.propagate_nan))
+        g.line(f"{t} = " + exprs.binary(fn, acc, lo[0], hi[0], rounding=op.rounding,
+                                         ftz=op.ftz, propagate_nan=op.propagate_nan,
+                                         let=g.let))
         return (t,)
 
     comps = [regs]
     nd = len(shape)
     for ax in sorted({a % nd for a in op.axes}, reverse=True):
-        lay, comps = _reduce_axis(g, ("red", id(op)), lay, comps, [dtype], ax, combine)
+        lay, comps = _reduce_axis(g, ("red", id(op)), lay, comps, [acc], ax, combine)
     out_shape = op.result.type.shape
     out = lay.relabel(out_shape) if out_shape else L.Layout((), g.T, ())
-    g.define(op.result, out, comps[0])
+    res = comps[0]
+    if acc is not dtype:
+        res = [exprs.convert(r, acc, dtype) for r in res]
+    g.define(op.result, out, res)
 
 
 def _better(fn: str, dtype, v1, i1, v2, i2, propagate: bool) -> str:

@@ -1,0 +1,181 @@
+"""Interpreter vs Numba backend: mma/matmul with a K loop and partial tiles (every supported
+input/accumulator dtype, both accumulation modes), and control flow: loops with runtime bounds,
+while/break/continue, branches on the block id, early return."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import cutile as ct
+from cutile import Constant
+
+from .harness import assert_same, poison, run_both
+
+
+@ct.kernel
+def mm_kloop(a, b, c, TM: Constant[int], TN: Constant[int], TK: Constant[int],
+             ACC: Constant[object]):
+    acc = ct.zeros((TM, TN), dtype=ACC)
+    for k in range(ct.num_tiles(a, 1, (TM, TK))):
+        x = ct.load(a, (ct.bid(0), k), (TM, TK), padding_mode=ct.PaddingMode.ZERO)
+        y = ct.load(b, (k, ct.bid(1)), (TK, TN), padding_mode=ct.PaddingMode.ZERO)
+        acc = ct.mma(x, y, acc)
+    ct.store(c, (ct.bid(0), ct.bid(1)), acc)
+
+
+@ct.kernel
+def mm_tf32(a, b, c, TM: Constant[int], TN: Constant[int], TK: Constant[int]):
+    acc = ct.full((TM, TN), 0.5, dtype=ct.float32)
+    for k in range(ct.num_tiles(a, 1, (TM, TK))):
+        x = ct.load(a, (ct.bid(0), k), (TM, TK), padding_mode=ct.PaddingMode.ZERO)
+        y = ct.load(b, (k, ct.bid(1)), (TK, TN), padding_mode=ct.PaddingMode.ZERO)
+        acc = ct.mma(x.astype(ct.tfloat32), y.astype(ct.tfloat32), acc)
+    ct.store(c, (ct.bid(0), ct.bid(1)), acc)
+
+
+CASES = [  # (input dtype, accumulator dtype)
+    (np.float32, ct.float32), (np.float16, ct.float32), (np.float16, ct.float16),
+    (np.float64, ct.float64), (np.int8, ct.int32), (np.uint8, ct.int32),
+]
+
+
+def _data(rng, shape, d):
+    if np.dtype(d).kind in "iu":
+        info = np.iinfo(d)
+        return rng.integers(info.min, info.max, size=shape, dtype=d, endpoint=True)
+    return rng.standard_normal(shape).astype(d)
+
+
+@st.composite
+def mm_case(draw):
+    din, acc = draw(st.sampled_from(CASES))
+    TM, TN = draw(st.sampled_from([(16, 16), (8, 16), (16, 8), (32, 8)]))
+    TK = draw(st.sampled_from([4, 8, 16]))
+    M = draw(st.integers(1, 2 * TM))
+    N = draw(st.integers(1, 2 * TN))
+    K = draw(st.integers(1, 3 * TK))
+    mode = draw(st.sampled_from(["exact", "f32"]))
+    return din, acc, TM, TN, TK, M, N, K, mode, draw(st.integers(0, 2 ** 16))
+
+
+@settings(max_examples=12)
+@given(mm_case())
+def test_mma_kloop_partial_tiles(case):
+    din, acc, TM, TN, TK, M, N, K, mode, seed = case
+    rng = np.random.default_rng(seed)
+    a, b = _data(rng, (M, K), din), _data(rng, (K, N), din)
+    c = poison((M, N), acc.np_dtype)
+    grid = (-(-M // TM), -(-N // TN))
+    ref, got = run_both(mm_kloop, grid, [a, b, c, TM, TN, TK, acc], mma_acc=mode,
+                        threads=32 if seed & 1 else 16)
+    exact = mode == "exact" or np.dtype(din).kind in "iu" or din is np.float64
+    if exact:
+        assert_same(ref[2], got[2], what=f"mma {np.dtype(din).name}->{acc.name} exact")
+    else:
+        # float32 accumulation (k order, fused): |err| <= K * 2**-23 * sum|x*y| (+ final
+        # rounding of a float16 accumulator)
+        bound = (np.abs(a.astype(np.float64)) @ np.abs(b.astype(np.float64))) * (K + 2) \
+            * 2.0 ** -23
+        if acc is ct.float16:
+            bound += np.abs(ref[2].astype(np.float64)) * 2.0 ** -10
+        err = np.abs(ref[2].astype(np.float64) - got[2].astype(np.float64))
+        assert np.all(err <= bound + 1e-30), f"max err {err.max()} bound {bound.max()}"
+
+
+def test_tf32_operands_rounded_as_interpreter():
+    rng = np.random.default_rng(5)
+    a, b = _data(rng, (20, 24), np.float32), _data(rng, (24, 12), np.float32)
+    c = poison((20, 12), np.float32)
+    ref, got = run_both(mm_tf32, (2, 1), [a, b, c, 16, 16, 8], mma_acc="exact")
+    assert_same(ref[2], got[2], what="tf32 mma (exact accumulation)")
+
+
+@ct.kernel
+def batched(a, b, c):
+    x = ct.load(a, (0, 0, 0), (2, 8, 4))
+    y = ct.load(b, (0, 0, 0), (2, 4, 8))
+    ct.store(c, (0, 0, 0), ct.matmul(x, y))
+
+
+def test_batched_matmul_3d():
+    rng = np.random.default_rng(2)
+    a, b = _data(rng, (2, 8, 4), np.float32), _data(rng, (2, 4, 8), np.float32)
+    c = poison((2, 8, 8), np.float32)
+    ref, got = run_both(batched, (1,), [a, b, c], mma_acc="exact")
+    assert_same(ref[2], got[2], what="batched matmul")
+
+
+# -- control flow ----------------------------------------------------------------------------
+@ct.kernel
+def control(a, out, n, lim, T: Constant[int]):
+    bid = ct.bid(0)
+    acc = ct.load(a, (bid,), (T,), padding_mode=ct.PaddingMode.ZERO)
+    for i in range(n):                          # runtime bound
+        if i % 3 == 1:
+            continue
+        acc = acc * 0.5 + i
+        if ct.sum(acc) > lim:                   # block-uniform condition from a reduction
+            break
+    j = 0
+    while True:
+        j += 1
+        acc = acc - 1.0
+        if j >= bid + 1:
+            break
+    if bid % 2 == 0:
+        acc = ct.maximum(acc, 0.0)
+    else:
+        acc = ct.where(acc > 0, acc, -acc)
+    ct.store(out, (bid,), acc)
+    if bid == 1:
+        return
+    ct.store(out, (bid,), acc + j)
+
+
+@settings(max_examples=10)
+@given(st.integers(0, 9), st.floats(-50, 50, width=32), st.integers(0, 2 ** 16))
+def test_loops_runtime_bounds_and_branches_on_bid(n, lim, seed):
+    rng = np.random.default_rng(seed)
+    a = (rng.standard_normal(100) * 4).astype(np.float32)
+    out = poison((128,), np.float32)
+    ref, got = run_both(control, (4,), [a, out, n, np.float32(lim), 32])
+    assert_same(ref[1], got[1], what="control flow")
+
+
+@ct.kernel
+def nested(a, out, T: Constant[int]):
+    s = ct.zeros((T,), dtype=ct.int32)
+    for i in range(ct.bid(0), 6, 2):
+        for j in range(i):
+            if (i + j) % 2 == 0:
+                s = s + ct.load(a, (j % 2,), (T,))
+            else:
+                s = s - 1
+    ct.store(out, (ct.bid(0),), s)
+
+
+def test_nested_loops_and_loop_carried_tiles():
+    a = np.arange(32, dtype=np.int32)
+    out = poison((48,), np.int32)
+    ref, got = run_both(nested, (3,), [a, out, 16])
+    assert_same(ref[1], got[1], what="nested loops")
+
+
+@ct.kernel
+def persistent(a, out, T: Constant[int]):
+    # a persistent loop over tiles with a loop-carried reduction result
+    total = ct.zeros((1,), dtype=ct.float32)
+    for t in range(ct.bid(0), ct.num_tiles(a, 0, (T,)), ct.num_blocks(0)):
+        x = ct.load(a, (t,), (T,), padding_mode=ct.PaddingMode.ZERO)
+        total = total + ct.sum(x, keepdims=True)
+    ct.store(out, (ct.bid(0),), total)
+
+
+def test_persistent_loop_with_reduction():
+    rng = np.random.default_rng(4)
+    a = rng.standard_normal(200).astype(np.float32)
+    out = poison((3,), np.float32)
+    ref, got = run_both(persistent, (3,), [a, out, 32])
+    assert_same(ref[1], got[1], what="persistent loop")

