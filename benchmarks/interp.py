@@ -18,10 +18,11 @@ import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples"))
 
-import cutile as ct  # noqa: E402
 from matmul import matmul_kernel  # noqa: E402
 from softmax import softmax_kernel  # noqa: E402
 from vector_add import vec_add_load  # noqa: E402
+
+import cutile as ct  # noqa: E402
 
 
 def best_of(fn, repeat: int) -> float:

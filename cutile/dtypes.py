@@ -27,7 +27,7 @@ class DType:
     """
 
     __slots__ = ("name", "bitwidth", "kind", "_np")
-    _registry: dict[str, "DType"] = {}
+    _registry: dict[str, DType] = {}
     _sealed = False
 
     def __init__(self, *args, **kwargs):

@@ -20,12 +20,12 @@ class Loc:
     col: int = 0
     end_col: int | None = None
     function: str = ""
-    caller: "Loc | None" = None
+    caller: Loc | None = None
 
     def source_line(self) -> str:
         return linecache.getline(self.filename, self.line).rstrip("\n")
 
-    def with_caller(self, caller: "Loc | None") -> "Loc":
+    def with_caller(self, caller: Loc | None) -> Loc:
         return Loc(self.filename, self.line, self.col, self.end_col, self.function, caller)
 
     def __str__(self) -> str:

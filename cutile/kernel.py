@@ -153,7 +153,7 @@ class kernel:  # noqa: N801 - mirrors cuda.tile.kernel
     def __call__(self, *args, **kwargs):
         raise TypeError("Tile kernels cannot be called directly. Use cuda.tile.launch() instead.")
 
-    def replace_hints(self, **options) -> "kernel":
+    def replace_hints(self, **options) -> kernel:
         merged = dict(self.options)
         merged.update(options)
         return kernel(self.function, **merged)

@@ -9,12 +9,11 @@ import re
 
 import numpy as np
 import pytest
+from diff.harness import check_no_divergent_barrier  # spec_tests/ is on sys.path
 
 import cutile as ct
 from cutile import Constant
 from cutile.errors import TileUnsupportedFeatureError
-
-from diff.harness import check_no_divergent_barrier  # spec_tests/ is on sys.path
 
 GOLDEN = os.path.join(os.path.dirname(__file__), "diff", "golden")
 

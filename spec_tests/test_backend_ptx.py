@@ -14,11 +14,10 @@ import os
 
 import numpy as np
 import pytest
+from diff import ptxcheck  # spec_tests/ is on sys.path
 
 import cutile as ct
 from cutile import Constant
-
-from diff import ptxcheck  # spec_tests/ is on sys.path
 
 pytestmark = pytest.mark.skipif(ptxcheck.toolkit() is None, reason="no CUDA toolkit (libNVVM)")
 

@@ -89,6 +89,7 @@ def _copy(a, b):
 
 def test_unsupported_dtype_names_dtype_and_backend():
     import ml_dtypes
+
     from cutile.numba_backend.codegen import Gen
     a = np.zeros(4, ml_dtypes.bfloat16)
     ir = _copy.compile(_copy.specialize((a, a.copy())))

@@ -6,8 +6,6 @@ so that kernels annotated for cuda.tile (``def f(a: ct.Array, t: ct.Tile)``) imp
 
 from __future__ import annotations
 
-from typing import Union
-
 
 class Tile:
     """An immutable n-d value with a dtype and a power-of-two shape (R-TILE-1..5)."""
@@ -30,4 +28,4 @@ class TiledView:
         raise TypeError("Tiled views exist only in tile code")
 
 
-Scalar = Union[int, float, bool, Tile]
+Scalar = int | float | bool | Tile

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from ..errors import TileTypeError
+from ..frontend import coerce
 from ..frontend.context import current
 from ..frontend.values import Const
-from ..frontend import coerce
 from ..ir import ops
 from ._registry import tile_op
 

@@ -17,7 +17,6 @@ from ..ir import ops
 from ._registry import tile_op
 
 
-
 def _input(x) -> TileV:
     v = coerce.fval(x)
     if not (isinstance(v, TileV) or coerce.is_number_const(v)):

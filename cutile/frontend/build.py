@@ -8,7 +8,7 @@ from ..ir.passes import fuse_fma
 from ..ir.types import ArrayType, TileType
 from .compiler import Env, FunctionCompiler
 from .context import CompileContext, compiling
-from .source import parse_function
+from .source import closure_values, parse_function
 from .values import ArrayV, Const, TileV, TupleV
 
 
@@ -34,13 +34,7 @@ def build_kernel(kernel, spec) -> KernelIR:
     env = Env()
     for name, p in zip(kernel.param_names, spec.params):
         env.vars[name] = _param_value(p, name, params)
-    closure = {}
-    if func.__closure__:
-        for n, cell in zip(func.__code__.co_freevars, func.__closure__):
-            try:
-                closure[n] = cell.cell_contents
-            except ValueError:
-                pass
+    closure = closure_values(func)
     body = Region()
     try:
         with compiling(ctx), ctx.builder.open(body):

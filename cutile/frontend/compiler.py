@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 import builtins
 import enum
+import inspect
 import operator
 import types
 from typing import Any
@@ -19,16 +20,31 @@ import numpy as np
 
 from .. import dtypes as dt
 from ..errors import (
-    Loc, TileError, TileInternalError, TileRecursionError, TileSyntaxError, TileTypeError,
-    TileValueError, UnsupportedCallError,
+    Loc,
+    TileError,
+    TileInternalError,
+    TileRecursionError,
+    TileSyntaxError,
+    TileTypeError,
+    TileValueError,
+    UnsupportedCallError,
 )
 from ..ir import ops
 from ..ir.core import Region, Value, walk
 from . import coerce, flow
 from .context import CompileContext
-from .source import SourceInfo, assigned_names, parse_function
+from .source import SourceInfo, assigned_names, closure_values, parse_function
 from .values import (
-    ArrayV, BoundMethod, Const, FuncV, FVal, Invalid, RangeV, TileV, TupleV, ViewV, describe,
+    ArrayV,
+    BoundMethod,
+    Const,
+    FuncV,
+    FVal,
+    Invalid,
+    RangeV,
+    TileV,
+    TupleV,
+    describe,
 )
 
 MAX_INLINE_DEPTH = 1000
@@ -45,7 +61,7 @@ class Env:
         self.term: str | None = None     # None, "break", "continue", "return-op", "dead", "return"
         self.ret: FVal | None = None     # helper return value when term == "return"
 
-    def copy(self) -> "Env":
+    def copy(self) -> Env:
         return Env(self.vars)
 
     @property
@@ -261,7 +277,8 @@ class FunctionCompiler:
         self._loop(s, env, "while", None)
 
     def stmt_With(self, s, env):
-        raise TileSyntaxError("Unsupported syntax: 'with' statements are not supported by cutile yet")
+        raise TileSyntaxError("Unsupported syntax: 'with' statements are not supported by "
+                              "cutile yet")
 
     # -- branches ------------------------------------------------------------------------------
     def _branch(self, cond: TileV, then_fn, else_fn, env: Env) -> None:
@@ -282,7 +299,8 @@ class FunctionCompiler:
         if any(returned) and not all(returned):
             raise TileInternalError("helper return on some paths only")
         names = sorted(set().union(*(e.vars for _, e in live)))
-        merged: list[tuple[str, Any, FVal, list]] = []   # name, skeleton, template, per-branch leaves
+        # (name, skeleton, template, per-branch leaf producers)
+        merged: list[tuple[str, Any, FVal, list]] = []
         result_env: dict[str, FVal] = {}
         items = [(n, [e.vars.get(n) for _, e in live]) for n in names]
         if all(returned):
@@ -708,14 +726,7 @@ class FunctionCompiler:
     def inline_function(self, f: types.FunctionType, args, kwargs, node) -> FVal:
         self._check_depth()
         fnode, src = parse_function(f)
-        closure = {}
-        if f.__closure__:
-            for name, cell in zip(f.__code__.co_freevars, f.__closure__):
-                try:
-                    closure[name] = cell.cell_contents
-                except ValueError:
-                    pass
-        import inspect
+        closure = closure_values(f)
         try:
             bound = inspect.signature(f).bind(*args, **kwargs)
         except TypeError as e:

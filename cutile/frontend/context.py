@@ -12,7 +12,7 @@ from ..ir.core import Builder, Op
 from ..ir.types import ArrayType
 from .values import ArrayV, FVal, TileV
 
-_stack: list["CompileContext"] = []
+_stack: list[CompileContext] = []
 
 
 class CompileContext:

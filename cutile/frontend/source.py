@@ -26,7 +26,7 @@ class SourceInfo:
         return Loc(self.filename, line, col, end_col, self.func_name, caller)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _parse(func) -> tuple[ast.FunctionDef, SourceInfo]:
     try:
         lines, first = inspect.getsourcelines(func)
@@ -87,6 +87,17 @@ def _indent(text: str) -> int:
 def parse_function(func) -> tuple[ast.FunctionDef, SourceInfo]:
     """The ``def`` node of ``func`` (line numbers as in its file) and where it came from."""
     return _parse(func)
+
+
+def closure_values(func) -> dict:
+    """The values of ``func``'s closure cells by name (unset cells are left out)."""
+    out = {}
+    for name, cell in zip(func.__code__.co_freevars, func.__closure__ or ()):
+        try:
+            out[name] = cell.cell_contents
+        except ValueError:
+            pass
+    return out
 
 
 def assigned_names(stmts: list[ast.stmt]) -> set[str]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import itertools
 import random
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 
@@ -70,7 +70,7 @@ def rule(*op_classes):
     return wrap
 
 
-def check_not_poisoned(frame: "Frame", t: PTile, what: str, *, always: bool = False) -> None:
+def check_not_poisoned(frame: Frame, t: PTile, what: str, *, always: bool = False) -> None:
     """R-UB-2: an UNDETERMINED-padded value observed (branch condition, loop bound).
 
     With strict checking off the poison value is used as is, except for loop bounds

@@ -409,7 +409,8 @@ def reduce(fn: str, x, axes: tuple[int, ...], dtype: dt.DType, *, propagate_nan:
     element i is combined with element i + n/2 first: the classic shared-memory tree with
     stride n/2, n/4, ..., 1.  Each combine is ``binary`` in ``dtype`` (integer sums wrap,
     ``rounding`` applies per step), except that float16/bfloat16 sums and products are
-    accumulated in float32 and rounded once to the dtype at the end, as the GPU does.  ``ftz`` (float32 only) flushes
+    accumulated in float32 and rounded once to the dtype at the end, as the GPU does.
+    ``ftz`` (float32 only) flushes
     subnormal inputs (also of length-1 reductions) and every partial result.  max/min ignore
     NaN unless ``propagate_nan`` (R-RED-5).  A 0-d input is returned unchanged (bar ``ftz``).
     """

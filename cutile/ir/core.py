@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Iterator
 
 from ..errors import Loc, TileInternalError
 from .types import Type
@@ -42,7 +42,7 @@ class Region:
         self.ops: list[Op] = []
 
     @property
-    def terminator(self) -> "Op | None":
+    def terminator(self) -> Op | None:
         return self.ops[-1] if self.ops and self.ops[-1].is_terminator else None
 
 

@@ -1,4 +1,4 @@
-"""IR passes.  ``fuse_fma`` makes the real cuTile's multiply-add contraction explicit (R-FMA-1/2)."""
+"""IR passes.  ``fuse_fma`` makes cuTile's multiply-add contraction explicit (R-FMA-1/2)."""
 
 from __future__ import annotations
 

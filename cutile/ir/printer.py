@@ -19,7 +19,7 @@ class _Names:
 
 def _fmt_attr(v) -> str:
     if hasattr(v, "name") and not isinstance(v, str):
-        return str(getattr(v, "name"))
+        return str(v.name)
     return repr(v)
 
 

@@ -38,9 +38,25 @@ def _no_let(expr: str) -> str:
     raise AssertionError("internal: this expression needs a temporary (pass let=)")
 
 
+# Branch-free code: every ``a if c else b`` would be a branch in Numba's IR (and its
+# liveness analysis is quadratic in branches), so selections use ``cuda.selp`` (PTX ``selp``),
+# which exists for 16/32/64-bit integers and float32/float64; narrower types are widened.
+_SELP_WIDEN = {"b1": ("u16", "({} != u16(0))"), "i8": ("i16", "i8({})"),
+               "u8": ("u16", "u8({})"), "f16": ("f32", "f16({})")}
+
+
+def select(c: str, x: str, y: str, dtype: dt.DType) -> str:
+    """``x if c else y`` without a branch (``c`` a bool, ``x``/``y`` of ``dtype``)."""
+    k = "b1" if dtype.is_bool else cast(dtype)
+    if k in _SELP_WIDEN:
+        w, back = _SELP_WIDEN[k]
+        return back.format(f"cuda.selp({c}, {w}({x}), {w}({y}))")
+    return f"cuda.selp({c}, {x}, {y})"
+
+
 def ftz32(x: str) -> str:
     """Flush a float32 subnormal to a zero of its sign (``0 * x`` keeps the sign)."""
-    return f"({x} if not (abs({x}) < {_FLT_MIN}) else f32(0.0) * {x})"
+    return f"cuda.selp(abs({x}) < {_FLT_MIN}, f32(0.0) * {x}, {x})"
 
 
 def tf32_rn(x: str, let) -> str:
@@ -49,14 +65,14 @@ def tf32_rn(x: str, let) -> str:
     b = let(f"u32(libdevice.float_as_int({x}))")
     r = let(f"libdevice.int_as_float(i32(u32(({b} + u32(0xFFF) + (({b} >> u32(13)) & u32(1)))"
             f" & u32(0xFFFFE000))))")
-    return f"({x} if ({x} != {x} or abs({x}) == f32(np.inf)) else {r})"
+    return f"cuda.selp(({x} != {x}) | (abs({x}) == f32(np.inf)), {x}, {r})"
 
 
 def round_to_odd32(x64: str, let) -> str:
     """float64 -> float32 rounded to odd: a later round-to-nearest into a narrower format is
     then a single correct rounding of the float64 value."""
     r = let(f"libdevice.double2float_rz({x64})")
-    return let(f"({r} if ({r} != {r} or f64({r}) == {x64}) else "
+    return let(f"cuda.selp(({r} != {r}) | (f64({r}) == {x64}), {r}, "
                f"libdevice.int_as_float(i32(libdevice.float_as_int({r}) | i32(1))))")
 
 
@@ -111,14 +127,15 @@ _INT_OPS = {"add": "+", "sub": "-", "mul": "*", "floordiv": "//", "mod": "%", "a
             "or": "|", "xor": "^", "lshift": "<<", "rshift": ">>"}
 
 
-def _minmax(fn: str, x: str, y: str, is_float: bool, propagate_nan: bool) -> str:
+def _minmax(fn: str, x: str, y: str, dtype, propagate_nan: bool) -> str:
+    """R-MATH-6: the other operand when one is NaN (both NaN: NaN), or NaN with
+    ``propagate_nan``; ties (+0/-0) pick ``x``."""
     cmp = "<=" if fn == "minimum" else ">="
-    pick = f"({x} if {x} {cmp} {y} else {y})"
-    if not is_float:
-        return pick
-    if propagate_nan:
-        return f"({x} if {x} != {x} else ({y} if {y} != {y} else {pick}))"
-    return f"({y} if {x} != {x} else ({x} if {y} != {y} else {pick}))"
+    if not dtype.is_float:
+        return select(f"{x} {cmp} {y}", x, y, dtype)
+    if propagate_nan:   # x if x is NaN or x wins, else y (NaN when y is)
+        return select(f"({x} != {x}) | (({x} {cmp} {y}) & ({y} == {y}))", x, y, dtype)
+    return select(f"({y} != {y}) | ({x} {cmp} {y})", x, y, dtype)
 
 
 def binary(fn: str, dtype: dt.DType, x: str, y: str, *, rounding=None, ftz=False,
@@ -128,7 +145,7 @@ def binary(fn: str, dtype: dt.DType, x: str, y: str, *, rounding=None, ftz=False
         if fn in ("and", "or", "xor"):
             return f"({x} {_INT_OPS[fn]} {y})"
         if fn in ("minimum", "maximum"):
-            return f"({x} and {y})" if fn == "minimum" else f"({x} or {y})"
+            return f"({x} & {y})" if fn == "minimum" else f"({x} | {y})"
         raise TileUnsupportedFeatureError(f"{what} on bool_ is not supported by {BACKEND}")
     c = cast(dtype)
     if dtype.is_integral:
@@ -137,7 +154,7 @@ def binary(fn: str, dtype: dt.DType, x: str, y: str, *, rounding=None, ftz=False
         if fn == "cdiv":
             return f"{c}({x} // {y} + ({x} % {y} != 0))"
         if fn in ("minimum", "maximum"):
-            return _minmax(fn, x, y, False, False)
+            return _minmax(fn, x, y, dtype, False)
         raise TileUnsupportedFeatureError(f"{what} on {dtype.name} is not supported by "
                                           f"{BACKEND}")
     _f16_or(dtype, what)
@@ -171,9 +188,10 @@ def binary(fn: str, dtype: dt.DType, x: str, y: str, *, rounding=None, ftz=False
     if fn == "mod":   # R-DIV-3: C remainder, plus the divisor when the signs differ
         r = let(f"libdevice.fmod{sfx}({x}, {y})")
         z = literal(0.0, dtype)
-        return f"({c}({r} + {y}) if ({r} != {z} and (({r} < {z}) != ({y} < {z}))) else {r})"
+        return select(f"({r} != {z}) & (({r} < {z}) != ({y} < {z}))", f"{c}({r} + {y})", r,
+                      dtype)
     if fn in ("minimum", "maximum"):
-        return _minmax(fn, x, y, True, propagate_nan)
+        return _minmax(fn, x, y, dtype, propagate_nan)
     if fn == "pow":
         return f"libdevice.pow{sfx}({x}, {y})"
     if fn == "atan2":

@@ -98,6 +98,8 @@ def program(draw):
         uses_math |= fn in TRANSCENDENTAL
         uses_minmax |= fn in ("min", "max")
         if d.is_integral and fn in ("//", "%"):
+            if db is not d:
+                b = f"{b}.astype(ct.{d.name})"
             b = f"ct.where({b} == 0, 1, {b})"             # division by zero is UB (R-DIV-6)
             if d.is_signed:                               # so is MIN // -1 on int64
                 b = f"ct.where({b} == -1, 1, {b})"

@@ -486,7 +486,8 @@ def probe_f8_and_mma_models(launch):
     import ml_dtypes
     for name, dt_in, dt_acc, m, n, k in [("f16_f16_64", np.float16, np.float16, 32, 32, 64),
                                          ("f16_f32_64", np.float16, np.float32, 32, 32, 64),
-                                         ("bf16_f32_64", ml_dtypes.bfloat16, np.float32, 32, 32, 64),
+                                         ("bf16_f32_64", ml_dtypes.bfloat16, np.float32, 32, 32,
+                                          64),
                                          ("f16_f16_128", np.float16, np.float16, 64, 32, 128)]:
         A = r.standard_normal((m, k)).astype(dt_in)
         B = r.standard_normal((k, n)).astype(dt_in)

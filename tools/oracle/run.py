@@ -97,7 +97,8 @@ def compare(a_path: str, b_path: str) -> None:
                 diff = np.abs(x.astype(np.float64) - y.astype(np.float64))
                 diff = np.where(np.isnan(x) & np.isnan(y), 0, diff)
                 rel = diff / np.maximum(np.abs(x.astype(np.float64)), 1e-30)
-                print(f"{k}: {np.count_nonzero(diff)} / {x.size} differ, max abs {np.nanmax(diff):.3g}"
+                print(f"{k}: {np.count_nonzero(diff)} / {x.size} differ, "
+                      f"max abs {np.nanmax(diff):.3g}"
                       f", max rel {np.nanmax(rel):.3g}")
         elif not np.array_equal(x, y):
             print(f"{k}: DIFFER\n   A: {x.tolist() if x.size < 40 else x}\n"

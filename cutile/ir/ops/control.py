@@ -14,7 +14,9 @@ from . import _check
 
 @opdef("control")
 class For(Op):
-    """``for iv in range(start, stop, step)`` with loop-carried ``inits``; body args = (iv, *carried)."""
+    """``for iv in range(start, stop, step)`` with loop-carried ``inits``.
+
+    Body arguments: ``(iv, *carried)``."""
 
     start: Value
     stop: Value

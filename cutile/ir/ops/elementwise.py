@@ -79,7 +79,8 @@ class Select(Op):
     def infer(self):
         t = _same(self, self.x, self.y)
         c = _check.tile(self.cond, self, "cond")
-        _check.expect(c.dtype is bool_ and c.shape == t.shape, self, "cond must be bool of x's shape")
+        _check.expect(c.dtype is bool_ and c.shape == t.shape, self,
+                      "cond must be bool of x's shape")
         return [t]
 
 

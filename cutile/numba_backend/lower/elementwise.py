@@ -42,7 +42,8 @@ def compare(g, op):
 def select(g, op):
     lay = g.result_layout(op)
     c, x, y = _operands(g, op, lay, op.cond, op.x, op.y)
-    g.define(op.result, lay, [f"{a} if {cc} else {b}" for cc, a, b in zip(c, x, y)])
+    d = op.result.type.dtype
+    g.define(op.result, lay, [exprs.select(cc, a, b, d) for cc, a, b in zip(c, x, y)])
 
 
 @lower(ops.Convert)

@@ -30,7 +30,7 @@ from ..exprs import cast
 from . import lower
 
 # Above this many generated statements the k loop is a Python loop instead of unrolled.
-UNROLL_BUDGET = 0
+UNROLL_BUDGET = 6000
 
 _FLOAT_IN = (dt.float16, dt.float32, dt.tfloat32, dt.float64)
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 from ...interp.memory_model import padding_fill
 from ...ir import ops
 from ..codegen import AV
-from ..exprs import cast, literal
+from ..exprs import cast, literal, select
 from . import lower
 
 
@@ -64,14 +64,21 @@ def _tile_positions(g, op, a, lay, shape):
     return exts, bases
 
 
-def _reg_access(op, a, lay, k, exts, bases):
+def _reg_access(op, a, lay, k, exts, bases, safe: bool):
+    """(array reference, in-bounds condition) of register ``k``.  With ``safe`` the index is
+    clamped to 0 when out of bounds (a branch-free load reads element 0 and discards it)."""
     offs = lay.reg_offsets(k)
     pos = [b if o == 0 else f"({b} + {o})" for b, o in zip(bases, offs)]
-    conds = " and ".join(f"0 <= {p} < {n}" for p, n in zip(pos, exts))
+    conds = " & ".join(f"(0 <= {p}) & ({p} < {n})" for p, n in zip(pos, exts))
     idx = [None] * len(pos)
     for j, p in enumerate(pos):
-        idx[op.order[j]] = p
+        idx[op.order[j]] = f"u64(cuda.selp({conds}, {p}, i64(0)))" if safe else f"u64({p})"
     return f"{a.name}[{', '.join(idx)}]", conds
+
+
+def _nonempty(g, exts) -> str:
+    """Block-uniform: every extent is positive (else no element exists to read)."""
+    return " & ".join(f"({n} > 0)" for n in exts)
 
 
 @lower(ops.Load)
@@ -81,11 +88,16 @@ def load(g, op):
     dtype = op.result.type.dtype
     pad = literal(padding_fill(dtype.np_dtype, op.padding), dtype)
     exts, bases = _tile_positions(g, op, a, lay, op.shape)
-    out = []
-    for k in range(lay.nregs):
-        ref, conds = _reg_access(op, a, lay, k, exts, bases)
-        out.append(f"{ref} if {conds} else {pad}")
-    g.define(op.result, lay, out)
+    names = g.reg_names(op.result, lay.nregs)
+    for n in names:
+        g.line(f"{n} = {pad}")
+    g.line(f"if {_nonempty(g, exts)}:")
+    with g.e.indent():
+        for k, n in enumerate(names):
+            ref, conds = _reg_access(op, a, lay, k, exts, bases, True)
+            ok = g.let(conds)
+            g.line(f"{n} = {select(ok, ref, pad, dtype)}")
+    g.alias(op.result, lay, names)
 
 
 @lower(ops.Store)
@@ -101,7 +113,7 @@ def store(g, op):
         g.line(f"if {w}:")
         g.e.level += 1
     for k in range(lay.nregs):
-        ref, conds = _reg_access(op, a, lay, k, exts, bases)
+        ref, conds = _reg_access(op, a, lay, k, exts, bases, False)
         g.line(f"if {conds}:")
         g.line(f"    {ref} = {regs[k]}")
     if w is not None:
@@ -120,19 +132,24 @@ def _gs_setup(g, op, lay):
     return a, idx, mask, exts
 
 
-def _gs_reg(g, a, idx, mask, exts, k):
-    """Index variables (int64: uint64 >= 2**63 wraps negative, out of bounds) and the
-    condition of register ``k``."""
+def _gs_reg(g, a, idx, mask, exts, k, safe: bool):
+    """(array reference, condition) of register ``k``.  Indices go through int64 (uint64 >=
+    2**63 wraps negative: out of bounds); ``safe`` clamps out-of-bounds indices to 0."""
     names = []
     for j in range(a.ndim):
         n = g.tmp("x")
         g.line(f"{n} = i64({idx[j][k]})")
         names.append(n)
-    conds = [f"0 <= {n} < {e}" for n, e in zip(names, exts)]
+    conds = [f"(0 <= {n}) & ({n} < {e})" for n, e in zip(names, exts)]
     if mask is not None:
-        conds.insert(0, mask[k])
+        conds.insert(0, f"({mask[k]})")
+    cond = g.let(" & ".join(conds)) if conds else "True"
+    if safe:
+        names = [f"u64(cuda.selp({cond}, {n}, i64(0)))" for n in names]
+    else:
+        names = [f"u64({n})" for n in names]
     ref = f"{a.name}[{', '.join(names)}]" if names else f"{a.name}[()]"
-    return ref, " and ".join(conds) if conds else "True"
+    return ref, cond
 
 
 @lower(ops.Gather)
@@ -140,11 +157,19 @@ def gather(g, op):
     lay = g.natural(op.result)
     a, idx, mask, exts = _gs_setup(g, op, lay)
     pad = g.get(op.padding, lay)
-    out = []
-    for k in range(lay.nregs):
-        ref, cond = _gs_reg(g, a, idx, mask, exts, k)
-        out.append(f"{ref} if {cond} else {pad[k]}")
-    g.define(op.result, lay, out)
+    dtype = op.result.type.dtype
+    names = g.reg_names(op.result, lay.nregs)
+    for n, p in zip(names, pad):
+        g.line(f"{n} = {p}")
+    if exts:
+        g.line(f"if {_nonempty(g, exts)}:")
+        g.e.level += 1
+    for k, n in enumerate(names):
+        ref, cond = _gs_reg(g, a, idx, mask, exts, k, True)
+        g.line(f"{n} = {select(cond, ref, n, dtype)}")
+    if exts:
+        g.e.level -= 1
+    g.alias(op.result, lay, names)
 
 
 @lower(ops.Scatter)
@@ -159,7 +184,7 @@ def scatter(g, op):
         g.line(f"if {w}:")
         g.e.level += 1
     for k in range(lay.nregs):
-        ref, cond = _gs_reg(g, a, idx, mask, exts, k)
+        ref, cond = _gs_reg(g, a, idx, mask, exts, k, False)
         g.line(f"if {cond}:")
         g.line(f"    {ref} = {vals[k]}")
     if w is not None:

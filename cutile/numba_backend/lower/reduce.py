@@ -166,15 +166,14 @@ def _better(fn: str, dtype, v1, i1, v2, i2, propagate: bool) -> str:
         v1, v2 = f"f32({v1})", f"f32({v2})"
     elif dtype.is_bool:
         v1, v2 = f"u8({v1})", f"u8({v2})"
-    plain = f"({v2} {cmp} {v1} or ({v2} == {v1} and {i2} < {i1}))"
+    plain = f"(({v2} {cmp} {v1}) | (({v2} == {v1}) & ({i2} < {i1})))"
     if not dtype.is_float:
         return plain
     n1, n2 = f"({v1} != {v1})", f"({v2} != {v2})"
+    b1, b2 = f"({v1} == {v1})", f"({v2} == {v2})"
     if propagate:      # NaN is the best value
-        return (f"(({n1} and {n2} and {i2} < {i1}) or ((not {n1}) and {n2}) or "
-                f"((not {n1}) and (not {n2}) and {plain}))")
-    return (f"(({n1} and {n2} and {i2} < {i1}) or ({n1} and not {n2}) or "
-            f"((not {n1}) and (not {n2}) and {plain}))")
+        return (f"({n1} & {n2} & ({i2} < {i1})) | ({b1} & {n2}) | ({b1} & {b2} & {plain})")
+    return f"({n1} & {n2} & ({i2} < {i1})) | ({n1} & {b2}) | ({b1} & {b2} & {plain})"
 
 
 @lower(ops.ArgReduce)
@@ -199,8 +198,8 @@ def arg_reduce(g, op):
         c = g.tmp("c")
         g.line(f"{c} = {_better(op.fn, dtype, lo[0], lo[1], hi[0], hi[1], op.propagate_nan)}")
         v, i = g.tmp("v"), g.tmp("i")
-        g.line(f"{v} = {hi[0]} if {c} else {lo[0]}")
-        g.line(f"{i} = {hi[1]} if {c} else {lo[1]}")
+        g.line(f"{v} = {exprs.select(c, hi[0], lo[0], dtype)}")
+        g.line(f"{i} = {exprs.select(c, hi[1], lo[1], dt.int32)}")
         return (v, i)
 
     lay, comps = _reduce_axis(g, ("arg", id(op)), lay, [regs, names], [dtype, dt.int32], ax,
