@@ -149,14 +149,14 @@ def test_golden_vector_add():
 
 def test_every_global_access_is_bounds_checked():
     for g in (gen(vadd, (F32[0], F32[1], F32[2], 64)), gen(matmul, (F32, F32, F32, 16, 16, 8))):
-        for ln in g.source.splitlines():
-            if re.search(r"\ba\d+\[", ln) and "shape" not in ln:
-                s = ln.strip()
-                assert " if 0 <= " in s or s.startswith("a") and "=" in s, ln
         lines = g.source.splitlines()
         for i, ln in enumerate(lines):
-            if re.match(r"\s*a\d+\[.*\] = ", ln):              # a store: guarded by its check
-                assert lines[i - 1].strip().startswith("if 0 <= "), ln
+            s = ln.strip()
+            if re.match(r"a\d+\[.*\] = ", s):                 # a store: guarded by its check
+                assert lines[i - 1].strip().startswith("if (0 <= "), ln
+            elif re.search(r"\ba\d+\[", s):                  # a load: index clamped by its check
+                ok = re.search(r"cuda\.selp\((_e\d+), a\d+\[u64\(cuda\.selp\(\1, ", s)
+                assert ok, ln
 
 
 # -- resources, occupancy, options --------------------------------------------------------------

@@ -37,8 +37,8 @@ def unfused(a, b, c, o, T: Constant[int]):
     x = ct.load(a, (ct.bid(0),), (T,))
     y = ct.load(b, (ct.bid(0),), (T,))
     z = ct.load(c, (ct.bid(0),), (T,))
-    p = x * y
-    ct.store(o, (ct.bid(0),), p + z - p * z)
+    p = x * y                       # used twice: not fused, two roundings
+    ct.store(o, (ct.bid(0),), (p + z) * p)
 
 
 @ct.kernel
@@ -119,7 +119,6 @@ def test_generated_kernels_compile_with_numba_and_contract_only_fma():
 
     assert fmas("fused") >= 1                          # x*y + z is one Fma op
     assert fmas("unfused") == 0                        # mul then add: two roundings
-    assert fmas("matmul_f32") >= 64 * 64 * 16 // 64    # the register-blocked FMAs
-    assert fmas("softmax") == 0 or True                # expf may use fma internally
+    assert fmas("matmul_f32") >= 64                    # register-blocked FMAs (8x8 per step)
     for name in ("matmul_f32", "matmul_f16"):
         assert res[name]["regs"] is None or res[name]["regs"] <= 255

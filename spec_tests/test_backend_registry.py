@@ -31,15 +31,16 @@ BACKEND_MISSING_OPS: dict[str, str] = {}
 
 # Parts of supported ops the Numba backend rejects with TileUnsupportedFeatureError.
 BACKEND_FEATURE_GAPS = {
-    "bfloat16": "no bfloat16 arithmetic type in numba-cuda's typed Python subset",
-    "float8_e4m3fn / float8_e5m2 / float8_e8m0fnu / float4_e2m1fn": "no Numba representation",
+    "float8_e4m3fn / float8_e5m2 / float8_e8m0fnu / float4_e2m1fn values": (
+        "no Numba arithmetic type; would need bit-level storage and rounding like bfloat16"),
     "float8_e5m3fnu": "no NumPy model either (the interpreter rejects it too)",
-    "rounding_mode RZ/RM/RP/RA on add/sub/mul/div/sqrt, sum/prod": (
-        "directed rounding needs libdevice's *_rz/_rd/_ru variants plus an exact simulator "
-        "model; not implemented yet (RN, FULL and APPROX are supported)"),
-    "rounding_mode on astype other than RN (RZ for float->int is the default truncation)": (
-        "same as above"),
-    "mma with float8 or bfloat16 operands": "follows from the dtype gaps",
+    "rounding_mode on float16/bfloat16 arithmetic, and RM/RP/RA conversions into them": (
+        "libdevice has directed float32/float64 operations only; the float16 bit-level "
+        "stepping is not implemented (RZ from float32 into bfloat16/float16/tfloat32 and RA "
+        "into tfloat32 are supported)"),
+    "rounding_mode RA on arithmetic": "no libdevice round-to-nearest-away operations",
+    "undefined-behaviour detection (R-UB-*)": (
+        "the backend assumes well-defined programs; it still never writes outside an array"),
 }
 
 
@@ -91,9 +92,9 @@ def test_unsupported_dtype_names_dtype_and_backend():
     import ml_dtypes
 
     from cutile.numba_backend.codegen import Gen
-    a = np.zeros(4, ml_dtypes.bfloat16)
+    a = np.zeros(4, ml_dtypes.float8_e4m3fn)
     ir = _copy.compile(_copy.specialize((a, a.copy())))
-    with pytest.raises(TileUnsupportedFeatureError, match=r"bfloat16.*numba backend"):
+    with pytest.raises(TileUnsupportedFeatureError, match=r"float8_e4m3fn.*numba backend"):
         Gen(ir, 32).generate()
 
 
@@ -105,9 +106,10 @@ def _rounded(a, b):
 
 def test_unsupported_rounding_mode_names_op():
     from cutile.numba_backend.codegen import Gen
-    a = np.zeros(4, np.float32)
+    a = np.zeros(4, np.float16)
     ir = _rounded.compile(_rounded.specialize((a, a.copy())))
-    with pytest.raises(TileUnsupportedFeatureError, match=r"Binary\(add\).*RZ.*numba backend"):
+    with pytest.raises(TileUnsupportedFeatureError,
+                       match=r"Binary\(add\).*RZ.*float16.*numba backend"):
         Gen(ir, 32).generate()
 
 

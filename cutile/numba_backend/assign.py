@@ -124,8 +124,7 @@ def _loop_exits(region: Region):
             yield op
         elif isinstance(op, ops.If):
             for r in (op.then, op.orelse):
-                for t in _loop_exits_if(r):
-                    yield t
+                yield from _loop_exits_if(r)
 
 
 def _loop_exits_if(region: Region):

@@ -24,10 +24,10 @@ class BarrierState:
     def __init__(self, pending=()):
         self.pending: frozenset = frozenset(pending)
 
-    def copy(self) -> "BarrierState":
+    def copy(self) -> BarrierState:
         return BarrierState(self.pending)
 
-    def join(self, other: "BarrierState | None") -> "BarrierState":
+    def join(self, other: BarrierState | None) -> BarrierState:
         if other is None:
             return self.copy()
         return BarrierState(self.pending | other.pending)
@@ -41,7 +41,7 @@ class BarrierState:
     def read(self, buf: str) -> None:
         self.pending = self.pending | {buf}
 
-    def __le__(self, other: "BarrierState") -> bool:
+    def __le__(self, other: BarrierState) -> bool:
         return self.pending <= other.pending
 
     def __repr__(self) -> str:

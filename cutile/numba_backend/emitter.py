@@ -58,7 +58,7 @@ class Emitter:
         del self.lines[mark:]
         del self.ops[mark:]
 
-    def splice(self, mark: int, other: "Emitter") -> None:
+    def splice(self, mark: int, other: Emitter) -> None:
         self.lines[mark:mark] = other.lines
         self.ops[mark:mark] = other.ops
 

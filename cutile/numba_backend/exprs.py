@@ -68,6 +68,64 @@ def tf32_rn(x: str, let) -> str:
     return f"cuda.selp(({x} != {x}) | (abs({x}) == f32(np.inf)), {x}, {r})"
 
 
+def bf16_rn(x: str, let) -> str:
+    """Round a float32 to bfloat16 (nearest-even; NaN -> canonical NaN), as a float32."""
+    x = let(x)
+    b = let(f"u32(libdevice.float_as_int({x}))")
+    r = (f"libdevice.int_as_float(i32(u32(({b} + u32(0x7FFF) + (({b} >> u32(16)) & u32(1)))"
+         f" & u32(0xFFFF0000))))")
+    return f"cuda.selp({x} != {x}, f32(np.nan), {r})"
+
+
+def from_storage(ref: str, dtype: dt.DType) -> str:
+    """An array element read as its register value (bfloat16: uint16 bits -> float32)."""
+    if dtype is dt.bfloat16:
+        return f"libdevice.int_as_float(i32(u32({ref}) << u32(16)))"
+    return ref
+
+
+def to_storage(val: str, dtype: dt.DType) -> str:
+    """A register value as the array element to store (bfloat16: exact, float32 -> bits)."""
+    if dtype is dt.bfloat16:
+        return f"u16(u32(libdevice.float_as_int({val})) >> u32(16))"
+    return val
+
+
+def narrow_back(x32: str, dtype: dt.DType, let) -> str:
+    """A float32 result rounded once into float16/bfloat16 (R-MATH-10)."""
+    if dtype is dt.bfloat16:
+        return bf16_rn(x32, let)
+    return f"f16({x32})"
+
+
+def _narrow_directed(x: str, dst: dt.DType, mode: str, let, what: str) -> str:
+    """float32 -> bfloat16/float16/tfloat32 with RZ (and RA for tfloat32), R-ASTYPE-2."""
+    x = let(x)
+    b = f"u32(libdevice.float_as_int({x}))"
+    keep = f"({x} != {x}) | (abs({x}) == f32(np.inf))"
+    if dst is dt.bfloat16 and mode == "rz":
+        t = f"libdevice.int_as_float(i32({b} & u32(0xFFFF0000)))"
+        return f"cuda.selp({x} != {x}, f32(np.nan), {t})"
+    if dst is dt.tfloat32:
+        if mode == "rz":
+            t = f"libdevice.int_as_float(i32({b} & u32(0xFFFFE000)))"
+        else:               # RA: add half an ulp to the magnitude, truncate
+            t = f"libdevice.int_as_float(i32(u32(({b} + u32(0x1000)) & u32(0xFFFFE000))))"
+        return f"cuda.selp({keep}, {x}, {t})"
+    if dst is dt.float16 and mode == "rz":
+        # normal range: truncate to 11 significant bits; subnormal range: to a multiple of
+        # 2**-24; beyond the largest finite half: saturate (RZ never rounds up to inf)
+        tn = f"libdevice.int_as_float(i32({b} & u32(0xFFFFE000)))"
+        ts = f"libdevice.truncf({x} * f32(16777216.0)) * f32(5.960464477539063e-08)"
+        t = let(f"cuda.selp(abs({x}) < f32(6.103515625e-05), {ts}, {tn})")
+        big = f"(abs({x}) >= f32(65504.0)) & (abs({x}) != f32(np.inf))"
+        t = f"cuda.selp({big}, libdevice.copysignf(f32(65504.0), {x}), {t})"
+        return f"f16(cuda.selp({keep}, {x}, {t}))"
+    name = {"rz": "RZ"}.get(mode, mode)
+    raise TileUnsupportedFeatureError(f"{what} with rounding_mode={name} is not supported by "
+                                      f"{BACKEND}")
+
+
 def round_to_odd32(x64: str, let) -> str:
     """float64 -> float32 rounded to odd: a later round-to-nearest into a narrower format is
     then a single correct rounding of the float64 value."""
@@ -109,6 +167,17 @@ def literal(value, dtype: dt.DType) -> str:
     return f"{c}({v!r})"
 
 
+_DIRECTED = {"RZ": "rz", "RM": "rd", "RP": "ru"}
+
+
+def _mode(rounding) -> str | None:
+    """None for round-to-nearest (RN, FULL, APPROX), else the libdevice suffix."""
+    name = getattr(rounding, "name", rounding)
+    if name in (None, "RN", "FULL", "APPROX"):
+        return None
+    return _DIRECTED.get(name, name)
+
+
 def _rn_only(rounding, what: str) -> None:
     name = getattr(rounding, "name", rounding)
     if name not in (None, "RN", "FULL", "APPROX"):
@@ -116,8 +185,23 @@ def _rn_only(rounding, what: str) -> None:
             f"{what} with rounding_mode={name} is not supported by {BACKEND}")
 
 
+def _directed_ok(rounding, dtype, what: str) -> str | None:
+    """Directed rounding: float32/float64 only (libdevice's _rz/_rd/_ru functions)."""
+    m = _mode(rounding)
+    if m is None:
+        return None
+    if m not in ("rz", "rd", "ru") or dtype not in (dt.float32, dt.float64):
+        name = getattr(rounding, "name", rounding)
+        raise TileUnsupportedFeatureError(
+            f"{what} with rounding_mode={name} on {dtype.name} is not supported by {BACKEND}")
+    return m
+
+
+_NARROW = (dt.float16, dt.bfloat16)
+
+
 def _f16_or(dtype, what):
-    if dtype is dt.bfloat16 or dtype.is_restricted and dtype is not dt.tfloat32:
+    if dtype.is_restricted and dtype is not dt.tfloat32:
         raise TileUnsupportedFeatureError(
             f"{what} on {dtype.name} is not supported by {BACKEND}")
 
@@ -158,16 +242,30 @@ def binary(fn: str, dtype: dt.DType, x: str, y: str, *, rounding=None, ftz=False
         raise TileUnsupportedFeatureError(f"{what} on {dtype.name} is not supported by "
                                           f"{BACKEND}")
     _f16_or(dtype, what)
-    _rn_only(rounding, what)
-    if dtype is dt.float16:
+    mode = _directed_ok(rounding, dtype, what)
+    if mode is not None:
+        if fn not in ("add", "sub", "mul", "truediv"):
+            _rn_only(rounding, what)
+        if ftz:
+            fx, fy = let(ftz32(x)), let(ftz32(y))
+            return ftz32(let(binary(fn, dtype, fx, fy, rounding=rounding, let=let)))
+        p = "f" if dtype is dt.float32 else "d"
+        name = {"add": "add", "sub": "sub", "mul": "mul", "truediv": "div"}[fn]
+        if fn == "sub" and p == "d":          # libdevice has no dsub_*: x + (-y) is exact
+            return f"libdevice.dadd_{mode}({x}, -{y})"
+        return f"libdevice.{p}{name}_{mode}({x}, {y})"
+    if dtype in _NARROW:
         if ftz:
             raise TileUnsupportedFeatureError(f"{what}: flush_to_zero needs float32")
+        if fn in ("minimum", "maximum"):       # picks an operand: exact in float32
+            r = binary(fn, dt.float32, f"f32({x})", f"f32({y})", propagate_nan=propagate_nan)
+            return f"f16({r})" if dtype is dt.float16 else r
+        if fn == "floordiv":  # floor of the narrow quotient (R-DIV-2)
+            q = binary("truediv", dtype, x, y, let=let)
+            return narrow_back(f"libdevice.floorf(f32({q}))", dtype, let)
         inner = binary(fn, dt.float32, f"f32({x})", f"f32({y})", propagate_nan=propagate_nan,
                        let=let)
-        if fn == "floordiv":  # floor of the float16 quotient (R-DIV-2)
-            q = binary("truediv", dt.float16, x, y)
-            return f"f16(libdevice.floorf(f32({q})))"
-        return f"f16({inner})"
+        return narrow_back(inner, dtype, let)
     if ftz:
         if dtype is not dt.float32:
             raise TileUnsupportedFeatureError(f"{what}: flush_to_zero needs float32")
@@ -200,7 +298,7 @@ def binary(fn: str, dtype: dt.DType, x: str, y: str, *, rounding=None, ftz=False
 
 
 # -- fma / compare / select -------------------------------------------------------------------
-def fma(dtype: dt.DType, a: str, b: str, c: str) -> str:
+def fma(dtype: dt.DType, a: str, b: str, c: str, let=None) -> str:
     if dtype is dt.float32:
         return f"libdevice.fmaf({a}, {b}, {c})"
     if dtype is dt.float64:
@@ -208,6 +306,14 @@ def fma(dtype: dt.DType, a: str, b: str, c: str) -> str:
     if dtype is dt.float16:
         # float16 product and sum are exact in float64: one rounding at the end.
         return f"f16(f64({a}) * f64({b}) + f64({c}))"
+    if dtype is dt.bfloat16 and let is not None:
+        # round to odd in float32 (exact result between the RZ and RU roundings), then to
+        # bfloat16: one correct rounding
+        lo = let(f"libdevice.fmaf_rz({a}, {b}, {c})")
+        hi = let(f"libdevice.fmaf_ru({a}, {b}, {c})")
+        odd = let(f"cuda.selp({lo} == {hi}, {lo}, libdevice.int_as_float("
+                  f"i32(libdevice.float_as_int({lo}) | i32(1))))")
+        return bf16_rn(odd, let)
     raise TileUnsupportedFeatureError(f"op Fma on {dtype.name} is not supported by {BACKEND}")
 
 
@@ -255,13 +361,23 @@ def unary(fn: str, dtype: dt.DType, x: str, *, rounding=None, ftz=False, let=_no
         raise TileUnsupportedFeatureError(f"{what} on {dtype.name} is not supported by "
                                           f"{BACKEND}")
     _f16_or(dtype, what)
-    _rn_only(rounding, what)
-    if dtype is dt.float16:
+    mode = _directed_ok(rounding, dtype, what)
+    if mode is not None:
+        if fn != "sqrt":
+            _rn_only(rounding, what)
+        if ftz:
+            return ftz32(let(unary(fn, dtype, let(ftz32(x)), rounding=rounding, let=let)))
+        return f"libdevice.{'f' if dtype is dt.float32 else 'd'}sqrt_{mode}({x})"
+    if dtype in _NARROW:
         if ftz:
             raise TileUnsupportedFeatureError(f"{what}: flush_to_zero needs float32")
-        if fn == "rsqrt":
-            return f"f16(libdevice.ddiv_rn(f64(1.0), libdevice.dsqrt_rn(f64({x}))))"
-        return f"f16({unary(fn, dt.float32, f'f32({x})', let=let)})"
+        if fn == "rsqrt":      # 1/sqrt in float64, rounded once
+            r = f"libdevice.ddiv_rn(f64(1.0), libdevice.dsqrt_rn(f64({x})))"
+            return f"f16({r})" if dtype is dt.float16 else bf16_rn(
+                round_to_odd32(let(r), let), let)
+        if fn in ("negative", "abs") and dtype is dt.bfloat16:
+            return unary(fn, dt.float32, x, let=let)
+        return narrow_back(unary(fn, dt.float32, f"f32({x})", let=let), dtype, let)
     if ftz:
         if dtype is not dt.float32:
             raise TileUnsupportedFeatureError(f"{what}: flush_to_zero needs float32")
@@ -292,14 +408,50 @@ def convert(x: str, src: dt.DType, dst: dt.DType, rounding=None, let=_no_let) ->
             raise TileUnsupportedFeatureError(f"{what}: dtype {d.name} is not supported by "
                                               f"{BACKEND}")
     name = getattr(rounding, "name", rounding)
-    if name not in (None, "RN", "FULL", "APPROX") and not (
-            src.is_float and dst.is_integral and name == "RZ"):
-        raise TileUnsupportedFeatureError(f"{what} with rounding_mode={name} is not "
-                                          f"supported by {BACKEND}")
+    mode = _mode(rounding)
+    if name == "RA":
+        mode = "RA"
     if src is dst:
         return x
+    if src in (dt.float32, dt.tfloat32, dt.bfloat16) and mode in ("rz", "RA") and dst in (
+            dt.bfloat16, dt.float16, dt.tfloat32):
+        return _narrow_directed(x, dst, mode, let, what)
+    if mode is not None and not (src.is_float and dst.is_integral and name == "RZ"):
+        # directed conversions into float32/float64 (libdevice), exact ones are mode-free
+        if mode in ("rz", "rd", "ru") and dst in (dt.float32, dt.float64):
+            if src is dt.float64 and dst is dt.float32:
+                return f"libdevice.double2float_{mode}({x})"
+            if src.is_integral and dst is dt.float32:
+                fn = {True: "int2float", False: "uint2float"}[src.is_signed] \
+                    if src.bitwidth <= 32 else {True: "ll2float", False: "ull2float"}[
+                        src.is_signed]
+                cast_in = ("i32" if src.is_signed else "u32") if src.bitwidth <= 32 else \
+                    ("i64" if src.is_signed else "u64")
+                return f"libdevice.{fn}_{mode}({cast_in}({x}))"
+            if src.is_integral and dst is dt.float64 and src.bitwidth == 64:
+                fn = "ll2double" if src.is_signed else "ull2double"
+                return f"libdevice.{fn}_{mode}({x})"
+            if (src.is_integral or src.is_bool or src in (dt.float16, dt.float32)) and \
+                    dst is dt.float64 or src in (dt.float16,) and dst is dt.float32 or \
+                    src.is_bool:
+                pass                               # exact: the mode changes nothing
+            else:
+                raise TileUnsupportedFeatureError(
+                    f"{what} with rounding_mode={name} is not supported by {BACKEND}")
+        else:
+            raise TileUnsupportedFeatureError(f"{what} with rounding_mode={name} is not "
+                                              f"supported by {BACKEND}")
     if src is dt.tfloat32:
         src = dt.float32                       # the container: tf32 values are float32 values
+    if src is dt.bfloat16:
+        if dst is dt.float32:
+            return x                           # bfloat16 values are float32 values
+        src = dt.float32
+
+    if dst is dt.bfloat16:
+        if src in (dt.float32, dt.float16) or src.is_bool:
+            return bf16_rn(f"f32({x})", let)
+        return bf16_rn(round_to_odd32(let(f"f64({x})"), let), let)
     if dst.is_bool:
         if src.is_bool:
             return x

@@ -93,11 +93,12 @@ def occupancy(threads: int, smem: int, regs: int | None, lim: dict) -> tuple[flo
 
 
 def _arg_types(ir, leaves):
-    from numba import types, typeof
+    from numba import typeof, types
     out = []
     for p, leaf in zip(ir.params, leaves):
         if isinstance(p.type, ArrayType) and isinstance(leaf, np.ndarray):
-            out.append(types.Array(typeof(leaf).dtype, leaf.ndim, "C"))
+            dt = types.uint16 if p.type.dtype.name == "bfloat16" else typeof(leaf).dtype
+            out.append(types.Array(dt, leaf.ndim, "C"))
         elif isinstance(p.type, ArrayType):
             out.append(typeof(leaf))
         else:
@@ -115,8 +116,7 @@ def registers(ck, leaves) -> int | None:
             return None
         sig = tuple(_arg_types(ck.ir, leaves) + [types.int32] * 3
                     + [types.int64] * len(ck.strides_used))
-        ck.dispatcher.compile(sig)
-        return int(ck.dispatcher.get_regs_per_thread(sig))
+        return int(ck.dispatcher.compile(sig).regs_per_thread)
     except Exception:
         return None
 

@@ -23,9 +23,10 @@ import weakref
 
 import numpy as np
 
+from .. import dtypes as dt
 from ..errors import TileCompilerExecutionError, TileUnsupportedFeatureError
-from ..ir.core import KernelIR, walk
 from ..ir import ops
+from ..ir.core import KernelIR, walk
 from ..ir.types import ArrayType, TileType
 from . import rt
 from .codegen import Gen, kernel_fn_name
@@ -36,7 +37,7 @@ from .smem import SOFT_BUDGET, STATIC_LIMIT
 SIM_THREADS = 32
 MAX_THREADS = 1024
 
-_cache: "weakref.WeakKeyDictionary[KernelIR, dict]" = weakref.WeakKeyDictionary()
+_cache: weakref.WeakKeyDictionary[KernelIR, dict] = weakref.WeakKeyDictionary()
 
 
 class Compiled:
@@ -226,14 +227,23 @@ def marshal(ck: Compiled, grid: tuple, leaves: list, stream):
             logical_strides[i] = _itemsize_strides(leaf)
             if isinstance(leaf, np.ndarray):
                 host = leaf if leaf.flags.c_contiguous else np.array(leaf, order="C")
-                dev = cuda.to_device(host, stream=stream) if not rt.simulator() else \
-                    cuda.to_device(host)
+                if p.type.dtype is dt.bfloat16:
+                    host = host.view(np.uint16)       # bfloat16 travels as its bits
+                if host.size == 0 and host.ndim:
+                    # an empty view of a one-element buffer: masked-off lanes of loads and
+                    # gathers read element 0, which must have a valid address
+                    dev = cuda.to_device(np.zeros(1, host.dtype))[:0].reshape(host.shape) \
+                        if host.ndim == 1 else _empty_device(host)
+                else:
+                    dev = cuda.to_device(host, stream=stream) if not rt.simulator() else \
+                        cuda.to_device(host)
                 args.append(dev)
                 if i in ck.stores:
                     back.append((leaf, dev))
             elif _is_device_array(leaf):
-                args.append(cuda.as_cuda_array(leaf) if not hasattr(leaf, "copy_to_host")
-                            else leaf)
+                # zero-copy; the launch is ordered on the caller's stream, so no sync here
+                args.append(leaf if hasattr(leaf, "copy_to_host")
+                            else cuda.as_cuda_array(leaf, sync=False))
             else:
                 raise TypeError(f"numba backend: argument {i} of type {type(leaf).__name__} "
                                 "is neither a NumPy array nor a CUDA array")
@@ -243,6 +253,12 @@ def marshal(ck: Compiled, grid: tuple, leaves: list, stream):
     for r, ax in ck.strides_used:
         args.append(np.int64(logical_strides[r][ax]))
     return args, back
+
+
+def _empty_device(host: np.ndarray):
+    from numba import cuda
+    buf = cuda.to_device(np.zeros((1,) * host.ndim, host.dtype))
+    return buf[tuple(slice(0, d) for d in host.shape)]
 
 
 def cuda_grid(grid: tuple) -> tuple:
@@ -278,6 +294,8 @@ def run(ir: KernelIR, grid: tuple, leaves: list, stream=None, *, threads: int | 
         out = dev.copy_to_host() if rt.simulator() else dev.copy_to_host(stream=st)
         if not rt.simulator():
             st.synchronize()
+        if out.dtype != host.dtype:
+            host = host.view(out.dtype)
         host[...] = out
     return ck
 

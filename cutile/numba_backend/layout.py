@@ -66,7 +66,7 @@ class Layout:
 
     def describe(self) -> str:
         parts = []
-        for j, bl in enumerate(self.bits):
+        for bl in self.bits:
             parts.append("".join(f"{k}{i}" for k, i in reversed(bl)) or "-")
         return "[" + " | ".join(parts) + "]"
 
@@ -163,7 +163,7 @@ class Layout:
         return tbits, reg
 
     # -- derived layouts -------------------------------------------------------------------
-    def relabel(self, shape: tuple) -> "Layout":
+    def relabel(self, shape: tuple) -> Layout:
         """The same distribution seen with size-1 dims inserted or removed (same size)."""
         shape = tuple(shape)
         real = [bl for d, bl in zip(self.shape, self.bits) if d != 1]
@@ -174,7 +174,7 @@ class Layout:
             (self.shape, shape)
         return Layout(shape, self.T, tuple(bits))
 
-    def drop_top_bit(self, j: int) -> "Layout":
+    def drop_top_bit(self, j: int) -> Layout:
         """Halve dim ``j`` by removing its most significant coordinate bit (a register bit);
         register bits above it move down by one."""
         bl = self.bits[j]

@@ -21,6 +21,9 @@ CASTS = {
     "bool_": "b1", "uint8": "u8", "uint16": "u16", "uint32": "u32", "uint64": "u64",
     "int8": "i8", "int16": "i16", "int32": "i32", "int64": "i64", "float16": "f16",
     "float32": "f32", "float64": "f64", "tfloat32": "f32",
+    # bfloat16 values live in float32 registers (always exactly representable in bfloat16);
+    # bfloat16 arrays travel as their uint16 bit patterns (see exprs.from_storage).
+    "bfloat16": "f32",
 }
 
 _NP = {"b1": np.bool_, "u8": np.uint8, "u16": np.uint16, "u32": np.uint32, "u64": np.uint64,
@@ -59,6 +62,113 @@ def _fma64_exact(a, b, c):
         return F64(math.inf if q > 0 else -math.inf)
 
 
+def _bracket(q: Fraction, fmt) -> tuple:
+    """(largest fmt value <= q, smallest fmt value >= q) for a finite exact value q."""
+    try:
+        r = fmt(float(q))
+    except OverflowError:
+        r = fmt(math.inf if q > 0 else -math.inf)
+    if math.isinf(r):
+        big = np.nextafter(r, fmt(0))
+        return (big, r) if r > 0 else (r, big)
+    fr = Fraction(float(r))
+    if fr == q:
+        return r, r
+    if fr < q:
+        return r, np.nextafter(r, fmt(math.inf))
+    return np.nextafter(r, fmt(-math.inf)), r
+
+
+def _directed(exact, fmt, mode):
+    """A libdevice ``*_rz/_rd/_ru`` function computed exactly: ``exact(*args)`` returns the
+    exact result as a Fraction, or a (non-finite / exactly representable) float."""
+    def f(*args):
+        q = exact(*args)
+        if not isinstance(q, Fraction):
+            return fmt(q)
+        lo, hi = _bracket(q, fmt)
+        if mode == "rd":
+            return lo
+        if mode == "ru":
+            return hi
+        return lo if q > 0 else hi          # rz
+    return f
+
+
+def _exact_binary(op):
+    def ex(a, b):
+        a, b = float(a), float(b)
+        if not (math.isfinite(a) and math.isfinite(b)):
+            with np.errstate(all="ignore"):
+                return {"add": F64(a) + F64(b), "sub": F64(a) - F64(b),
+                        "mul": F64(a) * F64(b), "div": F64(a) / F64(b)}[op]
+        if op == "div" and b == 0:
+            with np.errstate(all="ignore"):
+                return F64(a) / F64(b)
+        fa, fb = Fraction(a), Fraction(b)
+        q = {"add": lambda: fa + fb, "sub": lambda: fa - fb, "mul": lambda: fa * fb,
+             "div": lambda: fa / fb}[op]()
+        if q == 0:                               # IEEE zero signs
+            if op in ("mul", "div"):
+                return F64(a) * F64(b) if op == "mul" else F64(a) / F64(b)
+            return None                          # decided by the caller (mode dependent)
+        return q
+    return ex
+
+
+def _zero_sum(a, b, op, mode, fmt):
+    """Sign of an exact zero sum/difference: -0 under round-down unless both are +0 ..."""
+    b2 = -float(b) if op == "sub" else float(b)
+    if float(a) == 0 and b2 == 0:
+        neg = math.copysign(1, float(a)) < 0 and math.copysign(1, b2) < 0
+        if mode == "rd":
+            neg = math.copysign(1, float(a)) < 0 or math.copysign(1, b2) < 0
+        return fmt(-0.0 if neg else 0.0)
+    return fmt(-0.0 if mode == "rd" else 0.0)
+
+
+def _directed_binary(op, fmt, mode):
+    ex = _exact_binary(op)
+    rnd = _directed(lambda a, b: ex(a, b), fmt, mode)
+
+    def f(a, b):
+        q = ex(a, b)
+        if q is None:
+            return _zero_sum(a, b, op, mode, fmt)
+        return rnd(a, b)
+    return f
+
+
+def _fma_directed(a, b, c, mode):
+    a, b, c = float(a), float(b), float(c)
+    if not (math.isfinite(a) and math.isfinite(b) and math.isfinite(c)):
+        return F32(F64(a) * F64(b) + F64(c))
+    q = Fraction(a) * Fraction(b) + Fraction(c)
+    if q == 0:
+        return F32(F64(a) * F64(b) + F64(c))
+    return _directed(lambda: q, F32, mode)()
+
+
+def _exact_sqrt(a):
+    a = float(a)
+    if not math.isfinite(a) or a <= 0:
+        with np.errstate(all="ignore"):
+            return np.sqrt(F64(a))
+    r = math.sqrt(a)                              # correctly rounded float64
+    fr, fa = Fraction(r), Fraction(a)
+    if fr * fr == fa:
+        return r
+    # sqrt(a) lies strictly between two float64 neighbours of r: a Fraction close enough for
+    # bracketing in float32/float64 (r differs from sqrt(a) by < 1 ulp of float64)
+    lo, hi = (r, float(np.nextafter(r, math.inf))) if fr * fr < fa else \
+        (float(np.nextafter(r, -math.inf)), r)
+    return (Fraction(lo) + Fraction(hi)) / 2      # exact midpoint stands in (never a tie)
+
+
+def _exact_int(i):
+    return Fraction(int(i))
+
+
 def _d2f_rz(a):
     a = F64(a)
     r = F32(a)
@@ -87,15 +197,33 @@ class SimLibdevice:
     fmaf = staticmethod(_fma32_exact)
     fma = staticmethod(_fma64_exact)
     floorf = staticmethod(lambda a: np.floor(F32(a)))
+    truncf = staticmethod(lambda a: np.trunc(F32(a)))
+    copysignf = staticmethod(lambda a, b: np.copysign(F32(a), F32(b)))
     floor = staticmethod(lambda a: np.floor(F64(a)))
     ceilf = staticmethod(lambda a: np.ceil(F32(a)))
     ceil = staticmethod(lambda a: np.ceil(F64(a)))
     fmodf = staticmethod(lambda a, b: np.fmod(F32(a), F32(b)))
     fmod = staticmethod(lambda a, b: np.fmod(F64(a), F64(b)))
-    double2float_rz = staticmethod(lambda a: _d2f_rz(a))
+    fmaf_rz = staticmethod(lambda a, b, c: _fma_directed(a, b, c, "rz"))
+    fmaf_ru = staticmethod(lambda a, b, c: _fma_directed(a, b, c, "ru"))
     float_as_int = staticmethod(lambda a: F32(a).view(np.int32))
     int_as_float = staticmethod(lambda i: np.int32(i).view(np.float32))
 
+
+for _m in ("rz", "rd", "ru"):
+    for _op, _nm in (("add", "add"), ("sub", "sub"), ("mul", "mul"), ("div", "div")):
+        setattr(SimLibdevice, f"f{_nm}_{_m}", staticmethod(_directed_binary(_op, F32, _m)))
+        if _op != "sub":
+            setattr(SimLibdevice, f"d{_nm}_{_m}", staticmethod(_directed_binary(_op, F64, _m)))
+    setattr(SimLibdevice, f"fsqrt_{_m}", staticmethod(_directed(_exact_sqrt, F32, _m)))
+    setattr(SimLibdevice, f"dsqrt_{_m}", staticmethod(_directed(_exact_sqrt, F64, _m)))
+    setattr(SimLibdevice, f"double2float_{_m}",
+            staticmethod(_directed(lambda a: Fraction(float(a)) if math.isfinite(a) and
+                                   float(F32(a)) != float(a) else a, F32, _m)))
+    for _src in ("int2float", "uint2float", "ll2float", "ull2float"):
+        setattr(SimLibdevice, f"{_src}_{_m}", staticmethod(_directed(_exact_int, F32, _m)))
+    for _src in ("ll2double", "ull2double"):
+        setattr(SimLibdevice, f"{_src}_{_m}", staticmethod(_directed(_exact_int, F64, _m)))
 
 for _name, _fn in {"exp": np.exp, "exp2": np.exp2, "log": np.log, "log2": np.log2,
                    "sin": np.sin, "cos": np.cos, "tan": np.tan, "sinh": np.sinh,

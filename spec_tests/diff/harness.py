@@ -145,13 +145,13 @@ def run_both(kernel, grid, args, *, threads=None, mma_acc=None, device=False):
 def ulp_distance(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Distance in representable values between same-dtype floats (NaN handled by caller)."""
     w = a.dtype.itemsize * 8
-    it = np.dtype(f"i{a.dtype.itemsize}")
-    ia = np.ascontiguousarray(a).view(it).astype(np.int64)
-    ib = np.ascontiguousarray(b).view(it).astype(np.int64)
-    top = np.int64(1) << (w - 1)
-    ia = np.where(ia < 0, -(ia + top), ia) if w < 64 else np.where(ia < 0, -(ia ^ (top - 1 + top)) - 1, ia)
-    ib = np.where(ib < 0, -(ib + top), ib) if w < 64 else np.where(ib < 0, -(ib ^ (top - 1 + top)) - 1, ib)
-    return np.abs(ia - ib)
+
+    def key(x):
+        i = np.ascontiguousarray(x).view(f"i{a.dtype.itemsize}").astype(np.int64)
+        mag = i & np.int64((1 << (w - 1)) - 1)
+        return np.where(i < 0, -mag, mag)
+
+    return np.abs(key(a) - key(b))
 
 
 def assert_same(ref: np.ndarray, got: np.ndarray, *, ulps: int = 0, atol: float = 0.0,

@@ -50,6 +50,7 @@ def compile_source(source: str, fn_name: str, consts: dict, arg_types: list, tk:
     """PTX of a generated kernel for sm_90 and ptxas' register count (or None)."""
     _setup_numba(tk)
     from numba import cuda
+
     from cutile.numba_backend import rt
     ns = rt.namespace()
     ns.update(consts)
@@ -115,8 +116,8 @@ def job_for(ir, T: int, mma_acc: str = "f32") -> dict:
     args = []
     for p in ir.params:
         if isinstance(p.type, ArrayType):
-            args.append(["array", p.type.dtype.np_dtype.name.replace("bool", "boolean"),
-                         p.type.ndim])
+            name = "uint16" if p.type.dtype.name == "bfloat16" else p.type.dtype.np_dtype.name
+            args.append(["array", name.replace("bool", "boolean"), p.type.ndim])
         else:
             n = p.type.dtype.np_dtype.name
             args.append(["scalar", "boolean" if n == "bool" else n])

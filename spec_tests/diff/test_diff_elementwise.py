@@ -11,8 +11,8 @@ from cutile import dtypes as dt
 
 from .harness import assert_same, kernel_from_source, poison, run_both, sim
 
-DTYPES = [dt.float32, dt.float16, dt.float64, dt.int8, dt.int16, dt.int32, dt.int64,
-          dt.uint8, dt.uint32, dt.uint64, dt.bool_]
+DTYPES = [dt.float32, dt.float16, dt.bfloat16, dt.float64, dt.int8, dt.int16, dt.int32,
+          dt.int64, dt.uint8, dt.uint32, dt.uint64, dt.bool_]
 FLOAT_BIN = ["+", "-", "*", "/", "//", "%", "min", "max", "pow", "atan2"]
 INT_BIN = ["+", "-", "*", "//", "%", "min", "max", "&", "|", "^"]
 FLOAT_UN = ["-", "abs", "exp", "log", "sqrt", "rsqrt", "sin", "tanh", "floor", "ceil", "exp2",
@@ -32,6 +32,8 @@ def values(rng, shape, d: dt.DType):
         small = rng.integers(-3 if d.is_signed else 0, 4, size=shape).astype(npd)
         return np.where(rng.random(shape) < 0.4, small, v).astype(npd)
     v = rng.standard_normal(shape) * 10.0 ** rng.integers(-3, 4, size=shape)
+    if d is dt.bfloat16:
+        v = v * 10.0 ** rng.integers(-30, 30, size=shape)   # bfloat16 has float32's range
     special = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1.0, -1.0, 0.5])
     v = np.where(rng.random(shape) < 0.15, special[rng.integers(0, 8, size=shape)], v)
     with np.errstate(all="ignore"):
@@ -84,7 +86,7 @@ def program(draw):
             lines.append(f"{name} = {a}.astype(ct.{tgt.name})")
             env.append((name, tgt))
             continue
-        if choice == 4 and d.is_float and d is not dt.float16 or choice == 4 and False:
+        if choice == 4 and d.is_float:
             c, dc = env[draw(st.integers(0, len(env) - 1))]
             if dt.promote(dc, d) is not d:
                 continue
@@ -176,3 +178,38 @@ def test_fma_is_fused_and_mul_add_is_not(d, seed):
     ref, got = run_both(k, (2,), [a, b, c, o1, o2, 32])
     assert_same(ref[3], got[3], what="fma")
     assert_same(ref[4], got[4], what="mul then add")
+
+
+MODES = ["RZ", "RM", "RP"]
+
+
+@settings(max_examples=10)
+@given(st.sampled_from([dt.float32, dt.float64]), st.sampled_from(MODES),
+       st.integers(0, 2 ** 16))
+def test_directed_rounding(d, mode, seed):
+    src = (f"@ct.kernel\ndef rnd(a, b, o, T: Constant[int]):\n"
+           f"    x = ct.load(a, (ct.bid(0),), (T,))\n"
+           f"    y = ct.load(b, (ct.bid(0),), (T,))\n"
+           f"    m = ct.RoundingMode.{mode}\n"
+           f"    r0 = ct.add(x, y, rounding_mode=m)\n"
+           f"    r1 = ct.sub(x, y, rounding_mode=m)\n"
+           f"    r2 = ct.mul(x, y, rounding_mode=m)\n"
+           f"    r3 = ct.truediv(x, y, rounding_mode=m)\n"
+           f"    r4 = ct.sqrt(ct.abs(x), rounding_mode=m)\n"
+           f"    r5 = ct.sum(ct.reshape(x, (T // 8, 8)), axis=1, rounding_mode=m)\n"
+           f"    r6 = x.astype(ct.float64).astype(ct.float32, rounding_mode=m)\n"
+           f"    ct.store(o, (0, ct.bid(0)), ct.reshape(r0, (1, T)))\n"
+           f"    ct.store(o, (1, ct.bid(0)), ct.reshape(r1, (1, T)))\n"
+           f"    ct.store(o, (2, ct.bid(0)), ct.reshape(r2, (1, T)))\n"
+           f"    ct.store(o, (3, ct.bid(0)), ct.reshape(r3, (1, T)))\n"
+           f"    ct.store(o, (4, ct.bid(0)), ct.reshape(r4, (1, T)))\n"
+           f"    ct.store(o, (5, ct.bid(0)), ct.reshape(ct.broadcast_to(r5[:, None], (T // 8, 8)),"
+           f" (1, T)))\n"
+           f"    ct.store(o, (6, ct.bid(0)), ct.reshape(r6.astype(x.dtype), (1, T)))\n")
+    k = kernel_from_source(src, "rnd")
+    rng = np.random.default_rng(seed)
+    n = 64
+    a, b = values(rng, (n,), d), values(rng, (n,), d)
+    o = poison((7, n), d.np_dtype)
+    ref, got = run_both(k, (2,), [a, b, o, 32])
+    assert_same(ref[2], got[2], what=f"{mode} {d.name}")

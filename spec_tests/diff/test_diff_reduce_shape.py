@@ -14,7 +14,8 @@ from cutile import dtypes as dt
 
 from .harness import assert_same, kernel_from_source, poison, run_both
 
-RED_DTYPES = [dt.float32, dt.float16, dt.float64, dt.int32, dt.int8, dt.uint16, dt.int64]
+RED_DTYPES = [dt.float32, dt.float16, dt.bfloat16, dt.float64, dt.int32, dt.int8, dt.uint16,
+              dt.int64]
 SHAPES = [(64,), (8, 8), (4, 16), (16, 2), (2, 4, 8), (4, 2, 4), (1, 32), (32, 1)]
 
 

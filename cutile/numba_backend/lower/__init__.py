@@ -7,7 +7,7 @@ op and the backend.
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 LOWERINGS: dict[type, Callable] = {}
 
@@ -28,7 +28,6 @@ def lower(*op_classes):
 def load_lowerings() -> dict[type, Callable]:
     global _loaded
     if not _loaded:
-        from . import (control, creation, elementwise, index, matmul, memory,  # noqa: F401
-                       reduce, shape)
+        from . import control, creation, elementwise, index, matmul, memory, reduce, shape  # noqa: F401
         _loaded = True
     return LOWERINGS

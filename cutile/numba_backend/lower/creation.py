@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ... import dtypes as dt
 from ...ir import ops
 from ..codegen import TV, row_major_strides
 from ..exprs import cast, literal
@@ -31,6 +32,8 @@ def constant(g, op):
         table = np.ascontiguousarray(value.astype(dtype.np_dtype).reshape(-1))
         if dtype.is_bool:
             table = table.astype(np.uint8)
+        elif dtype is dt.bfloat16:
+            table = table.astype(np.float32)     # bfloat16 values live in float32
         name = f"K{len(g.consts)}"
         g.consts[name] = table
         strides = row_major_strides(shape)

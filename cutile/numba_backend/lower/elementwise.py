@@ -59,4 +59,4 @@ def fma(g, op):
     lay = g.result_layout(op)
     a, b, c = _operands(g, op, lay, op.a, op.b, op.c)
     d = op.result.type.dtype
-    g.define(op.result, lay, [exprs.fma(d, x, y, z) for x, y, z in zip(a, b, c)])
+    g.define(op.result, lay, [exprs.fma(d, x, y, z, let=g.let) for x, y, z in zip(a, b, c)])

@@ -29,10 +29,10 @@ from ...ir import ops
 from ..exprs import cast
 from . import lower
 
-# Above this many generated statements the k loop is a Python loop instead of unrolled.
-UNROLL_BUDGET = 6000
+# Statements per unrolled k-loop body (the whole k loop when it fits).
+UNROLL_BUDGET = 400
 
-_FLOAT_IN = (dt.float16, dt.float32, dt.tfloat32, dt.float64)
+_FLOAT_IN = (dt.float16, dt.bfloat16, dt.float32, dt.tfloat32, dt.float64)
 
 
 def _check(op):
@@ -102,12 +102,14 @@ def mma(g, op):
             return f"i64({v})"
         if kind == "f64":
             return f"f64({v})" if xd is not dt.float64 else v
-        return v if xd in (dt.float32, dt.tfloat32) else f"f32({v})"
+        return v if xd in (dt.float32, dt.tfloat32, dt.bfloat16) else f"f32({v})"
 
     def plus(base, off):
         return base if off == "0" else f"{base} + {off}"
 
-    def step(a_off: str, b_off: str):
+    carried = list(acc_names)
+
+    def step(a_off: str, b_off: str, ssa: bool):
         av, bv = {}, {}
         for name in abase.values():
             t = g.tmp("xa")
@@ -117,24 +119,35 @@ def mma(g, op):
             t = g.tmp("xb")
             g.line(f"{t} = {fx(f'{bufb}[{plus(name, b_off)}]')}")
             bv[name] = t
-        for n_, (pa, pb) in zip(acc_names, pairs):
+        for i, (pa, pb) in enumerate(pairs):
             a, b = av[pa], bv[pb]
+            n_ = acc_names[i]
+            # unrolled: a fresh name per step (single assignment keeps Numba's compile fast)
+            t = g.tmp("acc") if ssa else carried[i]
             if kind == "f32":
-                g.line(f"{n_} = libdevice.fmaf({a}, {b}, {n_})")
+                g.line(f"{t} = libdevice.fmaf({a}, {b}, {n_})")
             elif kind == "f64" and xd is dt.float64:
-                g.line(f"{n_} = {n_} + libdevice.dmul_rn({a}, {b})")
+                g.line(f"{t} = {n_} + libdevice.dmul_rn({a}, {b})")
             else:     # exact products: a contraction into an FMA changes nothing
-                g.line(f"{n_} = {n_} + {a} * {b}")
+                g.line(f"{t} = {n_} + {a} * {b}")
+            acc_names[i] = t
 
     per_k = len(abase) + len(bbase) + out.nregs
     if per_k * K <= UNROLL_BUDGET:
         for kk in range(K):
-            step(str(kk * lda), str(kk * N))
+            step(str(kk * lda), str(kk * N), True)
     else:
+        # A k loop unrolled UNROLL times: Numba's compile time grows quadratically with the
+        # size of a basic block, NVVM keeps the accumulators in registers either way.
+        u = max(1, min(K, UNROLL_BUDGET // max(per_k, 1)))
+        while K % u:
+            u -= 1
         kv = g.tmp("k")
-        g.line(f"for {kv} in range({K}):")
+        g.line(f"for {kv} in range(0, {K}, {u}):")
         with g.e.indent():
-            step(f"{kv} * {lda}", f"{kv} * {N}")
+            for j in range(u):
+                step(f"({kv} + {j}) * {lda}" if j else f"{kv} * {lda}",
+                     f"({kv} + {j}) * {N}" if j else f"{kv} * {N}", j < u - 1)
     c = cast(ad)
     res = []
     for n_, a in zip(acc_names, acc_regs):

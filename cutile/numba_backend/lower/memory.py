@@ -13,7 +13,7 @@ from __future__ import annotations
 from ...interp.memory_model import padding_fill
 from ...ir import ops
 from ..codegen import AV
-from ..exprs import cast, literal, select
+from ..exprs import cast, from_storage, literal, select, to_storage
 from . import lower
 
 
@@ -64,21 +64,17 @@ def _tile_positions(g, op, a, lay, shape):
     return exts, bases
 
 
-def _reg_access(op, a, lay, k, exts, bases, safe: bool):
+def _reg_access(g, op, a, lay, k, exts, bases, safe: bool):
     """(array reference, in-bounds condition) of register ``k``.  With ``safe`` the index is
     clamped to 0 when out of bounds (a branch-free load reads element 0 and discards it)."""
     offs = lay.reg_offsets(k)
     pos = [b if o == 0 else f"({b} + {o})" for b, o in zip(bases, offs)]
     conds = " & ".join(f"(0 <= {p}) & ({p} < {n})" for p, n in zip(pos, exts))
+    ok = g.let(conds) if safe else conds
     idx = [None] * len(pos)
     for j, p in enumerate(pos):
-        idx[op.order[j]] = f"u64(cuda.selp({conds}, {p}, i64(0)))" if safe else f"u64({p})"
-    return f"{a.name}[{', '.join(idx)}]", conds
-
-
-def _nonempty(g, exts) -> str:
-    """Block-uniform: every extent is positive (else no element exists to read)."""
-    return " & ".join(f"({n} > 0)" for n in exts)
+        idx[op.order[j]] = f"u64(cuda.selp({ok}, {p}, i64(0)))" if safe else f"u64({p})"
+    return f"{a.name}[{', '.join(idx)}]", ok
 
 
 @lower(ops.Load)
@@ -88,16 +84,13 @@ def load(g, op):
     dtype = op.result.type.dtype
     pad = literal(padding_fill(dtype.np_dtype, op.padding), dtype)
     exts, bases = _tile_positions(g, op, a, lay, op.shape)
-    names = g.reg_names(op.result, lay.nregs)
-    for n in names:
-        g.line(f"{n} = {pad}")
-    g.line(f"if {_nonempty(g, exts)}:")
-    with g.e.indent():
-        for k, n in enumerate(names):
-            ref, conds = _reg_access(op, a, lay, k, exts, bases, True)
-            ok = g.let(conds)
-            g.line(f"{n} = {select(ok, ref, pad, dtype)}")
-    g.alias(op.result, lay, names)
+    out = []
+    for k in range(lay.nregs):
+        ref, ok = _reg_access(g, op, a, lay, k, exts, bases, True)
+        # an out-of-bounds lane reads element 0 (launch.py gives empty arrays a valid
+        # address) and takes the padding value
+        out.append(select(ok, from_storage(ref, dtype), pad, dtype))
+    g.define(op.result, lay, out)
 
 
 @lower(ops.Store)
@@ -113,9 +106,9 @@ def store(g, op):
         g.line(f"if {w}:")
         g.e.level += 1
     for k in range(lay.nregs):
-        ref, conds = _reg_access(op, a, lay, k, exts, bases, False)
+        ref, conds = _reg_access(g, op, a, lay, k, exts, bases, False)
         g.line(f"if {conds}:")
-        g.line(f"    {ref} = {regs[k]}")
+        g.line(f"    {ref} = {to_storage(regs[k], a.dtype)}")
     if w is not None:
         g.e.level -= 1
 
@@ -158,18 +151,11 @@ def gather(g, op):
     a, idx, mask, exts = _gs_setup(g, op, lay)
     pad = g.get(op.padding, lay)
     dtype = op.result.type.dtype
-    names = g.reg_names(op.result, lay.nregs)
-    for n, p in zip(names, pad):
-        g.line(f"{n} = {p}")
-    if exts:
-        g.line(f"if {_nonempty(g, exts)}:")
-        g.e.level += 1
-    for k, n in enumerate(names):
+    out = []
+    for k in range(lay.nregs):
         ref, cond = _gs_reg(g, a, idx, mask, exts, k, True)
-        g.line(f"{n} = {select(cond, ref, n, dtype)}")
-    if exts:
-        g.e.level -= 1
-    g.alias(op.result, lay, names)
+        out.append(select(cond, from_storage(ref, dtype), pad[k], dtype))
+    g.define(op.result, lay, out)
 
 
 @lower(ops.Scatter)
@@ -186,6 +172,6 @@ def scatter(g, op):
     for k in range(lay.nregs):
         ref, cond = _gs_reg(g, a, idx, mask, exts, k, False)
         g.line(f"if {cond}:")
-        g.line(f"    {ref} = {vals[k]}")
+        g.line(f"    {ref} = {to_storage(vals[k], a.dtype)}")
     if w is not None:
         g.e.level -= 1

@@ -20,7 +20,7 @@ from ... import dtypes as dt
 from ...ir import ops
 from .. import exprs
 from .. import layout as L
-from ..codegen import TV, row_major_strides
+from ..codegen import row_major_strides
 from . import lower
 
 _RED_OP = {"sum": "add", "prod": "mul", "max": "maximum", "min": "minimum"}
@@ -83,16 +83,8 @@ def _reduce_axis(g, site, lay, comps, dtypes, ax, combine):
             hi = f"{lo} + {stride * inner}"
             a = tuple(g.smem_load(b, lo, d) for b, d in zip(bufs, dtypes))
             b_ = tuple(g.smem_load(b, hi, d) for b, d in zip(bufs, dtypes))
-            av = []
-            for x, d in zip(a, dtypes):
-                t = g.tmp("a")
-                g.line(f"{t} = {x}")
-                av.append(t)
-            bv = []
-            for x, d in zip(b_, dtypes):
-                t = g.tmp("b")
-                g.line(f"{t} = {x}")
-                bv.append(t)
+            av = [g.let(x) for x in a]       # read both operands before the write
+            bv = [g.let(x) for x in b_]
             res = combine(tuple(av), tuple(bv))
             for buf, r, d in zip(bufs, res, dtypes):
                 g.line(f"{buf}[{lo}] = {'u8(' + r + ')' if d.is_bool else r}")
@@ -135,7 +127,7 @@ def reduce_(g, op):
         regs = [g.let(exprs.ftz32(r)) for r in regs]
     fn = _RED_OP[op.fn]
     acc = dtype
-    if op.fn in ("sum", "prod") and dtype is dt.float16:
+    if op.fn in ("sum", "prod") and dtype in (dt.float16, dt.bfloat16):
         # half-precision sums and products accumulate in float32, one rounding at the end
         acc = dt.float32
         regs = [f"f32({r})" for r in regs]
@@ -155,7 +147,7 @@ def reduce_(g, op):
     out = lay.relabel(out_shape) if out_shape else L.Layout((), g.T, ())
     res = comps[0]
     if acc is not dtype:
-        res = [exprs.convert(r, acc, dtype) for r in res]
+        res = [exprs.convert(r, acc, dtype, let=g.let) for r in res]
     g.define(op.result, out, res)
 
 
