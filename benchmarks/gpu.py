@@ -15,7 +15,8 @@ The table ends with the ratios numba/torch and numba/cuTile.  Missing pieces (no
 cuda.tile, no GPU) are reported and skipped, never fatal.
 """
 
-from __future__ import annotations
+# no "from __future__ import annotations": the kernels' ct.Constant annotations must be
+# evaluated objects (they refer to the ct module passed to make_kernels)
 
 import argparse
 import os
@@ -189,7 +190,7 @@ def main(argv=None) -> int:
 
     # -- matmul ------------------------------------------------------------------------------
     for tag, dtype, (TM, TN, TK), tol in (("mm_f32", torch.float32, (128, 128, 32), 1e-3),
-                                          ("mm_f16", torch.float16, (128, 128, 64), 2e-2)):
+                                          ("mm_f16", torch.float16, (128, 128, 32), 2e-2)):
         if tag not in only:
             continue
         A = torch.randn(S, S, device=dev, dtype=dtype)

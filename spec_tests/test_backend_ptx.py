@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 
+import ml_dtypes
 import numpy as np
 import pytest
 from diff import ptxcheck  # spec_tests/ is on sys.path
@@ -89,6 +90,18 @@ def mixed(a, h, i8, u64, bo, out, T: Constant[int]):
 
 
 
+@ct.kernel
+def narrow(a, b, o, T: Constant[int]):
+    x = ct.load(a, (0,), (T,))                     # bfloat16: uint16 storage, float32 values
+    y = ct.load(b, (0,), (T,))                     # float32
+    r = (x * x + x).astype(ct.float32) + ct.sum(x).astype(ct.float32)
+    r = r + ct.add(y, y, rounding_mode=ct.RoundingMode.RZ)
+    r = r + ct.sqrt(ct.abs(y), rounding_mode=ct.RoundingMode.RP)
+    r = r + y.astype(ct.float64).astype(ct.float32, rounding_mode=ct.RoundingMode.RM)
+    r = r + y.astype(ct.float16, rounding_mode=ct.RoundingMode.RZ).astype(ct.float32)
+    ct.store(o, (0,), r.astype(ct.bfloat16))
+
+
 def test_generated_kernels_compile_with_numba_and_contract_only_fma():
     f32 = np.zeros(256, np.float32)
     m32 = np.zeros((64, 64), np.float32)
@@ -100,7 +113,9 @@ def test_generated_kernels_compile_with_numba_and_contract_only_fma():
         "matmul_f32": (matmul, (m32, m32, m32, 64, 64, 16), 64, "f32"),
         "matmul_f16": (matmul, (m16, m16, m32, 64, 64, 16), 64, "f32"),
         "matmul_exact": (matmul, (m32, m32, m32, 32, 32, 8), 64, "exact"),
-        "imatmul": (imatmul, (m8, m8, np.zeros((32, 32), np.int32), 32), 64, "f32"),
+        "imatmul": (imatmul, (m8, m8, np.zeros((32, 32), np.int32), 16), 32, "f32"),
+        "narrow": (narrow, (np.zeros(64, ml_dtypes.bfloat16), f32, np.zeros(64, ml_dtypes.bfloat16),
+                            64), 32, "f32"),
         "softmax": (softmax, (m32, m32, 64), 32, "f32"),
         "mixed": (mixed, (f32, np.zeros(64, np.float16), np.zeros(64, np.int8),
                           np.zeros(64, np.uint64), np.zeros(64, np.bool_), f32, 64), 32, "f32"),

@@ -15,11 +15,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import dtypes as dt
 from ..errors import TileInternalError, TileUnsupportedFeatureError
 from ..ir import ops
 from ..ir.core import KernelIR, Op, Region, Value
-from ..ir.types import ArrayType, TileType
+from ..ir.types import ArrayType
 from . import exprs
 from . import layout as L
 from .assign import Assignment
@@ -85,10 +84,8 @@ class Gen:
         self.consts: dict[str, np.ndarray] = {}
         self.strides_used: set[tuple] = set()
         self.stores: set[int] = set()
-        self.n_barriers = 0
         self._tmp = itertools.count()
         self.params: list[str] = []
-        self.has_mma = False
 
     # -- naming -----------------------------------------------------------------------------
     def vname(self, v: Value) -> str:
@@ -280,7 +277,6 @@ class Gen:
 
     def barrier(self) -> None:
         self.line("cuda.syncthreads()")
-        self.n_barriers += 1
         self.bar.barrier()
 
     def smem_write(self, buf: str, lay: L.Layout, regs: list[str], dtype, weights) -> None:
@@ -457,7 +453,6 @@ class Gen:
         head += ["    " + d for d in self.smem.declarations()]
         for name, expr in self.hoisted.values():
             head.append(f"    {name} = {expr}")
-        self.header_len = len(head)
         self.line_ops = [None] * len(head) + list(self.e.ops)
         if not body_lines:
             body_lines = ["    pass"]
@@ -468,9 +463,3 @@ def kernel_fn_name(ir: KernelIR) -> str:
     name = "".join(ch if ch.isalnum() else "_" for ch in ir.name)
     return f"cutile_{name}"
 
-
-def ones_like_shape(shape) -> tuple:
-    return tuple(1 for _ in shape)
-
-
-_ = (TileType, dt)

@@ -54,7 +54,7 @@ class Compiled:
         self.stores = set(gen.stores)
         self.strides_used = sorted(gen.strides_used)
         self.line_ops = gen.line_ops
-        self.n_barriers = gen.n_barriers
+        self.n_barriers = source.count("cuda.syncthreads()")   # barriers in the source
         self.smem_shared = gen.smem.shared
 
     def op_at(self, lineno: int):
@@ -302,9 +302,8 @@ def run(ir: KernelIR, grid: tuple, leaves: list, stream=None, *, threads: int | 
 
 def _wrap_error(ck: Compiled, e: Exception) -> Exception:
     """A Numba error inside generated code is a backend bug: show the line and the IR op."""
-    if isinstance(e, (TileUnsupportedFeatureError, TypeError)) and ck.filename not in str(e):
-        if isinstance(e, TileUnsupportedFeatureError):
-            return e
+    if isinstance(e, TileUnsupportedFeatureError):
+        return e
     text = str(e)
     lines = [int(m) for m in re.findall(re.escape(ck.filename) + r'["\']?,? line (\d+)', text)]
     tb = e.__traceback__

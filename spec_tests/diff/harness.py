@@ -30,15 +30,24 @@ _counter = itertools.count()
 _tmpdir = tempfile.mkdtemp(prefix="cutile_diff_")
 
 
+def examples(n: int) -> int:
+    """Hypothesis examples for a test: ``n`` in CI, more with HYPOTHESIS_PROFILE=gpu/deep."""
+    scale = {"gpu": 10, "deep": 30}.get(os.environ.get("HYPOTHESIS_PROFILE", "ci"), 1)
+    return n * scale
+
+
 def numba_ready() -> bool:
-    if os.environ.get("NUMBA_ENABLE_CUDASIM", "0") not in ("", "0"):
+    """The Numba backend can run: Numba's CUDA simulator is active, or a GPU is usable."""
+    if sim():
         return True
     from cutile.executors import gpu_usable
     return gpu_usable()
 
 
 def sim() -> bool:
-    return os.environ.get("NUMBA_ENABLE_CUDASIM", "0") not in ("", "0")
+    """Whether numba.cuda is the simulator (asks Numba: the environment may be stale)."""
+    from cutile.numba_backend.rt import simulator
+    return simulator()
 
 
 def kernel_from_source(src: str, name: str):

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from cutile import dtypes as dt
 
-from .harness import assert_same, kernel_from_source, poison, run_both, sim
+from .harness import assert_same, examples, kernel_from_source, poison, run_both, sim
 
 DTYPES = [dt.float32, dt.float16, dt.bfloat16, dt.float64, dt.int8, dt.int16, dt.int32,
           dt.int64, dt.uint8, dt.uint32, dt.uint64, dt.bool_]
@@ -47,6 +47,8 @@ def program(draw):
     for i in range(n_in):
         d = draw(st.sampled_from(DTYPES))
         kind = "full" if i == 0 else draw(st.sampled_from(SHAPES))
+        if kind == "scalar" and d is dt.bfloat16:
+            kind = "row"                     # launch() takes no bfloat16 scalar arguments
         ins.append((d, kind))
     env = [(f"x{i}", d) for i, (d, _) in enumerate(ins)]
     lines, uses_minmax, uses_math = [], False, False
@@ -129,7 +131,7 @@ def _load(i, d, kind):
     return f"x{i} = a{i}"
 
 
-@settings(max_examples=30)
+@settings(max_examples=examples(60))
 @given(program())
 def test_elementwise_chains(prog):
     ins, lines, last, dl, seed, T0, T1, minmax, math = prog
@@ -160,7 +162,7 @@ def test_elementwise_chains(prog):
     assert_same(ref[-1], got[-1], ulps=ulps, signed_zero=not minmax, what=src)
 
 
-@settings(max_examples=10)
+@settings(max_examples=examples(12))
 @given(st.sampled_from([dt.float32, dt.float64, dt.float16]), st.integers(0, 2 ** 16))
 def test_fma_is_fused_and_mul_add_is_not(d, seed):
     src = ("@ct.kernel\ndef fm(a, b, c, o1, o2, T: Constant[int]):\n"
@@ -183,7 +185,7 @@ def test_fma_is_fused_and_mul_add_is_not(d, seed):
 MODES = ["RZ", "RM", "RP"]
 
 
-@settings(max_examples=10)
+@settings(max_examples=examples(12))
 @given(st.sampled_from([dt.float32, dt.float64]), st.sampled_from(MODES),
        st.integers(0, 2 ** 16))
 def test_directed_rounding(d, mode, seed):

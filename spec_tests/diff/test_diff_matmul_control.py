@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 import cutile as ct
 from cutile import Constant
 
-from .harness import assert_same, poison, run_both
+from .harness import assert_same, examples, poison, run_both
 
 
 @ct.kernel
@@ -60,7 +60,7 @@ def mm_case(draw):
     return din, acc, TM, TN, TK, M, N, K, mode, draw(st.integers(0, 2 ** 16))
 
 
-@settings(max_examples=12)
+@settings(max_examples=examples(24))
 @given(mm_case())
 def test_mma_kloop_partial_tiles(case):
     din, acc, TM, TN, TK, M, N, K, mode, seed = case
@@ -134,7 +134,7 @@ def control(a, out, n, lim, T: Constant[int]):
     ct.store(out, (bid,), acc + j)
 
 
-@settings(max_examples=10)
+@settings(max_examples=examples(15))
 @given(st.integers(0, 9), st.floats(-50, 50, width=32), st.integers(0, 2 ** 16))
 def test_loops_runtime_bounds_and_branches_on_bid(n, lim, seed):
     rng = np.random.default_rng(seed)

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 import cutile as ct
 from cutile import Constant
 
-from .harness import assert_same, poison, run_both
+from .harness import assert_same, examples, poison, run_both
 
 P = ct.PaddingMode
 FLOAT_PADS = [P.ZERO, P.NEG_ZERO, P.NAN, P.POS_INF, P.NEG_INF, P.UNDETERMINED]
@@ -73,7 +73,7 @@ def copy_case(draw):
     return ndim, dtype, pad, tuple(tiles), order, tuple(ext), tuple(grid), seed, full
 
 
-@settings(max_examples=16)
+@settings(max_examples=examples(40))
 @given(copy_case())
 def test_copy_every_padding_mode_ragged(case):
     ndim, dtype, pad, tiles, order, ext, grid, seed, full = case
@@ -107,7 +107,7 @@ def slice_query(a, out, q, start, stop, T: Constant[int]):
     ct.store(q, (ct.bid(0),), info)
 
 
-@settings(max_examples=6)
+@settings(max_examples=examples(8))
 @given(st.integers(0, 8), st.integers(1, 6), st.integers(0, 2 ** 16))
 def test_array_slice_and_queries(start, width, seed):
     rng = np.random.default_rng(seed)
@@ -129,7 +129,7 @@ def gather_scatter(a, idx, m, out, b, T: Constant[int], PADV: Constant[float]):
     ct.scatter(b, i, g * 2.0, mask=mask)
 
 
-@settings(max_examples=10)
+@settings(max_examples=examples(20))
 @given(st.integers(3, 40), st.sampled_from([8, 16, 32]), st.integers(0, 2 ** 16),
        st.sampled_from([np.int32, np.int64, np.uint32, np.int8]), st.booleans())
 def test_gather_scatter_oob(n, T, seed, idx_dtype, device):
@@ -189,3 +189,17 @@ def test_scalar_gather_scatter_and_rank0():
     ref, got = run_both(scalar_gs, (3,), [a, z, out])
     assert_same(ref[2], got[2], what="scalar scatter")
     assert_same(ref[1], got[1], what="rank-0 scatter")
+
+
+@ct.kernel
+def gather_empty(a, out, n, T: Constant[int]):
+    s = a.slice(0, n, n)                                  # an empty view at the end
+    g = ct.gather(s, ct.arange(T, dtype=ct.int32) - 2, padding_value=4.5)
+    ct.store(out, (0,), g)
+
+
+def test_gather_from_empty_view_reads_nothing():
+    a = np.arange(8, dtype=np.float32)
+    out = poison((16,), np.float32)
+    ref, got = run_both(gather_empty, (1,), [a, out, 8, 16])
+    assert_same(ref[1], got[1], what="gather from an empty array")

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from cutile import dtypes as dt
 
-from .harness import assert_same, kernel_from_source, poison, run_both
+from .harness import assert_same, examples, kernel_from_source, poison, run_both
 
 RED_DTYPES = [dt.float32, dt.float16, dt.bfloat16, dt.float64, dt.int32, dt.int8, dt.uint16,
               dt.int64]
@@ -56,7 +56,8 @@ def red_case(draw):
     keep = draw(st.booleans())
     prop = draw(st.booleans()) and fn in ("max", "min", "argmax", "argmin")
     special = fn not in ("sum", "prod") or draw(st.booleans())
-    return shape, d, fn, axis, keep, prop, draw(st.integers(0, 2 ** 16)), special
+    threads = draw(st.sampled_from([8, 32, 64]))     # tiles smaller than T get replicas
+    return shape, d, fn, axis, keep, prop, draw(st.integers(0, 2 ** 16)), special, threads
 
 
 def _out_shape(shape, axis, keep, arg):
@@ -72,10 +73,10 @@ def _out_shape(shape, axis, keep, arg):
     return tuple(s for i, s in enumerate(shape) if i not in axes)
 
 
-@settings(max_examples=30)
+@settings(max_examples=examples(50))
 @given(red_case())
 def test_reductions(case):
-    shape, d, fn, axis, keep, prop, seed, special = case
+    shape, d, fn, axis, keep, prop, seed, special, threads = case
     nd = len(shape)
     arg = fn.startswith("arg")
     oshape = _out_shape(shape, axis, keep, arg)
@@ -94,11 +95,11 @@ def test_reductions(case):
     a = values(rng, (shape[0] * 2,) + shape[1:], d, special)
     odt = np.int32 if arg else d.np_dtype
     out = poison((ostore[0] * 2,) + tuple(ostore[1:]), odt)
-    ref, got = run_both(k, (2,), [a, out])
+    ref, got = run_both(k, (2,), [a, out], threads=threads)
     assert_same(ref[1], got[1], signed_zero=fn not in ("max", "min"), what=src)
 
 
-@settings(max_examples=12)
+@settings(max_examples=examples(16))
 @given(st.sampled_from([(8, 4), (16, 16), (4, 32), (2, 8), (32, 2)]),
        st.sampled_from([dt.float32, dt.int8, dt.float16, dt.bool_, dt.int64]),
        st.integers(0, 2 ** 16))
@@ -119,12 +120,12 @@ def test_transpose_and_reshape(shape, d, seed):
     o1 = poison((N, 2 * M), d.np_dtype)
     o2 = poison((2 * N, M), d.np_dtype)
     o3 = poison((2 * M * N,), d.np_dtype)
-    ref, got = run_both(k, (2,), [a, o1, o2, o3, M, N])
+    ref, got = run_both(k, (2,), [a, o1, o2, o3, M, N], threads=16 if seed & 1 else 64)
     for i in (1, 2, 3):
         assert_same(ref[i], got[i], what=f"shape op output {i}")
 
 
-@settings(max_examples=8)
+@settings(max_examples=examples(8))
 @given(st.sampled_from(list(itertools.permutations(range(3)))), st.integers(0, 2 ** 16))
 def test_permute_3d_and_broadcast(axes, seed):
     shape = (2, 4, 8)

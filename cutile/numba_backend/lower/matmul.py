@@ -47,7 +47,6 @@ def _check(op):
 @lower(ops.Mma)
 def mma(g, op):
     _check(op)
-    g.has_mma = True
     x, y, acc = op.x, op.y, op.acc
     xs, ys = x.type.shape, y.type.shape
     batched = len(xs) == 3

@@ -151,11 +151,21 @@ def gather(g, op):
     a, idx, mask, exts = _gs_setup(g, op, lay)
     pad = g.get(op.padding, lay)
     dtype = op.result.type.dtype
-    out = []
-    for k in range(lay.nregs):
+    names = g.reg_names(op.result, lay.nregs)
+    if exts:
+        # A gather from an empty array is well defined (all padding) but has no element 0 to
+        # read: guard the reads with the (block-uniform) emptiness test.
+        g.line(f"if {' & '.join(f'({n} > 0)' for n in exts)}:")
+        g.e.level += 1
+    for k, n in enumerate(names):
         ref, cond = _gs_reg(g, a, idx, mask, exts, k, True)
-        out.append(select(cond, from_storage(ref, dtype), pad[k], dtype))
-    g.define(op.result, lay, out)
+        g.line(f"{n} = {select(cond, from_storage(ref, dtype), pad[k], dtype)}")
+    if exts:
+        g.e.level -= 1
+        g.line("else:")
+        for n, p in zip(names, pad):
+            g.line(f"    {n} = {p}")
+    g.alias(op.result, lay, names)
 
 
 @lower(ops.Scatter)
