@@ -21,6 +21,8 @@ import contextvars
 import os
 from contextlib import contextmanager
 
+import numpy as np
+
 from . import config
 
 _override: str | None = None
@@ -96,11 +98,30 @@ def run(ir, grid, spec, stream) -> None:
         name = "numba" if gpu_usable() else "interp"
     if name == "interp":
         from .interp.machine import run_kernel
-        run_kernel(ir, grid, spec.leaves)
+        leaves, back = _host_leaves(spec.leaves)
+        run_kernel(ir, grid, leaves)
+        for dev, host in back:                  # device arrays: copy the results back
+            dev.copy_to_device(host)
         return
     from .numba_backend import run as numba_run
     numba_run(ir, grid, spec.leaves, stream, threads=opts.get("threads"),
               mma_acc=opts.get("mma_acc"))
+
+
+def _host_leaves(leaves: list) -> tuple[list, list]:
+    """The interpreter runs on host arrays: device arrays (``__cuda_array_interface__``) go
+    through host copies (Numba is imported only when there is one)."""
+    out, back = [], []
+    for leaf in leaves:
+        if not isinstance(leaf, np.ndarray) and hasattr(leaf, "__cuda_array_interface__"):
+            from numba import cuda
+            dev = leaf if hasattr(leaf, "copy_to_host") else cuda.as_cuda_array(leaf)
+            host = dev.copy_to_host()
+            back.append((dev, host))
+            out.append(host)
+        else:
+            out.append(leaf)
+    return out, back
 
 
 def inspect(kernel, args: tuple, *, grid=(1,), threads: int | None = None,

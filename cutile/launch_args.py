@@ -118,6 +118,23 @@ def _classify(x, ann, path: str, leaves: list) -> ArgSpec:
         leaves.append(arr)
         return ArgSpec("array", dtype=d, ndim=arr.ndim, index_dtype=index_dtype,
                        static_shape=(None,) * arr.ndim)
+    cai = getattr(x, "__cuda_array_interface__", None)
+    if cai is not None:
+        # A device array (Numba, CuPy, PyTorch): handed to the executor as is (the Numba
+        # backend uses it in place; the interpreter copies it through the host).
+        d = dt.from_numpy(np.dtype(cai["typestr"]))
+        if d is None:
+            raise TypeError(f"{path}: arrays of dtype {cai['typestr']} are not supported")
+        shape = tuple(int(s) for s in cai["shape"])
+        index_dtype = dt.int32
+        for m in meta:
+            if isinstance(m, ArrayAnnotation):
+                index_dtype = m.index_dtype
+        if index_dtype is dt.int32 and any(s >= 2 ** 31 for s in shape):
+            raise ValueError(f"{path}: extent >= 2**31 needs ct.IndexedWithInt64")
+        leaves.append(x)
+        return ArgSpec("array", dtype=d, ndim=len(shape), index_dtype=index_dtype,
+                       static_shape=(None,) * len(shape))
     raise TypeError(f"Invalid {path}: Objects of type '{type(x).__name__}' are not supported.")
 
 

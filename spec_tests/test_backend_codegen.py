@@ -221,3 +221,20 @@ def test_generated_error_maps_to_ir_op():
     n = next(i for i, ln in enumerate(ck.source.splitlines(), 1) if "libdevice.fmaf" in ln)
     err = _wrap_error(ck, RuntimeError(f'File "{ck.filename}", line {n}, boom'))
     assert "Mma @ test_backend_codegen.py" in str(err) and "fmaf" in str(err)
+
+
+class _FakeDeviceArray:
+    """Anything with ``__cuda_array_interface__`` (CuPy, PyTorch): never copied by launch()."""
+
+    def __init__(self, shape, typestr):
+        self.__cuda_array_interface__ = {"shape": shape, "typestr": typestr, "data": (0, False),
+                                         "strides": None, "version": 3}
+
+
+def test_cuda_array_interface_arguments_are_device_arrays():
+    a, b, c = (_FakeDeviceArray((64,), "<f4") for _ in range(3))
+    spec = vadd.specialize((a, b, c, 64))
+    assert [p.kind for p in spec.params[:3]] == ["array"] * 3
+    assert spec.leaves[0] is a                               # handed over as is
+    ir = vadd.compile(spec)
+    assert ir.params[0].type.dtype is ct.float32 and ir.params[0].type.ndim == 1

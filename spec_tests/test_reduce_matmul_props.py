@@ -19,51 +19,7 @@ BF16 = np.dtype(ml_dtypes.bfloat16)
 F64 = np.dtype(np.float64)
 
 
-# -- harness (as in test_reduce.py) -------------------------------------------------------------
-def make1(fn, s0, oshape):
-    z0, zo = (0,) * len(s0), (0,) * max(len(oshape), 1)
-    flat = oshape == ()
-
-    @ct.kernel
-    def k(X0, Y, F):
-        y = fn(ct.load(X0, index=z0, shape=s0))
-        ok = y.dtype == Y.dtype and y.shape == oshape
-        ct.store(F, index=(0,), tile=ct.full((1,), 1 if ok else 0, dtype=ct.int32))
-        if flat:
-            y = ct.reshape(y, (1,))
-        ct.store(Y, index=zo, tile=y)
-
-    return k
-
-
-def run(fn, x, out_shape, out_dtype):
-    y = np.zeros(out_shape or (1,), out_dtype)
-    f = np.zeros(1, np.int32)
-    ct.launch(None, (1,), make1(fn, x.shape, tuple(out_shape)), (np.ascontiguousarray(x), y, f))
-    assert f[0] == 1, "result dtype or shape differs from the expected one"
-    return y.reshape(out_shape)
-
-
-def bits(a):
-    a = np.ascontiguousarray(a)
-    return a.view(f"u{a.dtype.itemsize}")
-
-
-def tree_ref(x, axes, op):
-    """Documented combine order: axes descending, ``x[:n/2] op x[n/2:]`` halving."""
-    r = np.asarray(x)
-    half = r.dtype in (np.float16, ml_dtypes.bfloat16) and op in (np.add, np.multiply)
-    if half:     # half-precision sums/products accumulate in float32, rounded once at the end
-        r = r.astype(np.float32)
-    for ax in sorted(axes, reverse=True):
-        n = r.shape[ax]
-        while n > 1:
-            n //= 2
-            with np.errstate(all="ignore"):
-                r = op(np.take(r, np.arange(n), axis=ax),
-                       np.take(r, np.arange(n, 2 * n), axis=ax)).astype(r.dtype)
-    return r.astype(x.dtype) if half else r
-
+from reduce_harness import bits, run, tree_ref  # noqa: E402,F401
 
 shapes = st.lists(st.sampled_from([1, 2, 4, 8]), min_size=1, max_size=3).map(tuple)
 

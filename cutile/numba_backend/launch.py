@@ -176,11 +176,6 @@ def compile_kernel(ir: KernelIR, T: int, mma_acc: str | None = None) -> Compiled
 
 
 # -- arguments -------------------------------------------------------------------------------
-def _is_device_array(x) -> bool:
-    from numba import cuda
-    return cuda.is_cuda_array(x) if not isinstance(x, np.ndarray) else False
-
-
 def resolve_stream(stream):
     from numba import cuda
     if rt.simulator():
@@ -240,10 +235,11 @@ def marshal(ck: Compiled, grid: tuple, leaves: list, stream):
                 args.append(dev)
                 if i in ck.stores:
                     back.append((leaf, dev))
-            elif _is_device_array(leaf):
+            elif hasattr(leaf, "copy_to_host"):              # a Numba device array
+                args.append(leaf)
+            elif hasattr(leaf, "__cuda_array_interface__"):  # CuPy, PyTorch, ...
                 # zero-copy; the launch is ordered on the caller's stream, so no sync here
-                args.append(leaf if hasattr(leaf, "copy_to_host")
-                            else cuda.as_cuda_array(leaf, sync=False))
+                args.append(cuda.as_cuda_array(leaf, sync=False))
             else:
                 raise TypeError(f"numba backend: argument {i} of type {type(leaf).__name__} "
                                 "is neither a NumPy array nor a CUDA array")

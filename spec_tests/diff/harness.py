@@ -7,8 +7,11 @@
 - Comparison: integers and bools bit-exactly; floats bit-exactly by default (NaN matches any
   NaN), or within ``ulps`` units in the last place, or ``atol + rtol*|ref|``; ``signed_zero=
   False`` accepts -0.0 for +0.0 (min/max of zeros are unspecified, R-MATH-6).
-- ``device=True`` passes Numba device-array views of device buffers instead of NumPy arrays
-  (zero-copy path): the guard band then checks the kernel's own bounds checks in device memory.
+- ``device=True`` passes Numba device-array views of device buffers instead of NumPy arrays.
+  On a GPU that is the zero-copy path, and the guard band checks the kernel's own bounds checks
+  in device memory; the simulator's fake device arrays expose ``__array_interface__`` and are
+  taken as host views of the device buffer (still checking that nothing outside the view is
+  written).
 """
 
 from __future__ import annotations
