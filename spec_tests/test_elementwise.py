@@ -16,7 +16,6 @@ import pytest
 
 import cutile as ct
 from cutile.api import elementwise as _ew
-from cutile.ir.ops.elementwise import BINARY_FNS
 
 RM = ct.RoundingMode
 BF16 = ml_dtypes.bfloat16
@@ -1018,9 +1017,6 @@ def test_bitwise_constant_errors(src, case, exc, msg):
 
 
 # -- R-BIT-3/4: shifts ----------------------------------------------------------------------------
-_NO_SHIFT_OP = "lshift" not in BINARY_FNS
-
-
 @ct.kernel
 def k_shift(a, b, out, flag, CASE: ct.Constant[str], EXP: ct.Constant):
     x = ct.load(a, index=(0,), shape=(8,))
@@ -1043,8 +1039,6 @@ def k_shift(a, b, out, flag, CASE: ct.Constant[str], EXP: ct.Constant):
     ct.store(out, index=(0,), tile=r)
 
 
-@pytest.mark.xfail(_NO_SHIFT_OP, reason="cutile/ir/ops/elementwise.py BINARY_FNS has no "
-                                        "lshift/rshift yet", strict=True)
 @pytest.mark.parametrize("dtype,ctd", [(np.int8, ct.int8), (np.uint8, ct.uint8),
                                        (np.int32, ct.int32), (np.uint64, ct.uint64)])
 def test_shift_tiles(dtype, ctd):
@@ -1063,8 +1057,6 @@ def test_shift_tiles(dtype, ctd):
         np.testing.assert_array_equal(out, ref(a, b))
 
 
-@pytest.mark.xfail(_NO_SHIFT_OP, reason="cutile/ir/ops/elementwise.py BINARY_FNS has no "
-                                        "lshift/rshift yet", strict=True)
 def test_shift_examples():
     # R-BIT-3: arange(4) << 2 == [0,4,8,12], 8 >> arange(4) == [8,4,2,1]; uint32 << 5 is fine
     out = np.zeros(8, np.int32)
