@@ -15,7 +15,7 @@ F8 = np.dtype(ml_dtypes.float8_e4m3fn)
 RM = ct.RoundingMode
 
 
-from reduce_harness import bits, make1, run, same, tree_ref  # noqa: E402,F401
+from tile_harness import bits, make1, run, same, tree_ref  # noqa: E402,F401
 
 ARANGE24 = np.arange(24, dtype=np.int32)
 

@@ -19,7 +19,7 @@ BF16 = np.dtype(ml_dtypes.bfloat16)
 F64 = np.dtype(np.float64)
 
 
-from reduce_harness import bits, run, tree_ref  # noqa: E402,F401
+from tile_harness import bits, run, tree_ref  # noqa: E402,F401
 
 shapes = st.lists(st.sampled_from([1, 2, 4, 8]), min_size=1, max_size=3).map(tuple)
 

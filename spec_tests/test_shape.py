@@ -5,36 +5,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from tile_harness import make1, run  # noqa: E402
 
 import cutile as ct
-
-
-# -- harness (as in test_reduce.py) -------------------------------------------------------------
-def make1(fn, s0, oshape):
-    """One-block kernel storing ``fn(load(X0))`` into Y; F[0] = 1 iff the result's dtype equals
-    Y's dtype and its shape is ``oshape`` (compile-time constants)."""
-    z0, zo = (0,) * len(s0), (0,) * max(len(oshape), 1)
-    flat = oshape == ()
-
-    @ct.kernel
-    def k(X0, Y, F):
-        y = fn(ct.load(X0, index=z0, shape=s0))
-        ok = y.dtype == Y.dtype and y.shape == oshape
-        ct.store(F, index=(0,), tile=ct.full((1,), 1 if ok else 0, dtype=ct.int32))
-        if flat:
-            y = ct.reshape(y, (1,))
-        ct.store(Y, index=zo, tile=y)
-
-    return k
-
-
-def run(fn, x, out_shape, out_dtype=None):
-    x = np.ascontiguousarray(x)
-    y = np.zeros(out_shape or (1,), out_dtype or x.dtype)
-    f = np.zeros(1, np.int32)
-    ct.launch(None, (1,), make1(fn, x.shape, tuple(out_shape)), (x, y, f))
-    assert f[0] == 1, "result dtype or shape differs from the expected one"
-    return y.reshape(out_shape)
 
 
 def fails(fn, x, match):

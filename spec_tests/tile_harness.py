@@ -1,4 +1,4 @@
-"""Shared by the reduction tests: a one-block kernel harness that checks result dtype and
+"""Shared by the reduction and shape tests: a one-block kernel harness that checks result dtype and
 shape, bitwise comparison, and a re-implementation of the documented reduction order."""
 
 from __future__ import annotations
@@ -27,10 +27,10 @@ def make1(fn, s0, oshape):
     return k
 
 
-def run(fn, x, out_shape, out_dtype):
+def run(fn, x, out_shape, out_dtype=None):
     """``fn`` applied to tile ``x``; asserts the result's dtype and shape."""
     x = np.ascontiguousarray(x)
-    y = np.zeros(out_shape or (1,), out_dtype)
+    y = np.zeros(out_shape or (1,), out_dtype or x.dtype)
     f = np.zeros(1, np.int32)
     ct.launch(None, (1,), make1(fn, x.shape, tuple(out_shape)), (x, y, f))
     assert f[0] == 1, "result dtype or shape differs from the expected one"
