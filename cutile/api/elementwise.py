@@ -55,15 +55,6 @@ def _fold_strict(fn: str, x: Const, y: Const, dtype: DType, out: DType | None = 
     return Const(dt.convert_constant(_fold(fn, a, b), out), out)
 
 
-# Kept under these names for api/reduce.py.
-def _rounding(mode, fn: str, dtype: DType) -> str | None:
-    return coerce.rounding_mode(mode, fn, dtype)
-
-
-def _ftz(flag, fn: str, dtype: DType) -> bool:
-    return coerce.flush_to_zero(flag, fn, dtype)
-
-
 def _is_loose(v: FVal) -> bool:
     return isinstance(v, Const) and v.is_loose
 
