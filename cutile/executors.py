@@ -21,9 +21,8 @@ import contextvars
 import os
 from contextlib import contextmanager
 
-import numpy as np
-
 from . import config
+from .device_arrays import DeviceArrayRef
 
 _override: str | None = None
 _scoped: contextvars.ContextVar = contextvars.ContextVar("cutile_backend", default=None)
@@ -109,16 +108,19 @@ def run(ir, grid, spec, stream) -> None:
 
 
 def _host_leaves(leaves: list) -> tuple[list, list]:
-    """The interpreter runs on host arrays: device arrays (``__cuda_array_interface__``) go
-    through host copies (Numba is imported only when there is one)."""
+    """The interpreter runs on host arrays: device arrays (``DeviceArrayRef``) go through host
+    copies (Numba is imported only when there is one)."""
     out, back = [], []
     for leaf in leaves:
-        if not isinstance(leaf, np.ndarray) and hasattr(leaf, "__cuda_array_interface__"):
+        if isinstance(leaf, DeviceArrayRef):
             from numba import cuda
-            dev = leaf if hasattr(leaf, "copy_to_host") else cuda.as_cuda_array(leaf)
+            cai = dict(leaf.__cuda_array_interface__)
+            if leaf.dtype.name == "bfloat16":
+                cai["typestr"] = "<u2"               # Numba has no bfloat16: copy the bits
+            dev = cuda.from_cuda_array_interface(cai, owner=leaf.obj, sync=True)
             host = dev.copy_to_host()
             back.append((dev, host))
-            out.append(host)
+            out.append(host.view(leaf.dtype))
         else:
             out.append(leaf)
     return out, back

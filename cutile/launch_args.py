@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from . import dtypes as dt
+from .device_arrays import describe as describe_device_array
 
 
 @dataclass(frozen=True)
@@ -64,35 +65,75 @@ def as_host_array(x) -> np.ndarray | None:
     return None
 
 
-def _classify(x, ann, path: str, leaves: list) -> ArgSpec:
+@dataclass(frozen=True)
+class ParamPlan:
+    """What a parameter's annotation says, worked out once per kernel (not per launch)."""
+    ann: Any
+    constant: bool
+    scalar_dtype: Any          # ct.ScalarAnnotation dtype for integer scalars, else None
+    index_dtype: Any           # ct.ArrayAnnotation index dtype (int32 by default)
+
+
+def param_plan(ann) -> ParamPlan:
     from .kernel import ArrayAnnotation, ScalarAnnotation
-    meta = _annotation_meta(ann)
-    if _is_constant(ann):
+    scalar, index = None, dt.int32
+    for m in _annotation_meta(ann):
+        if isinstance(m, ScalarAnnotation):
+            scalar = m.dtype
+        if isinstance(m, ArrayAnnotation):
+            index = m.index_dtype
+    return ParamPlan(ann, _is_constant(ann), scalar, index)
+
+
+_SUB_PLANS: dict = {}
+
+
+def _sub_plan(ann) -> ParamPlan:
+    try:
+        plan = _SUB_PLANS.get(ann)
+    except TypeError:                                    # an unhashable annotation
+        return param_plan(ann)
+    if plan is None:
+        plan = _SUB_PLANS[ann] = param_plan(ann)
+    return plan
+
+
+def _array_spec(path: str, d, shape: tuple, plan: ParamPlan, dtype_text) -> ArgSpec:
+    if d is None:
+        raise TypeError(f"{path}: arrays of dtype {dtype_text} are not supported")
+    if plan.index_dtype is dt.int32 and any(s >= 2 ** 31 for s in shape):
+        raise ValueError(f"{path}: extent >= 2**31 needs ct.IndexedWithInt64")
+    return ArgSpec("array", dtype=d, ndim=len(shape), index_dtype=plan.index_dtype,
+                   static_shape=(None,) * len(shape))
+
+
+def _classify(x, plan: ParamPlan, path: str, leaves: list) -> ArgSpec:
+    if type(x) is np.ndarray and not plan.constant:     # the common cases first
+        leaves.append(x)
+        return _array_spec(path, dt.from_numpy(x.dtype), x.shape, plan, x.dtype)
+    if plan.constant:
         if isinstance(x, (bool, int, float, str, type(None), dt.DType, enum.Enum)):
             return ArgSpec("const", value=x)
         if isinstance(x, np.generic):
             return ArgSpec("const", value=x.item())
         if isinstance(x, tuple):
-            return ArgSpec("tuple", items=tuple(_classify(i, ann, path, leaves) for i in x))
+            return ArgSpec("tuple", items=tuple(_classify(i, plan, path, leaves) for i in x))
         raise TypeError(f"Could not interpret object of type {type(x).__name__} as a constant "
                         f"({path})")
     if isinstance(x, tuple):
         if type(x) is not tuple:
             raise TypeError(f"Only plain tuples are accepted ({path})")
-        inner = typing.get_args(ann)
+        inner = typing.get_args(plan.ann)
         out = []
         for i, item in enumerate(x):
-            sub = inner[i] if len(inner) == len(x) else None
+            sub = _sub_plan(inner[i] if len(inner) == len(x) else None)
             out.append(_classify(item, sub, f"item #{i} of {path}", leaves))
         return ArgSpec("tuple", items=tuple(out))
     if isinstance(x, (bool, np.bool_)):
         leaves.append(np.array(bool(x), dtype=np.bool_))
         return ArgSpec("scalar", dtype=dt.bool_)
-    if isinstance(x, (int, np.integer)) and not isinstance(x, bool):
-        want = dt.int32
-        for m in meta:
-            if isinstance(m, ScalarAnnotation):
-                want = m.dtype
+    if isinstance(x, (int, np.integer)):
+        want = plan.scalar_dtype or dt.int32
         if isinstance(x, np.integer):
             want = dt.from_numpy(x.dtype) or want
         lo, hi = dt.int_range(want)
@@ -104,37 +145,16 @@ def _classify(x, ann, path: str, leaves: list) -> ArgSpec:
         d = dt.from_numpy(x.dtype) if isinstance(x, np.floating) else dt.float32
         leaves.append(np.array(x, dtype=d.np_dtype))
         return ArgSpec("scalar", dtype=d)
+    # A device array (Numba, CuPy, PyTorch): described once and handed to the executor as
+    # is (the Numba backend uses it in place; the interpreter copies it through the host).
+    ref = describe_device_array(x)
+    if ref is not None:
+        leaves.append(ref)
+        return _array_spec(path, dt.from_numpy(ref.dtype), ref.shape, plan, ref.dtype)
     arr = as_host_array(x)
     if arr is not None:
-        d = dt.from_numpy(arr.dtype)
-        if d is None:
-            raise TypeError(f"{path}: arrays of dtype {arr.dtype} are not supported")
-        index_dtype = dt.int32
-        for m in meta:
-            if isinstance(m, ArrayAnnotation):
-                index_dtype = m.index_dtype
-        if index_dtype is dt.int32 and any(s >= 2 ** 31 for s in arr.shape):
-            raise ValueError(f"{path}: extent >= 2**31 needs ct.IndexedWithInt64")
         leaves.append(arr)
-        return ArgSpec("array", dtype=d, ndim=arr.ndim, index_dtype=index_dtype,
-                       static_shape=(None,) * arr.ndim)
-    cai = getattr(x, "__cuda_array_interface__", None)
-    if cai is not None:
-        # A device array (Numba, CuPy, PyTorch): handed to the executor as is (the Numba
-        # backend uses it in place; the interpreter copies it through the host).
-        d = dt.from_numpy(np.dtype(cai["typestr"]))
-        if d is None:
-            raise TypeError(f"{path}: arrays of dtype {cai['typestr']} are not supported")
-        shape = tuple(int(s) for s in cai["shape"])
-        index_dtype = dt.int32
-        for m in meta:
-            if isinstance(m, ArrayAnnotation):
-                index_dtype = m.index_dtype
-        if index_dtype is dt.int32 and any(s >= 2 ** 31 for s in shape):
-            raise ValueError(f"{path}: extent >= 2**31 needs ct.IndexedWithInt64")
-        leaves.append(x)
-        return ArgSpec("array", dtype=d, ndim=len(shape), index_dtype=index_dtype,
-                       static_shape=(None,) * len(shape))
+        return _array_spec(path, dt.from_numpy(arr.dtype), arr.shape, plan, arr.dtype)
     raise TypeError(f"Invalid {path}: Objects of type '{type(x).__name__}' are not supported.")
 
 
@@ -143,10 +163,13 @@ def classify_args(kernel, args: tuple) -> Spec:
     if len(args) != len(names):
         raise TypeError(f"Kernel expects {len(names)} arguments but {len(args)} "
                         f"{'was' if len(args) == 1 else 'were'} given")
-    anns = kernel.annotations()
+    plans = kernel.__dict__.get("_param_plans")
+    if plans is None:
+        anns = kernel.annotations()
+        plans = kernel._param_plans = [param_plan(anns.get(n)) for n in names]
     leaves: list = []
-    params = [_classify(a, anns.get(n), f"kernel argument #{i}", leaves)
-              for i, (n, a) in enumerate(zip(names, args))]
+    params = [_classify(a, plan, f"kernel argument #{i}", leaves)
+              for i, (plan, a) in enumerate(zip(plans, args))]
     key = tuple(_key(p) for p in params)
     return Spec(key, params, leaves)
 

@@ -25,3 +25,15 @@ def _interp_backend(monkeypatch):
     """Spec tests run on the interpreter unless a test selects another executor."""
     monkeypatch.setenv("CUTILE_BACKEND", os.environ.get("CUTILE_TEST_BACKEND", "interp"))
     yield
+
+
+def pytest_runtest_logreport(report):
+    """With CUTILE_FAILLOG=path, append every failure's report to ``path`` as it happens.
+
+    A GPU run can hit its wall-clock limit before pytest prints its summary (and pytest-xdist
+    reports failures only there); this keeps what was found up to the cut.
+    """
+    path = os.environ.get("CUTILE_FAILLOG")
+    if path and report.failed:
+        with open(path, "a") as f:
+            f.write(f"\n===== {report.nodeid} ({report.when})\n{report.longreprtext}\n")

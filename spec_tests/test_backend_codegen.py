@@ -235,6 +235,6 @@ def test_cuda_array_interface_arguments_are_device_arrays():
     a, b, c = (_FakeDeviceArray((64,), "<f4") for _ in range(3))
     spec = vadd.specialize((a, b, c, 64))
     assert [p.kind for p in spec.params[:3]] == ["array"] * 3
-    assert spec.leaves[0] is a                               # handed over as is
+    assert spec.leaves[0].obj is a and spec.leaves[0].shape == (64,)   # described, not copied
     ir = vadd.compile(spec)
     assert ir.params[0].type.dtype is ct.float32 and ir.params[0].type.ndim == 1

@@ -18,9 +18,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-import numpy as np
-
-from ..ir.types import ArrayType
 from . import rt
 from .launch import choose_threads, compile_kernel
 
@@ -92,31 +89,12 @@ def occupancy(threads: int, smem: int, regs: int | None, lim: dict) -> tuple[flo
     return blocks * threads / lim["max_threads_per_sm"], blocks, limiter
 
 
-def _arg_types(ir, leaves):
-    from numba import typeof, types
-    out = []
-    for p, leaf in zip(ir.params, leaves):
-        if isinstance(p.type, ArrayType) and isinstance(leaf, np.ndarray):
-            dt = types.uint16 if p.type.dtype.name == "bfloat16" else typeof(leaf).dtype
-            out.append(types.Array(dt, leaf.ndim, "C"))
-        elif isinstance(p.type, ArrayType):
-            out.append(typeof(leaf))
-        else:
-            out.append(typeof(np.asarray(leaf)[()]))
-    return out
-
-
-def registers(ck, leaves) -> int | None:
+def registers(ck) -> int | None:
     """Registers per thread from Numba (needs a GPU; None under the simulator)."""
     if rt.simulator():
         return None
     try:
-        from numba import cuda, types
-        if not cuda.is_available():
-            return None
-        sig = tuple(_arg_types(ck.ir, leaves) + [types.int32] * 3
-                    + [types.int64] * len(ck.strides_used))
-        return int(ck.dispatcher.compile(sig).regs_per_thread)
+        return int(ck.kernel.regs_per_thread)     # compiled eagerly for its one signature
     except Exception:
         return None
 
@@ -124,7 +102,7 @@ def registers(ck, leaves) -> int | None:
 def inspect_kernel(ir, grid, leaves, *, threads=None, mma_acc=None) -> KernelInfo:
     T = choose_threads(ir, threads)
     ck = compile_kernel(ir, T, mma_acc)
-    regs = registers(ck, leaves)
+    regs = registers(ck)
     lim = device_limits()
     occ, blocks, limiter = occupancy(T, ck.smem_bytes, regs, lim)
     return KernelInfo(ir.name, ck.source, T, ck.smem_bytes, regs, ck.n_barriers, occ, blocks,

@@ -24,6 +24,7 @@ import weakref
 import numpy as np
 
 from .. import dtypes as dt
+from ..device_arrays import DeviceArrayRef
 from ..errors import TileCompilerExecutionError, TileUnsupportedFeatureError
 from ..ir import ops
 from ..ir.core import KernelIR, walk
@@ -31,6 +32,7 @@ from ..ir.types import ArrayType, TileType
 from . import rt
 from .codegen import Gen, kernel_fn_name
 from .emitter import describe_op
+from .params import Packer, argument_types
 from .smem import SOFT_BUDGET, STATIC_LIMIT
 
 # Thread counts: the simulator runs every thread as a Python thread, so keep it small there.
@@ -53,9 +55,16 @@ class Compiled:
         self.smem_bytes = gen.smem.total_bytes
         self.stores = set(gen.stores)
         self.strides_used = sorted(gen.strides_used)
+        self.strides_of = {r for r, _ in self.strides_used}   # params whose strides it queries
         self.line_ops = gen.line_ops
         self.n_barriers = source.count("cuda.syncthreads()")   # barriers in the source
         self.smem_shared = gen.smem.shared
+        # GPU only (see params.py): the eagerly compiled kernel, its parameter packer and
+        # whether the packer passed its check against Numba (None: not checked yet)
+        self.argtypes = None
+        self.kernel = None
+        self.packer = None
+        self.fast = None
 
     def op_at(self, lineno: int):
         if 1 <= lineno <= len(self.line_ops):
@@ -98,7 +107,22 @@ def _max_tile(ir: KernelIR) -> tuple[int, int]:
     return big, acc
 
 
+_threads_cache: weakref.WeakKeyDictionary[KernelIR, dict] = weakref.WeakKeyDictionary()
+
+
 def choose_threads(ir: KernelIR, threads: int | None = None) -> int:
+    """T for ``ir`` (cached per kernel and inputs; see ``_choose_threads``)."""
+    per_ir = _threads_cache.get(ir)
+    if per_ir is None:
+        per_ir = _threads_cache[ir] = {}
+    key = (threads, os.environ.get("CUTILE_NUMBA_THREADS"), rt.simulator())
+    t = per_ir.get(key)
+    if t is None:
+        t = per_ir[key] = _choose_threads(ir, threads)
+    return t
+
+
+def _choose_threads(ir: KernelIR, threads: int | None = None) -> int:
     """T: explicit (per launch / per kernel) > CUTILE_NUMBA_THREADS > heuristic.
 
     Heuristic: under the simulator 32.  On a GPU, an mma kernel gets one thread per 64
@@ -169,30 +193,59 @@ def compile_kernel(ir: KernelIR, T: int, mma_acc: str | None = None) -> Compiled
     ns.update(gen.consts)
     exec(compile(source, filename, "exec"), ns)
     from numba import cuda
-    dispatcher = cuda.jit(ns[kernel_fn_name(ir)])
-    ck = Compiled(ir, gen, source, filename, dispatcher, T)
+    fn = ns[kernel_fn_name(ir)]
+    if rt.simulator():
+        ck = Compiled(ir, gen, source, filename, cuda.jit(fn), T)
+    else:
+        # one eager compile per specialisation, every array typed with layout "A"
+        argtypes = argument_types(ir, len(gen.strides_used))
+        from numba.cuda import types
+        dispatcher = cuda.jit(types.void(*argtypes))(fn)
+        ck = Compiled(ir, gen, source, filename, dispatcher, T)
+        ck.argtypes = argtypes
+        ck.kernel = dispatcher.overloads[argtypes]
+        ck.packer = Packer(argtypes, len(ir.params))
     per_ir[key] = ck
     return ck
 
 
 # -- arguments -------------------------------------------------------------------------------
-def resolve_stream(stream):
-    from numba import cuda
-    if rt.simulator():
+_streams: dict = {}
+
+
+def _stream_handle(stream) -> int | None:
+    """The CUstream handle of a stream argument; None for a Numba stream object."""
+    if stream is None:
         return 0
-    if stream is None or (isinstance(stream, int) and stream == 0):
-        return cuda.default_stream()
     if isinstance(stream, int):
-        return cuda.external_stream(stream)
-    mod = type(stream).__module__ or ""
-    if mod.startswith("numba"):
         return stream
+    if (type(stream).__module__ or "").startswith("numba"):
+        return None
     for attr in ("cuda_stream", "ptr", "handle"):        # torch, cupy, cuda-python
         h = getattr(stream, attr, None)
         if isinstance(h, int):
-            return cuda.external_stream(h) if h else cuda.default_stream()
+            return h
     raise TypeError(f"unsupported stream object {type(stream).__name__}; pass None, a Numba, "
                     "CuPy or PyTorch stream, or a CUstream handle (int)")
+
+
+def resolve_stream(stream):
+    """(Numba stream, cuda.core stream) for a stream argument (cached per handle)."""
+    from numba import cuda
+    if rt.simulator():
+        return 0, None
+    h = _stream_handle(stream)
+    if h is None:                                        # a Numba stream object
+        from numba.cuda.cudadrv import driver
+        return stream, driver._to_core_stream(stream)
+    pair = _streams.get(h)
+    if pair is None:
+        from numba.cuda.cudadrv import driver
+        nb = cuda.default_stream() if h == 0 else cuda.external_stream(h)
+        if len(_streams) > 256:
+            _streams.clear()
+        pair = _streams[h] = (nb, driver._to_core_stream(nb))
+    return pair
 
 
 def _itemsize_strides(x) -> tuple:
@@ -219,7 +272,8 @@ def marshal(ck: Compiled, grid: tuple, leaves: list, stream):
     args, back, logical_strides = [], [], {}
     for i, (p, leaf) in enumerate(zip(ck.ir.params, leaves)):
         if isinstance(p.type, ArrayType):
-            logical_strides[i] = _itemsize_strides(leaf)
+            if i in ck.strides_of:
+                logical_strides[i] = _itemsize_strides(leaf)
             if isinstance(leaf, np.ndarray):
                 host = leaf if leaf.flags.c_contiguous else np.array(leaf, order="C")
                 if p.type.dtype is dt.bfloat16:
@@ -235,11 +289,11 @@ def marshal(ck: Compiled, grid: tuple, leaves: list, stream):
                 args.append(dev)
                 if i in ck.stores:
                     back.append((leaf, dev))
-            elif hasattr(leaf, "copy_to_host"):              # a Numba device array
-                args.append(leaf)
-            elif hasattr(leaf, "__cuda_array_interface__"):  # CuPy, PyTorch, ...
+            elif isinstance(leaf, DeviceArrayRef):          # Numba, CuPy, PyTorch, ...
                 # zero-copy; the launch is ordered on the caller's stream, so no sync here
-                args.append(cuda.as_cuda_array(leaf, sync=False))
+                args.append(leaf if not rt.simulator() else cuda.as_cuda_array(leaf))
+            elif hasattr(leaf, "copy_to_host"):              # a simulator device array
+                args.append(leaf)
             else:
                 raise TypeError(f"numba backend: argument {i} of type {type(leaf).__name__} "
                                 "is neither a NumPy array nor a CUDA array")
@@ -268,22 +322,24 @@ def cuda_grid(grid: tuple) -> tuple:
     return (n, 1, 1)
 
 
-# -- launch ----------------------------------------------------------------------------------
+# -- launch ---------------------------------------------------------------------------------
 def run(ir: KernelIR, grid: tuple, leaves: list, stream=None, *, threads: int | None = None,
         mma_acc: str | None = None) -> Compiled:
     T = choose_threads(ir, threads)
     ck = compile_kernel(ir, T, mma_acc)
     if 0 in grid:
         return ck
-    st = resolve_stream(stream)
+    st, core = resolve_stream(stream)
     args, back = marshal(ck, grid, leaves, st)
     try:
-        with warnings.catch_warnings():
-            if rt.simulator():
+        if rt.simulator():
+            with warnings.catch_warnings():
                 # NumPy scalar arithmetic warns on the integer wrap-around and IEEE specials
                 # that are the intended semantics (R-MATH-4).
                 warnings.simplefilter("ignore", RuntimeWarning)
-            ck.dispatcher[cuda_grid(grid), T, st](*args)
+                ck.dispatcher[cuda_grid(grid), T, st](*args)
+        else:
+            _launch_gpu(ck, cuda_grid(grid), args, st, core)
     except Exception as e:
         raise _wrap_error(ck, e) from e
     for host, dev in back:
@@ -294,6 +350,35 @@ def run(ir: KernelIR, grid: tuple, leaves: list, stream=None, *, threads: int | 
             host = host.view(out.dtype)
         host[...] = out
     return ck
+
+
+_configs: dict = {}
+
+
+def _launch_gpu(ck: Compiled, grid3: tuple, args: list, st, core) -> None:
+    """Pack the parameters and launch through cuda.core (params.py), or through Numba's
+    dispatcher when the packing did not pass its check for this kernel."""
+    values = ck.packer.refs(args)
+    if ck.fast is None:
+        ck.fast = ck.packer.verify(ck.kernel, values, st)
+        if not ck.fast:
+            warnings.warn(f"cutile: parameter packing for kernel {ck.name!r} disagrees with "
+                          "Numba's; launching through the Numba dispatcher (slower)",
+                          RuntimeWarning, stacklevel=3)
+    if not ck.fast:
+        from numba import cuda
+        nb = [cuda.as_cuda_array(v) if isinstance(v, DeviceArrayRef) else v for v in values]
+        ck.dispatcher[grid3, ck.T, st](*nb)
+        return
+    key = (grid3, ck.T)
+    cfg = _configs.get(key)
+    if cfg is None:
+        from cuda.core import LaunchConfig
+        if len(_configs) > 1024:
+            _configs.clear()
+        cfg = _configs[key] = LaunchConfig(grid=grid3, block=(ck.T, 1, 1), shmem_size=0)
+    from cuda.core import launch
+    launch(core, cfg, ck.kernel._codelibrary.get_cufunc().kernel, *ck.packer.pack(values))
 
 
 def _wrap_error(ck: Compiled, e: Exception) -> Exception:

@@ -233,10 +233,16 @@ for _name, _fn in {"exp": np.exp, "exp2": np.exp2, "log": np.log, "log2": np.log
     setattr(SimLibdevice, _name, staticmethod(_via64(_fn, F64)))
 
 
+_simulator: bool | None = None
+
+
 def simulator() -> bool:
-    """Whether numba.cuda is the CUDA simulator (decided when numba.cuda was imported)."""
-    from numba.cuda import config as cfg
-    return bool(getattr(cfg, "ENABLE_CUDASIM", False))
+    """Whether numba.cuda is the CUDA simulator (decided once, when numba.cuda is imported)."""
+    global _simulator
+    if _simulator is None:
+        from numba.cuda import config as cfg
+        _simulator = bool(getattr(cfg, "ENABLE_CUDASIM", False))
+    return _simulator
 
 
 def namespace() -> dict:

@@ -26,6 +26,7 @@ import tempfile
 import numpy as np
 
 import cutile as ct
+from cutile import dtypes as dt
 from cutile.executors import backend
 
 GUARD = 2
@@ -33,10 +34,26 @@ _counter = itertools.count()
 _tmpdir = tempfile.mkdtemp(prefix="cutile_diff_")
 
 
+_PROFILE = os.environ.get("HYPOTHESIS_PROFILE", "ci")
+# (examples multiplier, shards) per profile: see ``examples`` and ``shards``
+_SCALE = {"gpu": (8, 8), "deep": (32, 16)}.get(_PROFILE, (1, 1))
+
+
 def examples(n: int) -> int:
-    """Hypothesis examples for a test: ``n`` in CI, more with HYPOTHESIS_PROFILE=gpu/deep."""
-    scale = {"gpu": 10, "deep": 30}.get(os.environ.get("HYPOTHESIS_PROFILE", "ci"), 1)
-    return n * scale
+    """Hypothesis examples per shard: ``n`` in CI; with HYPOTHESIS_PROFILE=gpu (deep) the
+    test runs 8x (32x) as many examples in total, split over ``shards()``."""
+    scale, parts = _SCALE
+    return max(1, n * scale // parts)
+
+
+def shards() -> range:
+    """Parametrisation that splits a Hypothesis test into independently seeded copies.
+
+    Hypothesis runs one test's examples serially, and on a GPU every example is a Numba
+    compile (about a second); split in shards, ``pytest -n 16`` (pytest-xdist) spreads the
+    examples of the gpu/deep profiles over the cores.  One shard in CI.
+    """
+    return range(_SCALE[1])
 
 
 def numba_ready() -> bool:
@@ -169,7 +186,8 @@ def ulp_distance(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 def assert_same(ref: np.ndarray, got: np.ndarray, *, ulps: int = 0, atol: float = 0.0,
                 rtol: float = 0.0, signed_zero: bool = True, what: str = "") -> None:
     assert ref.shape == got.shape and ref.dtype == got.dtype, (ref.shape, got.shape)
-    if ref.dtype.kind != "f":
+    d = dt.from_numpy(ref.dtype)
+    if not (d is not None and d.is_float):             # bfloat16/float8 are kind "V"
         bad = _bits(ref) != _bits(got)
         if bad.any():
             i = tuple(int(x) for x in np.argwhere(bad)[0])

@@ -4,12 +4,13 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cutile import dtypes as dt
 
-from .harness import assert_same, examples, kernel_from_source, poison, run_both, sim
+from .harness import assert_same, examples, kernel_from_source, poison, run_both, shards, sim
 
 DTYPES = [dt.float32, dt.float16, dt.bfloat16, dt.float64, dt.int8, dt.int16, dt.int32,
           dt.int64, dt.uint8, dt.uint32, dt.uint64, dt.bool_]
@@ -131,9 +132,10 @@ def _load(i, d, kind):
     return f"x{i} = a{i}"
 
 
+@pytest.mark.parametrize("shard", shards())
 @settings(max_examples=examples(60))
 @given(program())
-def test_elementwise_chains(prog):
+def test_elementwise_chains(shard, prog):
     ins, lines, last, dl, seed, T0, T1, minmax, math = prog
     params = ", ".join(f"a{i}" for i in range(len(ins)))
     body = [_load(i, d, kind) for i, (d, kind) in enumerate(ins)] + lines
@@ -162,9 +164,10 @@ def test_elementwise_chains(prog):
     assert_same(ref[-1], got[-1], ulps=ulps, signed_zero=not minmax, what=src)
 
 
+@pytest.mark.parametrize("shard", shards())
 @settings(max_examples=examples(12))
 @given(st.sampled_from([dt.float32, dt.float64, dt.float16]), st.integers(0, 2 ** 16))
-def test_fma_is_fused_and_mul_add_is_not(d, seed):
+def test_fma_is_fused_and_mul_add_is_not(shard, d, seed):
     src = ("@ct.kernel\ndef fm(a, b, c, o1, o2, T: Constant[int]):\n"
            "    x = ct.load(a, (ct.bid(0),), (T,))\n"
            "    y = ct.load(b, (ct.bid(0),), (T,))\n"
@@ -185,10 +188,11 @@ def test_fma_is_fused_and_mul_add_is_not(d, seed):
 MODES = ["RZ", "RM", "RP"]
 
 
+@pytest.mark.parametrize("shard", shards())
 @settings(max_examples=examples(12))
 @given(st.sampled_from([dt.float32, dt.float64]), st.sampled_from(MODES),
        st.integers(0, 2 ** 16))
-def test_directed_rounding(d, mode, seed):
+def test_directed_rounding(shard, d, mode, seed):
     src = (f"@ct.kernel\ndef rnd(a, b, o, T: Constant[int]):\n"
            f"    x = ct.load(a, (ct.bid(0),), (T,))\n"
            f"    y = ct.load(b, (ct.bid(0),), (T,))\n"

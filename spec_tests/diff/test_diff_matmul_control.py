@@ -5,13 +5,14 @@ while/break/continue, branches on the block id, early return."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import cutile as ct
 from cutile import Constant
 
-from .harness import assert_same, examples, poison, run_both
+from .harness import assert_same, examples, poison, run_both, shards
 
 
 @ct.kernel
@@ -60,9 +61,10 @@ def mm_case(draw):
     return din, acc, TM, TN, TK, M, N, K, mode, draw(st.integers(0, 2 ** 16))
 
 
+@pytest.mark.parametrize("shard", shards())
 @settings(max_examples=examples(24))
 @given(mm_case())
-def test_mma_kloop_partial_tiles(case):
+def test_mma_kloop_partial_tiles(shard, case):
     din, acc, TM, TN, TK, M, N, K, mode, seed = case
     rng = np.random.default_rng(seed)
     a, b = _data(rng, (M, K), din), _data(rng, (K, N), din)
@@ -134,9 +136,10 @@ def control(a, out, n, lim, T: Constant[int]):
     ct.store(out, (bid,), acc + j)
 
 
+@pytest.mark.parametrize("shard", shards())
 @settings(max_examples=examples(15))
 @given(st.integers(0, 9), st.floats(-50, 50, width=32), st.integers(0, 2 ** 16))
-def test_loops_runtime_bounds_and_branches_on_bid(n, lim, seed):
+def test_loops_runtime_bounds_and_branches_on_bid(shard, n, lim, seed):
     rng = np.random.default_rng(seed)
     a = (rng.standard_normal(100) * 4).astype(np.float32)
     out = poison((128,), np.float32)

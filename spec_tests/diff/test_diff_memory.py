@@ -4,13 +4,14 @@ mode and order, array slices and queries, gather/scatter with out-of-bounds indi
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import cutile as ct
 from cutile import Constant
 
-from .harness import assert_same, examples, poison, run_both
+from .harness import assert_same, examples, poison, run_both, shards
 
 P = ct.PaddingMode
 FLOAT_PADS = [P.ZERO, P.NEG_ZERO, P.NAN, P.POS_INF, P.NEG_INF, P.UNDETERMINED]
@@ -73,9 +74,10 @@ def copy_case(draw):
     return ndim, dtype, pad, tuple(tiles), order, tuple(ext), tuple(grid), seed, full
 
 
+@pytest.mark.parametrize("shard", shards())
 @settings(max_examples=examples(40))
 @given(copy_case())
-def test_copy_every_padding_mode_ragged(case):
+def test_copy_every_padding_mode_ragged(shard, case):
     ndim, dtype, pad, tiles, order, ext, grid, seed, full = case
     rng = np.random.default_rng(seed)
     inv = np.argsort(order)
@@ -107,9 +109,10 @@ def slice_query(a, out, q, start, stop, T: Constant[int]):
     ct.store(q, (ct.bid(0),), info)
 
 
+@pytest.mark.parametrize("shard", shards())
 @settings(max_examples=examples(8))
 @given(st.integers(0, 8), st.integers(1, 6), st.integers(0, 2 ** 16))
-def test_array_slice_and_queries(start, width, seed):
+def test_array_slice_and_queries(shard, start, width, seed):
     rng = np.random.default_rng(seed)
     a = values(rng, (7, 11), np.float32)
     stop = min(start + width, 11)
@@ -129,10 +132,11 @@ def gather_scatter(a, idx, m, out, b, T: Constant[int], PADV: Constant[float]):
     ct.scatter(b, i, g * 2.0, mask=mask)
 
 
+@pytest.mark.parametrize("shard", shards())
 @settings(max_examples=examples(20))
 @given(st.integers(3, 40), st.sampled_from([8, 16, 32]), st.integers(0, 2 ** 16),
        st.sampled_from([np.int32, np.int64, np.uint32, np.int8]), st.booleans())
-def test_gather_scatter_oob(n, T, seed, idx_dtype, device):
+def test_gather_scatter_oob(shard, n, T, seed, idx_dtype, device):
     rng = np.random.default_rng(seed)
     a = values(rng, (n,), np.float32)
     nblocks = 2

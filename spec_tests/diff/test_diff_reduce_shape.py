@@ -7,12 +7,13 @@ from __future__ import annotations
 import itertools
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cutile import dtypes as dt
 
-from .harness import assert_same, examples, kernel_from_source, poison, run_both
+from .harness import assert_same, examples, kernel_from_source, poison, run_both, shards
 
 RED_DTYPES = [dt.float32, dt.float16, dt.bfloat16, dt.float64, dt.int32, dt.int8, dt.uint16,
               dt.int64]
@@ -73,9 +74,10 @@ def _out_shape(shape, axis, keep, arg):
     return tuple(s for i, s in enumerate(shape) if i not in axes)
 
 
+@pytest.mark.parametrize("shard", shards())
 @settings(max_examples=examples(50))
 @given(red_case())
-def test_reductions(case):
+def test_reductions(shard, case):
     shape, d, fn, axis, keep, prop, seed, special, threads = case
     nd = len(shape)
     arg = fn.startswith("arg")
@@ -99,11 +101,12 @@ def test_reductions(case):
     assert_same(ref[1], got[1], signed_zero=fn not in ("max", "min"), what=src)
 
 
+@pytest.mark.parametrize("shard", shards())
 @settings(max_examples=examples(16))
 @given(st.sampled_from([(8, 4), (16, 16), (4, 32), (2, 8), (32, 2)]),
        st.sampled_from([dt.float32, dt.int8, dt.float16, dt.bool_, dt.int64]),
        st.integers(0, 2 ** 16))
-def test_transpose_and_reshape(shape, d, seed):
+def test_transpose_and_reshape(shard, shape, d, seed):
     M, N = shape
     src = ("@ct.kernel\ndef tr(a, o1, o2, o3, M: Constant[int], N: Constant[int]):\n"
            "    x = ct.load(a, (ct.bid(0), 0), (M, N), padding_mode=ct.PaddingMode.ZERO)\n"
@@ -125,9 +128,10 @@ def test_transpose_and_reshape(shape, d, seed):
         assert_same(ref[i], got[i], what=f"shape op output {i}")
 
 
+@pytest.mark.parametrize("shard", shards())
 @settings(max_examples=examples(8))
 @given(st.sampled_from(list(itertools.permutations(range(3)))), st.integers(0, 2 ** 16))
-def test_permute_3d_and_broadcast(axes, seed):
+def test_permute_3d_and_broadcast(shard, axes, seed):
     shape = (2, 4, 8)
     pshape = tuple(shape[a] for a in axes)
     src = (f"@ct.kernel\ndef pm(a, b, o1, o2):\n"

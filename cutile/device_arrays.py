@@ -1,0 +1,111 @@
+"""Device array arguments (Numba device arrays, CuPy arrays, PyTorch CUDA tensors), described
+once per launch without importing Numba.
+
+A launch reads each device array's pointer, shape, strides and dtype exactly once, into a
+``DeviceArrayRef``.  That is the cheap part of a launch when done directly: PyTorch builds its
+``__cuda_array_interface__`` dict in Python on every access, and Numba's ``as_cuda_array``
+builds a whole device-array object, each costing tens of microseconds, which is more than the
+GPU needs for a small kernel.  The executors take the description from here: the Numba
+backend packs kernel parameters from it, the interpreter copies through the host using its
+``__cuda_array_interface__`` (which it re-exports, so any CUDA-array consumer accepts it).
+"""
+
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+
+
+class DeviceArrayRef:
+    """Pointer, shape, strides (bytes) and NumPy dtype of one device array; keeps ``obj``
+    (the caller's array) alive for the launch."""
+
+    __slots__ = ("obj", "ptr", "shape", "strides", "dtype", "readonly")
+
+    def __init__(self, obj, ptr: int, shape: tuple, strides: tuple, dtype: np.dtype,
+                 readonly: bool = False):
+        self.obj, self.ptr, self.shape, self.strides = obj, ptr, shape, strides
+        self.dtype, self.readonly = dtype, readonly
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def size(self) -> int:
+        n = 1
+        for d in self.shape:
+            n *= d
+        return n
+
+    @property
+    def itemsize(self) -> int:
+        return self.dtype.itemsize
+
+    @property
+    def __cuda_array_interface__(self) -> dict:
+        typestr = self.dtype.str
+        if self.dtype.name == "bfloat16":             # ml_dtypes' bfloat16 has no typestr
+            typestr = "<V2"
+        return {"version": 3, "shape": self.shape, "strides": self.strides,
+                "typestr": typestr, "data": (self.ptr, self.readonly)}
+
+    def element_strides(self) -> tuple:
+        return tuple(s // self.dtype.itemsize for s in self.strides)
+
+    def __repr__(self) -> str:
+        return (f"DeviceArrayRef({type(self.obj).__name__}, ptr=0x{self.ptr:x}, "
+                f"shape={self.shape}, dtype={self.dtype})")
+
+
+_TORCH_DTYPES: dict = {}
+
+
+def _torch_dtype(tdt) -> np.dtype | None:
+    d = _TORCH_DTYPES.get(tdt)
+    if d is None:
+        name = str(tdt).rsplit(".", 1)[-1]
+        if name == "bfloat16":
+            import ml_dtypes
+            d = np.dtype(ml_dtypes.bfloat16)
+        else:
+            try:
+                d = np.dtype({"bool": "bool"}.get(name, name))
+            except TypeError:
+                return None
+        _TORCH_DTYPES[tdt] = d
+    return d
+
+
+def _c_strides(shape: tuple, itemsize: int) -> tuple:
+    out, s = [], itemsize
+    for d in reversed(shape):
+        out.append(s)
+        s *= d
+    return tuple(reversed(out))
+
+
+def describe(x) -> DeviceArrayRef | None:
+    """A ``DeviceArrayRef`` for ``x``, or None when ``x`` is not a device array."""
+    if type(x) is DeviceArrayRef:
+        return x
+    torch = sys.modules.get("torch")
+    if torch is not None and isinstance(x, torch.Tensor):
+        if not x.is_cuda:
+            return None
+        d = _torch_dtype(x.dtype)
+        if d is not None:
+            item = d.itemsize
+            return DeviceArrayRef(x, x.data_ptr(), tuple(x.shape),
+                                  tuple(s * item for s in x.stride()), d)
+    try:
+        cai = x.__cuda_array_interface__
+    except AttributeError:
+        return None
+    d = np.dtype(cai["typestr"])
+    shape = tuple(int(s) for s in cai["shape"])
+    strides = cai.get("strides")
+    strides = _c_strides(shape, d.itemsize) if strides is None else tuple(int(s) for s in strides)
+    ptr, readonly = cai["data"]
+    return DeviceArrayRef(x, int(ptr or 0), shape, strides, d, bool(readonly))

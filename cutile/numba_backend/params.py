@@ -1,0 +1,148 @@
+"""The parameter interface of a generated kernel: its Numba signature and the packed launch values.
+
+Why not just call Numba's dispatcher: ``dispatcher[grid, block, stream](*args)`` types every
+argument, converts every CUDA array with ``as_cuda_array`` and builds a launch configuration
+on every call.  On the H100 that costs ~60 us plus ~100 us per PyTorch tensor, more than the
+GPU needs for a 2**26-element vector add (benchmarks/launch_overhead.py).  So:
+
+- a generated kernel is compiled eagerly for one signature per specialisation
+  (``argument_types``): every array is typed with layout ``"A"`` (any strides), so
+  C-contiguous, transposed and sliced arrays share one compiled kernel;
+- a launch packs the parameters itself (``Packer``) from ``DeviceArrayRef`` descriptions and
+  calls ``cuda.core.launch`` directly.  The packing follows Numba's kernel ABI (an array is
+  meminfo, parent, nitems, itemsize, data, shape..., strides... in bytes; scalars are ctypes
+  values); ``Packer.verify`` checks it against Numba's own ``_prepare_args`` on the first launch
+  of every kernel, and a kernel whose check fails is launched through the dispatcher instead.
+"""
+
+from __future__ import annotations
+
+import ctypes
+
+import numpy as np
+
+from .. import dtypes as dt
+from ..device_arrays import DeviceArrayRef, describe
+from ..ir.types import ArrayType
+
+
+def _numba_scalar(d: dt.DType):
+    from numba.cuda import types
+    from numba.cuda.np import numpy_support
+    if d is dt.bfloat16:
+        return types.float32                  # bfloat16 values live in float32 registers
+    return numpy_support.from_dtype(d.np_dtype)
+
+
+def _numba_element(d: dt.DType):
+    from numba.cuda import types
+    from numba.cuda.np import numpy_support
+    if d is dt.bfloat16:
+        return types.uint16                   # bfloat16 arrays travel as their bits
+    return numpy_support.from_dtype(d.np_dtype)
+
+
+def argument_types(ir, n_strides: int) -> tuple:
+    """Numba types of the generated kernel's parameters, in order: the kernel's arrays and
+    scalars, the three grid extents, then the array strides the kernel queries."""
+    from numba.cuda import types
+    out = []
+    for p in ir.params:
+        if isinstance(p.type, ArrayType):
+            out.append(types.Array(_numba_element(p.type.dtype), p.type.ndim, "A"))
+        else:
+            out.append(_numba_scalar(p.type.dtype))
+    return tuple(out + [types.int32] * 3 + [types.int64] * n_strides)
+
+
+def _scalar_packer(nbty):
+    """ctypes conversion of one scalar, as Numba's ``_prepare_args`` does it."""
+    from numba.cuda import types
+    if nbty == types.boolean:
+        return bool
+    if nbty == types.float16:
+        return lambda v: ctypes.c_uint16(int(np.float16(v).view(np.uint16)))
+    if nbty == types.float32:
+        return lambda v: ctypes.c_float(float(v))
+    if nbty == types.float64:
+        return lambda v: ctypes.c_double(float(v))
+    if isinstance(nbty, types.Integer):
+        c = getattr(ctypes, f"c_{nbty}")
+        return lambda v: c(int(v))
+    raise TypeError(f"no parameter packing for {nbty}")
+
+
+class Packer:
+    """Packs one launch's parameters for a compiled kernel with ``argtypes``."""
+
+    def __init__(self, argtypes: tuple, n_user: int):
+        from numba.cuda import types
+        self.argtypes = argtypes
+        self.n_user = n_user
+        self.kinds = [("array", None) if isinstance(t, types.Array)
+                      else ("scalar", _scalar_packer(t)) for t in argtypes]
+        self._dummies: dict = {}
+
+    def _dummy(self, dtype: np.dtype) -> int:
+        """A one-element device buffer: an empty array's kernel parameter points there, so the
+        clamped lanes of a (masked-off) load read valid memory."""
+        buf = self._dummies.get(dtype)
+        if buf is None:
+            from numba import cuda
+            buf = self._dummies[dtype] = cuda.device_array(1, dtype=dtype)
+        return buf.__cuda_array_interface__["data"][0]
+
+    def refs(self, leaves: list) -> list:
+        """Every array leaf as a DeviceArrayRef (empty arrays re-pointed at a dummy)."""
+        out = []
+        for (kind, _), leaf in zip(self.kinds, leaves):
+            if kind == "array":
+                ref = describe(leaf)
+                if ref is None:
+                    raise TypeError(f"not a device array: {type(leaf).__name__}")
+                if ref.size == 0 or not ref.ptr:
+                    ref = DeviceArrayRef(ref.obj, self._dummy(ref.dtype), ref.shape,
+                                         ref.strides, ref.dtype)
+                out.append(ref)
+            else:
+                out.append(leaf)
+        return out
+
+    def pack(self, values: list) -> list:
+        """Kernel parameters for ``values``: array refs, scalars, grid, strides (in order)."""
+        out = []
+        for (kind, conv), v in zip(self.kinds, values):
+            if kind == "array":
+                item = v.dtype.itemsize
+                out += (0, 0, v.size, item, v.ptr)
+                out += v.shape
+                out += v.strides
+            else:
+                out.append(conv(v[()] if isinstance(v, np.ndarray) else v))
+        return out
+
+    def verify(self, kernel, values: list, stream) -> bool:
+        """Whether ``pack`` gives what Numba's own argument preparation gives."""
+        from numba import cuda
+        theirs: list = []
+        for ty, v in zip(self.argtypes, values):
+            if isinstance(v, DeviceArrayRef):
+                cai = dict(v.__cuda_array_interface__)
+                if v.dtype.name == "bfloat16":
+                    cai["typestr"] = "<u2"
+                v = cuda.from_cuda_array_interface(cai, owner=v, sync=False)
+            elif isinstance(v, np.ndarray):
+                v = v[()]
+                if ty == _numba_scalar(dt.float32) and v.dtype.name == "bfloat16":
+                    v = np.float32(v)
+            kernel._prepare_args(ty, v, stream, [], theirs)
+        ours = self.pack(values)
+        if len(ours) != len(theirs):
+            return False
+        for a, b in zip(ours, theirs):
+            if isinstance(b, ctypes._SimpleCData):
+                if type(a) is not type(b) or a.value != b.value:
+                    return False
+            elif a != b or type(a) is not type(b) and not isinstance(a, int | bool):
+                return False
+        return True
