@@ -173,6 +173,11 @@ def main(argv=None) -> int:
             ("cuTile", tile_launch(grid, theirs["vadd"], (a, b, c, T)) if theirs else None),
         ], lambda: None if torch.equal(c, ref) else "mismatch", 3 * 4 * n_vadd / 1e9,
             lambda: c.fill_(float("nan")))
+        # the acceptance reference: device-to-device copy bandwidth (bytes read + written)
+        row = Row(f"device copy 2^{int(np.log2(n_vadd))} f32", "GB/s")
+        run_impls(row, [("torch", lambda: c.copy_(a))],
+                  lambda: None if torch.equal(c, a) else "mismatch", 2 * 4 * n_vadd / 1e9,
+                  lambda: c.fill_(float("nan")))
 
     # -- softmax -----------------------------------------------------------------------------
     if "softmax" in only:
@@ -240,6 +245,15 @@ def main(argv=None) -> int:
         first = r.vals.get("numba first call (s)", "-")
         first = f"{first:10.1f}" if isinstance(first, float) else f"{'-':>10}"
         print(f"{r.name:28} {r.unit:8} {f(n)} {f(t)} {f(c)} {rt} {rc} {first}")
+    by = {r.name.split(" 2^")[0]: r.vals for r in rows}
+    va, cp = by.get("vector add", {}).get("numba"), by.get("device copy", {}).get("torch")
+    if isinstance(va, float) and isinstance(cp, float):
+        print(f"\nvector add (numba) / device copy bandwidth = {va / cp:.2f}  (target >= 0.60)")
+    for r in rows:
+        if r.name.startswith("matmul") and "float32" in r.name:
+            n, t = r.vals.get("numba"), r.vals.get("torch")
+            if isinstance(n, float) and isinstance(t, float):
+                print(f"{r.name} (numba) / cuBLAS float32 = {n / t:.2f}  (target >= 0.20)")
     return 0
 
 

@@ -45,9 +45,7 @@ class DeviceArrayRef:
 
     @property
     def __cuda_array_interface__(self) -> dict:
-        typestr = self.dtype.str
-        if self.dtype.name == "bfloat16":             # ml_dtypes' bfloat16 has no typestr
-            typestr = "<V2"
+        typestr = self.dtype.str      # ml_dtypes' types give "<V2"/"|V1": bits, no float type
         return {"version": 3, "shape": self.shape, "strides": self.strides,
                 "typestr": typestr, "data": (self.ptr, self.readonly)}
 
@@ -66,9 +64,11 @@ def _torch_dtype(tdt) -> np.dtype | None:
     d = _TORCH_DTYPES.get(tdt)
     if d is None:
         name = str(tdt).rsplit(".", 1)[-1]
-        if name == "bfloat16":
+        if name.startswith(("bfloat16", "float8", "float4")):
             import ml_dtypes
-            d = np.dtype(ml_dtypes.bfloat16)
+            if not hasattr(ml_dtypes, name):
+                return None
+            d = np.dtype(getattr(ml_dtypes, name))
         else:
             try:
                 d = np.dtype({"bool": "bool"}.get(name, name))

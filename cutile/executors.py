@@ -115,8 +115,8 @@ def _host_leaves(leaves: list) -> tuple[list, list]:
         if isinstance(leaf, DeviceArrayRef):
             from numba import cuda
             cai = dict(leaf.__cuda_array_interface__)
-            if leaf.dtype.name == "bfloat16":
-                cai["typestr"] = "<u2"               # Numba has no bfloat16: copy the bits
+            if leaf.dtype.kind == "V":               # bfloat16/float8: Numba copies the bits
+                cai["typestr"] = f"<u{leaf.dtype.itemsize}"
             dev = cuda.from_cuda_array_interface(cai, owner=leaf.obj, sync=True)
             host = dev.copy_to_host()
             back.append((dev, host))

@@ -22,8 +22,15 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 @pytest.fixture(autouse=True)
 def _interp_backend(monkeypatch):
-    """Spec tests run on the interpreter unless a test selects another executor."""
-    monkeypatch.setenv("CUTILE_BACKEND", os.environ.get("CUTILE_TEST_BACKEND", "interp"))
+    """Spec tests run on the interpreter unless CUTILE_TEST_BACKEND names another executor
+    (or a test selects one itself).  On the Numba backend ``mma`` runs in its ``exact`` mode
+    unless CUTILE_NUMBA_MMA_ACC says otherwise: the spec tests check the spec's definition of
+    mma bit for bit, and the default float32-FMA mode is only within a bound of it (that
+    mode is checked against its bound by spec_tests/diff)."""
+    backend = os.environ.get("CUTILE_TEST_BACKEND", "interp")
+    monkeypatch.setenv("CUTILE_BACKEND", backend)
+    if backend != "interp" and "CUTILE_NUMBA_MMA_ACC" not in os.environ:
+        monkeypatch.setenv("CUTILE_NUMBA_MMA_ACC", "exact")
     yield
 
 

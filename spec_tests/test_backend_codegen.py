@@ -217,7 +217,7 @@ def test_backend_selection(monkeypatch):
 def test_generated_error_maps_to_ir_op():
     from cutile.numba_backend.launch import _wrap_error, compile_kernel
     ir = matmul.compile(matmul.specialize((F32, F32, F32, 16, 16, 8)))
-    ck = compile_kernel(ir, 32)
+    ck = compile_kernel(ir, 32, "f32")
     n = next(i for i, ln in enumerate(ck.source.splitlines(), 1) if "libdevice.fmaf" in ln)
     err = _wrap_error(ck, RuntimeError(f'File "{ck.filename}", line {n}, boom'))
     assert "Mma @ test_backend_codegen.py" in str(err) and "fmaf" in str(err)

@@ -7,8 +7,11 @@ import inspect
 
 import numpy as np
 import pytest
+from spec_executor import interp_only_ub
 
 import cutile as ct
+
+pytestmark = interp_only_ub
 
 P = ct.PaddingMode
 UBE = ct.UndefinedBehaviorError

@@ -583,6 +583,11 @@ def _narrow_matmul(a64, b64, c64, acc_dtype: dt.DType) -> np.ndarray:
 _F16_ACC_CHUNK = {2: 16, 1: 32}
 
 
+def f16_acc_chunk(input_itemsize: int) -> int:
+    """K elements per float16-accumulator rounding for inputs of this width (bytes)."""
+    return _F16_ACC_CHUNK.get(input_itemsize, 16)
+
+
 def _f16_acc_matmul(a64, b64, c64, chunk: int) -> np.ndarray:
     """A float16 accumulator, as the GPU's tensor cores update it: K is consumed in chunks
     of ``chunk``; each chunk's dot product is formed exactly and added to the accumulator with
@@ -628,7 +633,7 @@ def matmul(x, y, acc, acc_dtype: dt.DType) -> np.ndarray:
     a64, b64, c64 = a.astype(F64), b.astype(F64), c.astype(F64)
     with np.errstate(all="ignore"):
         if acc_dtype is dt.float16:
-            return _f16_acc_matmul(a64, b64, c64, _F16_ACC_CHUNK.get(a.dtype.itemsize, 16))
+            return _f16_acc_matmul(a64, b64, c64, f16_acc_chunk(a.dtype.itemsize))
         if a.dtype != np.float64:
             return np.asarray(_narrow_matmul(a64, b64, c64, acc_dtype), acc_dtype.np_dtype)
         s = _exact_blas(a64, b64)

@@ -27,6 +27,7 @@ import numpy as np
 
 from .. import dtypes as dt
 from ..errors import TileUnsupportedFeatureError
+from . import minifloat
 from .rt import CASTS
 
 BACKEND = "the numba backend"
@@ -78,16 +79,22 @@ def bf16_rn(x: str, let) -> str:
 
 
 def from_storage(ref: str, dtype: dt.DType) -> str:
-    """An array element read as its register value (bfloat16: uint16 bits -> float32)."""
+    """An array element read as its register value (bfloat16: uint16 bits -> float32;
+    float8/float4: byte -> float32 through a table)."""
     if dtype is dt.bfloat16:
         return f"libdevice.int_as_float(i32(u32({ref}) << u32(16)))"
+    if minifloat.is_minifloat(dtype):
+        return minifloat.load(ref, dtype)
     return ref
 
 
 def to_storage(val: str, dtype: dt.DType) -> str:
-    """A register value as the array element to store (bfloat16: exact, float32 -> bits)."""
+    """A register value as the array element to store (bfloat16: exact, float32 -> bits;
+    float8/float4: exact, float32 -> byte)."""
     if dtype is dt.bfloat16:
         return f"u16(u32(libdevice.float_as_int({val})) >> u32(16))"
+    if minifloat.is_minifloat(dtype):
+        return minifloat.store(val, dtype)
     return val
 
 
@@ -124,6 +131,29 @@ def _narrow_directed(x: str, dst: dt.DType, mode: str, let, what: str) -> str:
     name = {"rz": "RZ"}.get(mode, mode)
     raise TileUnsupportedFeatureError(f"{what} with rounding_mode={name} is not supported by "
                                       f"{BACKEND}")
+
+
+def _f16_directed(x: str, src: dt.DType, mode: str, let) -> str:
+    """Any float or <=32-bit integer -> float16 with RZ/RM/RP/RA (R-ASTYPE-2; RA is to nearest
+    with ties away from zero): truncate toward zero (RZ through float32, which is RZ once),
+    then step one float16 unit away from zero when the value was inexact and the mode asks."""
+    xv = let(f"f64({x})")                                   # exact for these sources
+    x32 = let(f"libdevice.double2float_rz({xv})")
+    t = let(f"f32({_narrow_directed(x32, dt.float16, 'rz', let, '')})")
+    if mode == "rz":
+        return f"f16({t})"
+    inexact = f"(f64({t}) != {xv}) & ({xv} == {xv})"
+    e = let(f"((libdevice.float_as_int({t}) >> i32(23)) & i32(255)) - i32(127)")
+    ulp = let(f"cuda.selp(abs({t}) < f32(6.103515625e-05), f32(5.960464477539063e-08), "
+              f"libdevice.int_as_float(({e} - i32(10) + i32(127)) << i32(23)))")
+    if mode == "RA":            # to nearest, ties away from zero (PTX .rna)
+        away = f"{inexact} & (abs({xv}) - abs(f64({t})) >= f64({ulp}) * f64(0.5))"
+    elif mode == "ru":
+        away = f"{inexact} & ({xv} > f64(0.0))"
+    else:
+        away = f"{inexact} & ({xv} < f64(0.0))"
+    stepped = f"{t} + libdevice.copysignf({ulp}, f32({xv}))"
+    return f"f16(cuda.selp({away}, {stepped}, {t}))"
 
 
 def round_to_odd32(x64: str, let) -> str:
@@ -401,6 +431,30 @@ def unary(fn: str, dtype: dt.DType, x: str, *, rounding=None, ftz=False, let=_no
 
 
 # -- conversion ---------------------------------------------------------------------------------
+def _convert_minifloat(x: str, src: dt.DType, dst: dt.DType, mode, name, let, what) -> str:
+    """Conversions from/into float8/float4 (minifloat.py); the source value is exact in
+    float64 except for 64-bit integers (see there)."""
+    if minifloat.is_minifloat(src):
+        # the float32 register holds the exact value: convert it as a float32
+        if minifloat.is_minifloat(dst):
+            return _convert_minifloat(x, dt.float32, dst, mode, name, let, what)
+        return convert(x, dt.float32, dst, None if mode is None else name, let)
+    if dst.name == minifloat.E8M0:
+        if mode not in ("rz", "ru"):
+            raise TileUnsupportedFeatureError(
+                f"{what} needs rounding_mode RZ or RP (R-ASTYPE-2)")
+        if src.is_integral and src.bitwidth == 64:
+            fn = "ll2double" if src.is_signed else "ull2double"
+            x64 = f"libdevice.{fn}_{mode}({x})"
+        else:
+            x64 = f"f64({x})"
+        return minifloat.convert_to(x64, dst, mode)
+    if mode is not None:
+        raise TileUnsupportedFeatureError(f"{what} with rounding_mode={name} is not supported "
+                                          f"(float8/float4 targets round to nearest even)")
+    return minifloat.convert_to(f"f64({x})", dst, None)
+
+
 def convert(x: str, src: dt.DType, dst: dt.DType, rounding=None, let=_no_let) -> str:
     what = f"op Convert({src.name} -> {dst.name})"
     for d in (src, dst):
@@ -413,6 +467,12 @@ def convert(x: str, src: dt.DType, dst: dt.DType, rounding=None, let=_no_let) ->
         mode = "RA"
     if src is dst:
         return x
+    if minifloat.is_minifloat(dst) or minifloat.is_minifloat(src):
+        return _convert_minifloat(x, src, dst, mode, name, let, what)
+    if dst is dt.float16 and (mode in ("rd", "ru", "RA") or mode == "rz" and src not in (
+            dt.float32, dt.tfloat32, dt.bfloat16)) and (
+            src.is_float and src is not dt.float16 or src.is_integral and src.bitwidth <= 32):
+        return _f16_directed(x, src, mode, let)
     if src in (dt.float32, dt.tfloat32, dt.bfloat16) and mode in ("rz", "RA") and dst in (
             dt.bfloat16, dt.float16, dt.tfloat32):
         return _narrow_directed(x, dst, mode, let, what)

@@ -23,7 +23,6 @@ import weakref
 
 import numpy as np
 
-from .. import dtypes as dt
 from ..device_arrays import DeviceArrayRef
 from ..errors import TileCompilerExecutionError, TileUnsupportedFeatureError
 from ..ir import ops
@@ -32,7 +31,7 @@ from ..ir.types import ArrayType, TileType
 from . import rt
 from .codegen import Gen, kernel_fn_name
 from .emitter import describe_op
-from .params import Packer, argument_types
+from .params import Packer, argument_types, storage_bits
 from .smem import SOFT_BUDGET, STATIC_LIMIT
 
 # Thread counts: the simulator runs every thread as a Python thread, so keep it small there.
@@ -276,8 +275,9 @@ def marshal(ck: Compiled, grid: tuple, leaves: list, stream):
                 logical_strides[i] = _itemsize_strides(leaf)
             if isinstance(leaf, np.ndarray):
                 host = leaf if leaf.flags.c_contiguous else np.array(leaf, order="C")
-                if p.type.dtype is dt.bfloat16:
-                    host = host.view(np.uint16)       # bfloat16 travels as its bits
+                bits = storage_bits(p.type.dtype)
+                if bits:                              # bfloat16/float8/float4: as their bits
+                    host = host.view(f"u{bits // 8}")
                 if host.size == 0 and host.ndim:
                     # an empty view of a one-element buffer: masked-off lanes of loads and
                     # gathers read element 0, which must have a valid address

@@ -39,7 +39,18 @@ def _numba_element(d: dt.DType):
     from numba.cuda.np import numpy_support
     if d is dt.bfloat16:
         return types.uint16                   # bfloat16 arrays travel as their bits
+    if storage_bits(d) == 8:
+        return types.uint8                    # float8/float4 arrays: one byte per value
     return numpy_support.from_dtype(d.np_dtype)
+
+
+def storage_bits(d: dt.DType) -> int | None:
+    """Bits of the unsigned integer a non-Numba float array travels as (None: native)."""
+    if d is dt.bfloat16:
+        return 16
+    if d.is_restricted and d is not dt.tfloat32:
+        return 8
+    return None
 
 
 def argument_types(ir, n_strides: int) -> tuple:
@@ -128,8 +139,9 @@ class Packer:
         for ty, v in zip(self.argtypes, values):
             if isinstance(v, DeviceArrayRef):
                 cai = dict(v.__cuda_array_interface__)
-                if v.dtype.name == "bfloat16":
-                    cai["typestr"] = "<u2"
+                d = dt.from_numpy(v.dtype)
+                if d is not None and storage_bits(d):
+                    cai["typestr"] = f"<u{storage_bits(d) // 8}"
                 v = cuda.from_cuda_array_interface(cai, owner=v, sync=False)
             elif isinstance(v, np.ndarray):
                 v = v[()]

@@ -24,6 +24,9 @@ CASTS = {
     # bfloat16 values live in float32 registers (always exactly representable in bfloat16);
     # bfloat16 arrays travel as their uint16 bit patterns (see exprs.from_storage).
     "bfloat16": "f32",
+    # float8/float4 likewise: float32 registers, byte arrays (see minifloat.py)
+    "float8_e4m3fn": "f32", "float8_e5m2": "f32", "float8_e8m0fnu": "f32",
+    "float4_e2m1fn": "f32",
 }
 
 _NP = {"b1": np.bool_, "u8": np.uint8, "u16": np.uint16, "u32": np.uint32, "u64": np.uint64,
@@ -255,4 +258,24 @@ def namespace() -> dict:
     else:
         from numba.cuda import libdevice
         ns["libdevice"] = libdevice
+    ns.update(_device_functions())
     return ns
+
+
+_devfns: dict | None = None
+
+
+def _device_functions() -> dict:
+    """Helper device functions and constant tables shared by all generated kernels (built
+    once; Numba compiles a device function into each kernel that calls it)."""
+    global _devfns
+    if _devfns is None:
+        from numba import cuda
+
+        from . import minifloat
+        ns: dict = {"math": math}
+        exec(compile(minifloat.DEVICE_SOURCE, "<cutile-numba:minifloat>", "exec"), ns)
+        _devfns = {name: cuda.jit(device=True)(ns[name])
+                   for name in minifloat.DEVICE_FUNCTIONS}
+        _devfns.update(minifloat.tables())
+    return _devfns

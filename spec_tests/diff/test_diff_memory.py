@@ -10,19 +10,25 @@ from hypothesis import strategies as st
 
 import cutile as ct
 from cutile import Constant
+from cutile import dtypes as dt
 
 from .harness import assert_same, examples, poison, run_both, shards
 
 P = ct.PaddingMode
 FLOAT_PADS = [P.ZERO, P.NEG_ZERO, P.NAN, P.POS_INF, P.NEG_INF, P.UNDETERMINED]
 DTYPES = [np.float32, np.float16, np.float64, np.int8, np.uint16, np.int32, np.int64, np.uint64,
-          np.bool_]
+          np.bool_,                                      # the first 9: NumPy's own dtypes
+          dt.bfloat16.np_dtype, dt.float8_e4m3fn.np_dtype, dt.float8_e5m2.np_dtype,
+          dt.float4_e2m1fn.np_dtype, dt.float8_e8m0fnu.np_dtype]
 
 
 def values(rng, shape, dtype):
     dtype = np.dtype(dtype)
-    if dtype.kind == "f":
-        return (rng.standard_normal(shape) * 100).astype(dtype)
+    if dtype.kind in "fV":                     # V: ml_dtypes' bfloat16/float8/float4
+        scale = 100 if dtype.itemsize > 1 else 3
+        return np.abs(rng.standard_normal(shape) * scale).astype(dtype) \
+            if dtype.name == "float8_e8m0fnu" else \
+            (rng.standard_normal(shape) * scale).astype(dtype)
     if dtype.kind == "b":
         return rng.random(shape) < 0.5
     info = np.iinfo(dtype)
@@ -54,7 +60,7 @@ def copy_case(draw):
     ndim = draw(st.integers(1, 3))
     dtype = draw(st.sampled_from(DTYPES))
     kind = np.dtype(dtype).kind
-    pads = FLOAT_PADS if kind == "f" else [P.ZERO, P.UNDETERMINED]
+    pads = FLOAT_PADS if kind in "fV" else [P.ZERO, P.UNDETERMINED]
     pad = draw(st.sampled_from(pads))
     tiles = [draw(st.sampled_from([1, 2, 4, 8, 16])) for _ in range(ndim)]
     while np.prod(tiles) > 256:
@@ -91,8 +97,10 @@ def test_copy_every_padding_mode_ragged(shard, case):
         args, k = [a, b, *tiles, pad, order], copy2
     else:
         args, k = [a, b, *tiles, pad, order], copy3
-    ref, got = run_both(k, grid, args, device=bool(seed & 1))
-    assert_same(ref[1], got[1], what=f"copy {dtype.__name__} {pad}")
+    # Numba device arrays cannot hold ml_dtypes' types (they would be void): host arrays then
+    device = bool(seed & 1) and dtype in DTYPES[:9]
+    ref, got = run_both(k, grid, args, device=device)
+    assert_same(ref[1], got[1], what=f"copy {np.dtype(dtype).name} {pad}")
     assert_same(ref[0], got[0], what="input unchanged")
 
 
@@ -161,38 +169,42 @@ def test_gather_scatter_oob(shard, n, T, seed, idx_dtype, device):
 
 
 @ct.kernel
-def gather2d(a, out, T: Constant[int]):
+def gather2d(a, out, s, T: Constant[int]):
     r = ct.arange(T, dtype=ct.int32)[:, None] - 2
     c = ct.arange(T, dtype=ct.int32)[None, :] * 2 - 1
     g = ct.gather(a, (r + ct.bid(0), c), padding_value=7)
     ct.store(out, (ct.bid(0), 0), g)
-    ct.scatter(a, (r, c), g + 1)
+    # blocks scatter to disjoint rows of another array: a block reading what another block
+    # writes would be a race (blocks run concurrently on a GPU, R-EXEC-2)
+    ct.scatter(s, (r + ct.bid(0) * T, c), g + 1)
 
 
 def test_gather_scatter_2d_broadcast_indices():
     rng = np.random.default_rng(0)
     a = values(rng, (6, 9), np.int32)
     out = poison((16, 8), np.int32)
-    ref, got = run_both(gather2d, (2,), [a, out, 8])
+    s = poison((12, 9), np.int32)
+    ref, got = run_both(gather2d, (2,), [a, out, s, 8])
     assert_same(ref[1], got[1], what="gather 2d")
-    assert_same(ref[0], got[0], what="scatter 2d")
+    assert_same(ref[2], got[2], what="scatter 2d")
 
 
 @ct.kernel
-def scalar_gs(a, z, out):
+def scalar_gs(a, z, out, z2):
     v = ct.gather(a, 3)
     w = ct.gather(z, ())
     ct.scatter(out, ct.bid(0), v + w)
-    ct.scatter(z, (), w + 1.0)
+    ct.scatter(z2, (), w + 1.0)                # every block writes the same value
 
 
 def test_scalar_gather_scatter_and_rank0():
     a = np.arange(8, dtype=np.float64)
     z = np.array(2.5)
     out = poison((3,), np.float64)
-    ref, got = run_both(scalar_gs, (3,), [a, z, out])
+    z2 = poison((), np.float64)
+    ref, got = run_both(scalar_gs, (3,), [a, z, out, z2])
     assert_same(ref[2], got[2], what="scalar scatter")
-    assert_same(ref[1], got[1], what="rank-0 scatter")
+    assert_same(ref[3], got[3], what="rank-0 scatter")
 
 
 @ct.kernel

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from cutile import dtypes as dt
 
-from .harness import assert_same, examples, kernel_from_source, poison, run_both, shards
+from .harness import assert_same, examples, kernel_from_source, poison, run_both, shards, sim
 
 RED_DTYPES = [dt.float32, dt.float16, dt.bfloat16, dt.float64, dt.int32, dt.int8, dt.uint16,
               dt.int64]
@@ -164,4 +164,6 @@ def test_softmax_rows():
     x = rng.standard_normal((3, 50)).astype(np.float32)
     y = poison((3, 50), np.float32)
     ref, got = run_both(k, (3,), [x, y, 64])
-    assert_same(ref[1], got[1], ulps=0, what="softmax")
+    # exp is libdevice's on a GPU (<= 2 ulp); the sum of positive terms and the division keep
+    # the relative error within a few ulp
+    assert_same(ref[1], got[1], ulps=0 if sim() else 8, what="softmax")

@@ -32,8 +32,8 @@ def constant(g, op):
         table = np.ascontiguousarray(value.astype(dtype.np_dtype).reshape(-1))
         if dtype.is_bool:
             table = table.astype(np.uint8)
-        elif dtype is dt.bfloat16:
-            table = table.astype(np.float32)     # bfloat16 values live in float32
+        elif dtype is dt.bfloat16 or dtype.is_restricted:
+            table = table.astype(np.float32)     # bfloat16/float8/float4 live in float32
         name = f"K{len(g.consts)}"
         g.consts[name] = table
         strides = row_major_strides(shape)

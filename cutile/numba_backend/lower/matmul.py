@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from ... import dtypes as dt
 from ...errors import TileUnsupportedFeatureError
+from ...interp.numerics import f16_acc_chunk
 from ...ir import ops
 from ..exprs import cast
 from . import lower
@@ -32,7 +33,8 @@ from . import lower
 # Statements per unrolled k-loop body (the whole k loop when it fits).
 UNROLL_BUDGET = 400
 
-_FLOAT_IN = (dt.float16, dt.bfloat16, dt.float32, dt.tfloat32, dt.float64)
+_FLOAT_IN = (dt.float16, dt.bfloat16, dt.float32, dt.tfloat32, dt.float64, dt.float8_e4m3fn,
+             dt.float8_e5m2)
 
 
 def _check(op):
@@ -95,13 +97,22 @@ def mma(g, op):
             g.line(f"{n_} = {a if ad is dt.float32 else f'f32({a})'}")
         else:
             g.line(f"{n_} = {zero}")
+    # A float16 accumulator in exact mode rounds once per K chunk, as the interpreter (and the
+    # tensor cores) do: base = f16(chunk's exact dot + base), chunk by chunk.
+    chunk = f16_acc_chunk(xd.bitwidth // 8) if kind == "f64" and ad is dt.float16 else 0
+    bases = []
+    if chunk and K > chunk:
+        for a in acc_regs:
+            bases.append(g.tmp("base"))
+            g.line(f"{bases[-1]} = f64({a})")
 
     def fx(v):           # operand as the type the products are formed in
         if kind == "int":
             return f"i64({v})"
         if kind == "f64":
             return f"f64({v})" if xd is not dt.float64 else v
-        return v if xd in (dt.float32, dt.tfloat32, dt.bfloat16) else f"f32({v})"
+        return v if xd in (dt.float32, dt.tfloat32, dt.bfloat16) or xd.is_restricted \
+            else f"f32({v})"
 
     def plus(base, off):
         return base if off == "0" else f"{base} + {off}"
@@ -131,31 +142,48 @@ def mma(g, op):
                 g.line(f"{t} = {n_} + {a} * {b}")
             acc_names[i] = t
 
+    def chunk_end(loop_tail: bool):
+        for i, base in enumerate(bases):
+            g.line(f"{base} = f64(f16({acc_names[i]} + {base}))")
+            if loop_tail:
+                g.line(f"{carried[i]} = f64(0.0)")
+                acc_names[i] = carried[i]
+            else:
+                acc_names[i] = "f64(0.0)"
+
     per_k = len(abase) + len(bbase) + out.nregs
     if per_k * K <= UNROLL_BUDGET:
         for kk in range(K):
             step(str(kk * lda), str(kk * N), True)
+            if bases and (kk + 1) % chunk == 0 and kk + 1 < K:
+                chunk_end(False)
     else:
         # A k loop unrolled UNROLL times: Numba's compile time grows quadratically with the
         # size of a basic block, NVVM keeps the accumulators in registers either way.
         u = max(1, min(K, UNROLL_BUDGET // max(per_k, 1)))
         while K % u:
             u -= 1
+        if bases:
+            u = max(u - u % chunk, chunk)        # chunk ends at compile-time positions
         kv = g.tmp("k")
         g.line(f"for {kv} in range(0, {K}, {u}):")
         with g.e.indent():
             for j in range(u):
                 step(f"({kv} + {j}) * {lda}" if j else f"{kv} * {lda}",
                      f"({kv} + {j}) * {N}" if j else f"{kv} * {N}", j < u - 1)
+                if bases and (j + 1) % chunk == 0:
+                    chunk_end(j == u - 1)
     c = cast(ad)
     res = []
-    for n_, a in zip(acc_names, acc_regs):
+    for i, (n_, a) in enumerate(zip(acc_names, acc_regs)):
         if kind == "f32":
             res.append(n_ if ad is dt.float32 else f"{c}({n_})")
         elif kind == "int":
             res.append(f"i32({n_} + i64({a}))")
         elif ad is dt.float64:
             res.append(f"{n_} + {a}")
+        elif bases:
+            res.append(f"{c}({n_} + {bases[i]})")
         else:
             res.append(f"{c}({n_} + f64({a}))")
     g.define(op.result, out, res)

@@ -1,0 +1,149 @@
+"""float8 (e4m3fn, e5m2, e8m0fnu) and float4 (e2m1fn) on the Numba backend.
+
+Numba has no such types, and restricted floats take no arithmetic (R-DTYPE-3): they are
+loaded, stored, gathered, selected, reshaped, converted and fed to ``mma``.  So, as for
+bfloat16:
+
+- a value lives in a float32 register (every value of these formats is exact in float32;
+  2**-127 of e8m0 is a float32 subnormal);
+- an array travels as its bytes (uint8; float4 one value per byte, as ml_dtypes stores it);
+  a load decodes through a 256-entry table built from ml_dtypes (so the decoding is the
+  interpreter's by construction), a store encodes the exact value (``mf_bits``);
+- a conversion into the format rounds the value as the interpreter does
+  (``interp/numerics.convert``): to nearest even, e4m3fn/e5m2 saturating to the largest finite
+  value (``.satfinite``, also for infinities), e2m1 saturating with NaN -> -0.0 (ml_dtypes);
+  e8m0 takes RZ or RP only.  The rounding runs in float64 on the exact source value (64-bit
+  integers beyond 2**53 saturate every format except e8m0, which takes them through
+  libdevice's directed int64 -> float64 conversion in the same direction).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .. import dtypes as dt
+
+
+@dataclass(frozen=True)
+class Format:
+    name: str
+    mbits: int          # explicit mantissa bits
+    emin: int           # exponent of the smallest normal
+    bias: int
+    sign: int           # sign bit of the stored byte
+    maxf: float         # largest finite value
+    nan_bits: int       # what NaN encodes to
+    nan_value: float    # what NaN converts to
+    inf_bits: int       # what +inf encodes to (formats with infinities), else -1
+
+
+FORMATS = {
+    "float8_e4m3fn": Format("float8_e4m3fn", 3, -6, 7, 0x80, 448.0, 0x7F, float("nan"), -1),
+    "float8_e5m2": Format("float8_e5m2", 2, -14, 15, 0x80, 57344.0, 0x7E, float("nan"), 0x7C),
+    "float4_e2m1fn": Format("float4_e2m1fn", 1, 0, 1, 0x8, 6.0, 0x8, -0.0, -1),
+}
+E8M0 = "float8_e8m0fnu"
+NAMES = (*FORMATS, E8M0)
+
+
+def is_minifloat(d: dt.DType) -> bool:
+    return d.name in NAMES
+
+
+def decode_table(d: dt.DType) -> np.ndarray:
+    """float32 value of every byte (float4: of its low four bits), from ml_dtypes."""
+    codes = np.arange(256, dtype=np.uint8)
+    if d is dt.float4_e2m1fn:
+        codes = codes & np.uint8(0xF)
+    return codes.view(d.np_dtype).astype(np.float32)
+
+
+def table_name(d: dt.DType) -> str:
+    return f"MFDEC_{d.name}"
+
+
+def tables() -> dict:
+    """Decode tables for the generated kernels' namespace (constant arrays on the GPU)."""
+    return {table_name(d): decode_table(d)
+            for d in (dt.float8_e4m3fn, dt.float8_e5m2, dt.float4_e2m1fn, dt.float8_e8m0fnu)}
+
+
+def load(ref: str, d: dt.DType) -> str:
+    """An array byte read as its float32 value."""
+    return f"{table_name(d)}[u32({ref}) & u32(255)]"
+
+
+def store(val: str, d: dt.DType) -> str:
+    """A float32 register value (exact in the format) as the byte to store."""
+    if d.name == E8M0:
+        return f"u8(mf_e8m0_bits(f64({val})))"
+    f = FORMATS[d.name]
+    return (f"u8(mf_bits(f64({val}), {f.mbits}, {f.emin}, {f.bias}, {f.sign}, {f.nan_bits}, "
+            f"{f.inf_bits}))")
+
+
+def convert_to(x64: str, d: dt.DType, mode: str | None) -> str:
+    """float32 register value of ``d`` nearest (per mode) to the exact float64 ``x64``."""
+    if d.name == E8M0:
+        return f"f32(mf_e8m0_round({x64}, {1 if mode == 'ru' else 0}))"
+    f = FORMATS[d.name]
+    nan = "math.nan" if f.nan_value != f.nan_value else repr(f.nan_value)
+    return f"f32(mf_round({x64}, {f.mbits}, {f.emin}, {f.maxf!r}, {nan}))"
+
+
+# Device functions, exec'd into the kernels' namespace (rt.namespace) and compiled by Numba
+# with the kernel (plain Python under the simulator).  All arithmetic below is exact: scaling
+# by powers of two and the 2**52 trick for round-to-nearest-even of a small non-negative value.
+DEVICE_SOURCE = '''
+def mf_round(v, MB, EMIN, MAXF, NANV):
+    if v != v:
+        return NANV
+    a = abs(v)
+    if a >= MAXF:
+        r = MAXF
+    else:
+        m, e = math.frexp(a)
+        qe = max(e - 1, EMIN) - MB
+        t = math.ldexp(a, -qe)
+        t = (t + 4503599627370496.0) - 4503599627370496.0
+        r = min(math.ldexp(t, qe), MAXF)
+    return math.copysign(r, v)
+
+
+def mf_bits(v, MB, EMIN, BIAS, SIGN, NANB, INFB):
+    if v != v:
+        return NANB
+    s = SIGN if math.copysign(1.0, v) < 0 else 0
+    a = abs(v)
+    if a == math.inf:
+        return s | INFB
+    if a == 0.0:
+        return s
+    m, e = math.frexp(a)
+    if e - 1 < EMIN:
+        return s | int(math.ldexp(a, MB - EMIN))
+    return s | ((e - 1 + BIAS) << MB) | (int(math.ldexp(a, MB - e + 1)) - (1 << MB))
+
+
+def mf_e8m0_round(v, UP):
+    if not (v > 0.0 and v < math.inf):
+        return math.nan
+    m, e = math.frexp(v)
+    k = e - 1
+    if UP != 0 and m != 0.5:
+        k = e
+    if k > 127:
+        return math.nan
+    return math.ldexp(1.0, max(k, -127))
+
+
+def mf_e8m0_bits(v):
+    if v != v:
+        return 255
+    m, e = math.frexp(v)
+    return e - 1 + 127
+'''
+
+DEVICE_FUNCTIONS = ("mf_round", "mf_bits", "mf_e8m0_round", "mf_e8m0_bits")
