@@ -71,3 +71,13 @@ def test_argument_types_are_any_layout():
     tys = argument_types(ir, 1)
     assert [str(t) for t in tys] == ["array(uint16, 1d, A)", "float32", "array(uint16, 1d, A)",
                                      "int32", "int32", "int32", "int64"]
+
+
+def test_layout_c_only_when_addresses_follow_the_shape():
+    from cutile.numba_backend.params import layout
+    f4 = np.dtype(np.float32)
+    assert layout(DeviceArrayRef(None, 1, (3, 4), (16, 4), f4)) == "C"
+    assert layout(DeviceArrayRef(None, 1, (3, 4), (4, 12), f4)) == "A"        # transposed
+    assert layout(DeviceArrayRef(None, 1, (3, 4), (32, 4), f4)) == "A"        # row slice
+    assert layout(DeviceArrayRef(None, 1, (1, 4), (999, 4), f4)) == "C"       # extent-1 dim
+    assert layout(DeviceArrayRef(None, 1, (0, 4), (16, 4), f4)) == "A"        # empty

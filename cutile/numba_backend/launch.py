@@ -31,7 +31,7 @@ from ..ir.types import ArrayType, TileType
 from . import rt
 from .codegen import Gen, kernel_fn_name
 from .emitter import describe_op
-from .params import Packer, argument_types, storage_bits
+from .params import Packer, argument_types, layout, refs, storage_bits
 from .smem import SOFT_BUDGET, STATIC_LIMIT
 
 # Thread counts: the simulator runs every thread as a Python thread, so keep it small there.
@@ -58,12 +58,29 @@ class Compiled:
         self.line_ops = gen.line_ops
         self.n_barriers = source.count("cuda.syncthreads()")   # barriers in the source
         self.smem_shared = gen.smem.shared
-        # GPU only (see params.py): the eagerly compiled kernel, its parameter packer and
-        # whether the packer passed its check against Numba (None: not checked yet)
-        self.argtypes = None
-        self.kernel = None
-        self.packer = None
-        self.fast = None
+        # GPU only (see params.py): one eagerly compiled kernel per tuple of array layouts
+        self.variants: dict[tuple, Variant] = {}
+        self.n_arrays = sum(isinstance(p.type, ArrayType) for p in ir.params)
+
+    def variant(self, layouts: tuple | None = None) -> Variant:
+        """The kernel compiled for these array layouts ("C"/"A" per array; default all "C")."""
+        layouts = layouts or ("C",) * self.n_arrays
+        v = self.variants.get(layouts)
+        if v is None:
+            argtypes = argument_types(self.ir, len(self.strides_used), layouts)
+            kernel = self.dispatcher.compile(argtypes)
+            v = self.variants[layouts] = Variant(argtypes, kernel,
+                                                 Packer(argtypes, len(self.ir.params)))
+        return v
+
+
+class Variant:
+    """One compiled signature of a generated kernel, its parameter packer and whether the
+    packer passed its check against Numba's own (None: not checked yet)."""
+
+    def __init__(self, argtypes: tuple, kernel, packer: Packer):
+        self.argtypes, self.kernel, self.packer = argtypes, kernel, packer
+        self.fast: bool | None = None
 
     def op_at(self, lineno: int):
         if 1 <= lineno <= len(self.line_ops):
@@ -192,18 +209,7 @@ def compile_kernel(ir: KernelIR, T: int, mma_acc: str | None = None) -> Compiled
     ns.update(gen.consts)
     exec(compile(source, filename, "exec"), ns)
     from numba import cuda
-    fn = ns[kernel_fn_name(ir)]
-    if rt.simulator():
-        ck = Compiled(ir, gen, source, filename, cuda.jit(fn), T)
-    else:
-        # one eager compile per specialisation, every array typed with layout "A"
-        argtypes = argument_types(ir, len(gen.strides_used))
-        from numba.cuda import types
-        dispatcher = cuda.jit(types.void(*argtypes))(fn)
-        ck = Compiled(ir, gen, source, filename, dispatcher, T)
-        ck.argtypes = argtypes
-        ck.kernel = dispatcher.overloads[argtypes]
-        ck.packer = Packer(argtypes, len(ir.params))
+    ck = Compiled(ir, gen, source, filename, cuda.jit(ns[kernel_fn_name(ir)]), T)
     per_ir[key] = ck
     return ck
 
@@ -356,16 +362,18 @@ _configs: dict = {}
 
 
 def _launch_gpu(ck: Compiled, grid3: tuple, args: list, st, core) -> None:
-    """Pack the parameters and launch through cuda.core (params.py), or through Numba's
-    dispatcher when the packing did not pass its check for this kernel."""
-    values = ck.packer.refs(args)
-    if ck.fast is None:
-        ck.fast = ck.packer.verify(ck.kernel, values, st)
-        if not ck.fast:
+    """Pick the compiled variant for the arrays' layouts, pack the parameters and launch
+    through cuda.core (params.py), or through Numba's dispatcher when the packing did not
+    pass its check for this kernel."""
+    values = refs(args)
+    var = ck.variant(tuple(layout(v) for v in values if isinstance(v, DeviceArrayRef)))
+    if var.fast is None:
+        var.fast = var.packer.verify(var.kernel, values, st)
+        if not var.fast:
             warnings.warn(f"cutile: parameter packing for kernel {ck.name!r} disagrees with "
                           "Numba's; launching through the Numba dispatcher (slower)",
                           RuntimeWarning, stacklevel=3)
-    if not ck.fast:
+    if not var.fast:
         from numba import cuda
         nb = [cuda.as_cuda_array(v) if isinstance(v, DeviceArrayRef) else v for v in values]
         ck.dispatcher[grid3, ck.T, st](*nb)
@@ -378,7 +386,7 @@ def _launch_gpu(ck: Compiled, grid3: tuple, args: list, st, core) -> None:
             _configs.clear()
         cfg = _configs[key] = LaunchConfig(grid=grid3, block=(ck.T, 1, 1), shmem_size=0)
     from cuda.core import launch
-    launch(core, cfg, ck.kernel._codelibrary.get_cufunc().kernel, *ck.packer.pack(values))
+    launch(core, cfg, var.kernel._codelibrary.get_cufunc().kernel, *var.packer.pack(values))
 
 
 def _wrap_error(ck: Compiled, e: Exception) -> Exception:
