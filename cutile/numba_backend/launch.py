@@ -73,6 +73,11 @@ class Compiled:
                                                  Packer(argtypes, len(self.ir.params)))
         return v
 
+    def op_at(self, lineno: int):
+        if 1 <= lineno <= len(self.line_ops):
+            return self.line_ops[lineno - 1]
+        return None
+
 
 class Variant:
     """One compiled signature of a generated kernel, its parameter packer and whether the
@@ -81,11 +86,6 @@ class Variant:
     def __init__(self, argtypes: tuple, kernel, packer: Packer):
         self.argtypes, self.kernel, self.packer = argtypes, kernel, packer
         self.fast: bool | None = None
-
-    def op_at(self, lineno: int):
-        if 1 <= lineno <= len(self.line_ops):
-            return self.line_ops[lineno - 1]
-        return None
 
 
 # -- options ---------------------------------------------------------------------------------
