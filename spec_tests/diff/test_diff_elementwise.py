@@ -82,8 +82,8 @@ def program(draw):
         if choice == 2:                                   # compare + where
             c, dc = env[draw(st.integers(0, len(env) - 1))]
             d2 = dt.promote(dc, d)
-            if d2 is None or d.is_bool and dc.is_bool:
-                continue
+            if d2 is None or d.is_bool and dc.is_bool or dt.promote(da, dc) is None:
+                continue                                  # where(a, c) must promote too
             op = draw(st.sampled_from(["<", "<=", "==", "!=", ">", ">="]))
             lines.append(f"{name} = ct.where({a} {op} {b}, {a}, {c})")
             env.append((name, dt.promote(da, dc)))
