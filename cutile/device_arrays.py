@@ -12,6 +12,7 @@ backend packs kernel parameters from it, the interpreter copies through the host
 
 from __future__ import annotations
 
+import math
 import sys
 
 import numpy as np
@@ -34,10 +35,7 @@ class DeviceArrayRef:
 
     @property
     def size(self) -> int:
-        n = 1
-        for d in self.shape:
-            n *= d
-        return n
+        return math.prod(self.shape)
 
     @property
     def itemsize(self) -> int:

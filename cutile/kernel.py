@@ -109,8 +109,14 @@ def _check_worker_warps(v):
         raise ValueError("num_worker_warps should be either 4 or 8")
 
 
+def _check_numba_threads(v):
+    if not isinstance(v, int) or v <= 0 or v & (v - 1) or v > 1024:
+        raise ValueError("numba_threads should be a power of 2 in [1, 1024]")
+
+
 _OPTION_CHECKS = {"num_ctas": _check_num_ctas, "occupancy": _check_occupancy,
-                  "opt_level": _check_opt_level, "num_worker_warps": _check_worker_warps}
+                  "opt_level": _check_opt_level, "num_worker_warps": _check_worker_warps,
+                  "numba_threads": _check_numba_threads}
 
 
 # -- kernels -----------------------------------------------------------------------------------
@@ -131,11 +137,12 @@ class kernel:  # noqa: N801 - mirrors cuda.tile.kernel
         return super().__new__(cls)
 
     def __init__(self, function=None, /, *, num_ctas=None, occupancy=None, opt_level=3,
-                 num_worker_warps=None):
+                 num_worker_warps=None, numba_threads=None):
+        # numba_threads (cutile only): threads per block on the Numba backend for this kernel
         if not inspect.isfunction(function):
             raise TypeError(f"@ct.kernel expects a function, got {type(function).__name__}")
         self.options = {"num_ctas": num_ctas, "occupancy": occupancy, "opt_level": opt_level,
-                        "num_worker_warps": num_worker_warps}
+                        "num_worker_warps": num_worker_warps, "numba_threads": numba_threads}
         for name, value in self.options.items():
             _validate_option(name, value, _OPTION_CHECKS[name])
         self.function = function
@@ -152,6 +159,16 @@ class kernel:  # noqa: N801 - mirrors cuda.tile.kernel
 
     def __call__(self, *args, **kwargs):
         raise TypeError("Tile kernels cannot be called directly. Use cuda.tile.launch() instead.")
+
+    def inspect(self, *args, grid=(1,), threads: int | None = None, mma_acc: str | None = None):
+        """What the Numba backend makes of this kernel for ``args`` (cutile only): generated
+        source, threads and shared memory per block, registers per thread, occupancy.  Same as
+        ``cutile.executors.inspect(kernel, args, grid=...)``; see docs/backend.md.
+
+        >>> info = vec_add.inspect(a, b, c, 1024, grid=(4,)); print(info.summary())
+        """
+        from .executors import inspect
+        return inspect(self, args, grid=grid, threads=threads, mma_acc=mma_acc)
 
     def replace_hints(self, **options) -> kernel:
         merged = dict(self.options)
@@ -189,6 +206,7 @@ class kernel:  # noqa: N801 - mirrors cuda.tile.kernel
         if ir is None:
             from .frontend.build import build_kernel
             ir = build_kernel(self, spec)
+            ir.options = dict(self.options)
             if config.dump_ir():
                 from .ir.printer import format_kernel
                 print(format_kernel(ir))

@@ -201,6 +201,23 @@ def test_thread_count_knobs(monkeypatch):
         choose_threads(ir)
 
 
+def test_kernel_inspect_method():
+    info = vadd.inspect(F32[0], F32[1], F32[2], 64, grid=(2,), threads=32)
+    assert info.threads == 32 and "def cutile_vadd" in info.source
+
+
+def test_per_kernel_thread_hint(monkeypatch):
+    from cutile.numba_backend.launch import choose_threads
+    monkeypatch.setenv("CUTILE_NUMBA_THREADS", "128")
+    hinted = vadd.replace_hints(numba_threads=ct.ByTarget(default=64))
+    ir = hinted.compile(hinted.specialize((F32[0], F32[1], F32[2], 64)))
+    assert ir.options["numba_threads"] is not None
+    assert choose_threads(ir) == 64                       # the kernel's hint beats the env
+    assert choose_threads(ir, 16) == 16                   # a per-launch option beats both
+    with pytest.raises(ValueError, match="numba_threads"):
+        vadd.replace_hints(numba_threads=48)
+
+
 def test_backend_selection(monkeypatch):
     from cutile import executors
     monkeypatch.setenv("CUTILE_BACKEND", "interp")

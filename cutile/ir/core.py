@@ -143,6 +143,9 @@ class KernelIR:
     param_names: list[str]
     body: Region
     loc: Loc | None = None
+    # the kernel's launch hints (``@ct.kernel(occupancy=..., numba_threads=...)``), for the
+    # executors; values may be ``ByTarget``
+    options: dict = dataclasses.field(default_factory=dict)
 
 
 def walk(region: Region) -> Iterator[Op]:

@@ -23,6 +23,7 @@ import weakref
 
 import numpy as np
 
+from .. import config
 from ..device_arrays import DeviceArrayRef
 from ..errors import TileCompilerExecutionError, TileUnsupportedFeatureError
 from ..ir import ops
@@ -94,21 +95,11 @@ def _pow2(n: int) -> bool:
 
 
 def env_threads() -> int | None:
-    v = os.environ.get("CUTILE_NUMBA_THREADS", "").strip()
-    if not v:
-        return None
-    n = int(v)
-    if not _pow2(n) or n > MAX_THREADS:
-        raise ValueError(f"CUTILE_NUMBA_THREADS must be a power of two <= {MAX_THREADS}, "
-                         f"got {v}")
-    return n
+    return config.numba_threads()
 
 
 def env_mma_acc() -> str:
-    v = os.environ.get("CUTILE_NUMBA_MMA_ACC", "f32").strip().lower() or "f32"
-    if v not in ("f32", "exact"):
-        raise ValueError(f"CUTILE_NUMBA_MMA_ACC must be 'f32' or 'exact', got {v!r}")
-    return v
+    return config.numba_mma_acc()
 
 
 def _max_tile(ir: KernelIR) -> tuple[int, int]:
@@ -138,6 +129,23 @@ def choose_threads(ir: KernelIR, threads: int | None = None) -> int:
     return t
 
 
+def _hint(ir: KernelIR, name: str):
+    """A kernel option for this device: ``ByTarget`` values resolved for its compute
+    capability (``sm_90`` on an H100), the default under the simulator."""
+    v = ir.options.get(name)
+    if v is not None and hasattr(v, "by_arch"):
+        arch = None
+        if not rt.simulator():
+            try:
+                from numba import cuda
+                major, minor = cuda.get_current_device().compute_capability
+                arch = f"sm_{major}{minor}"
+            except Exception:
+                arch = None
+        v = v.get(arch)
+    return v
+
+
 def _choose_threads(ir: KernelIR, threads: int | None = None) -> int:
     """T: explicit (per launch / per kernel) > CUTILE_NUMBA_THREADS > heuristic.
 
@@ -147,8 +155,7 @@ def _choose_threads(ir: KernelIR, threads: int | None = None) -> int:
     ``occupancy`` hint asks for that many blocks per SM.
     """
     if threads is None:
-        opts = getattr(ir, "options", None) or {}
-        threads = opts.get("numba_threads")
+        threads = _hint(ir, "numba_threads")
     if threads is None:
         threads = env_threads()
     if threads is not None:
@@ -161,7 +168,7 @@ def _choose_threads(ir: KernelIR, threads: int | None = None) -> int:
     big, acc = _max_tile(ir)
     t = acc // 64 if acc else big // 8
     t = min(max(1 << max(t - 1, 0).bit_length(), 32), 256)
-    occ = (getattr(ir, "options", None) or {}).get("occupancy")
+    occ = _hint(ir, "occupancy")
     if isinstance(occ, int) and occ > 0:
         while t > 32 and t * occ > 2048:
             t //= 2
