@@ -377,3 +377,68 @@ def test_ub4_runtime_slice_bounds(start, stop, monkeypatch):
     y[:] = 0
     ct.launch(None, (1,), runtime_slice, (x, y, start, stop))  # no error
     assert_guard(ybuf, 4)
+
+
+# -- R-EXEC-4: data races between blocks -----------------------------------------------------
+@ct.kernel
+def race_read_after_write(a, T: ct.Constant[int]):
+    x = ct.load(a, (0,), (T,))                 # every block reads tile 0 ...
+    ct.store(a, (ct.bid(0),), x + 1.0)          # ... which block 0 writes
+
+
+@ct.kernel
+def race_write_write(a, T: ct.Constant[int]):
+    v = ct.full((T,), 1.0, ct.float32) * ct.bid(0).astype(ct.float32)
+    ct.store(a, (0,), v)                         # different values into the same elements
+
+
+@ct.kernel
+def same_flag_everywhere(a, flag, T: ct.Constant[int]):
+    x = ct.load(a, (ct.bid(0),), (T,))
+    ct.store(a, (ct.bid(0),), x * 2.0)          # each block its own tile
+    ct.store(flag, (0,), ct.full((1,), 7, ct.int32))   # the same value from every block
+
+
+@ct.kernel
+def race_gather_scatter(a, b):
+    i = ct.arange(8, dtype=ct.int32)
+    g = ct.gather(a, (i + 8 * ct.bid(0) + 4) % 16)    # reads half of the other block's part
+    ct.scatter(a, i + 8 * ct.bid(0), g + 1.0)
+    ct.store(b, (ct.bid(0),), g)
+
+
+@ct.kernel
+def race_through_view(a, T: ct.Constant[int]):
+    s = a.slice(0, T // 2, T + T // 2)           # a view overlapping both blocks' tiles
+    x = ct.load(s, (0,), (T,))
+    ct.store(a, (ct.bid(0),), x)
+
+
+@pytest.mark.parametrize("kernel,args,grid,line", [
+    (race_read_after_write, lambda: (np.zeros(16, np.float32), 8), (2,),
+     "x = ct.load(a, (0,), (T,))"),
+    (race_write_write, lambda: (np.zeros(8, np.float32), 8), (3,), "ct.store(a, (0,), v)"),
+    (race_gather_scatter, lambda: (np.arange(16, dtype=np.float32), np.zeros(16, np.float32)),
+     (2,), "g = ct.gather(a,"),               # block 1 reads what block 0 scattered
+    (race_through_view, lambda: (np.arange(16, dtype=np.float32), 8), (2,),
+     "x = ct.load(s, (0,), (T,))"),
+])
+def test_exec4_races_between_blocks(kernel, args, grid, line):
+    # R-EXEC-4: a non-atomic access to an element another block writes is a data race
+    with pytest.raises(UBE, match=r"R-EXEC-4.*data race") as e:
+        ct.launch(None, grid, kernel, args())
+    assert str(e.value).startswith(line_of(kernel, line) + ":")    # names the access
+
+
+def test_exec4_same_value_and_own_elements_are_fine():
+    a, flag = np.arange(32, dtype=np.float32), np.zeros(1, np.int32)
+    ct.launch(None, (4,), same_flag_everywhere, (a, flag, 8))
+    np.testing.assert_array_equal(a, np.arange(32, dtype=np.float32) * 2)
+    assert flag[0] == 7
+
+
+def test_exec4_one_block_and_strict_off(monkeypatch):
+    a = np.zeros(16, np.float32)
+    ct.launch(None, (1,), race_read_after_write, (a, 8))     # one block: no other block
+    monkeypatch.setenv("CUTILE_STRICT", "0")
+    ct.launch(None, (2,), race_read_after_write, (np.zeros(16, np.float32), 8))

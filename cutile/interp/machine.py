@@ -20,6 +20,7 @@ from ..errors import TileInternalError, TileUnsupportedFeatureError, UndefinedBe
 from ..ir.core import KernelIR, Op, Region, Value
 from ..ir.types import TileType
 from .memory_model import OutOfBounds
+from .races import RaceTracker
 
 
 class PTile:
@@ -85,13 +86,15 @@ def check_not_poisoned(frame: Frame, t: PTile, what: str, *, always: bool = Fals
 class Frame:
     """One block's execution state: runtime values keyed by IR value."""
 
-    __slots__ = ("values", "bid", "grid", "strict")
+    __slots__ = ("values", "bid", "grid", "strict", "races", "block")
 
-    def __init__(self, bid: tuple, grid: tuple, strict: bool):
+    def __init__(self, bid: tuple, grid: tuple, strict: bool, races=None, block: int = 0):
         self.values: dict[Value, object] = {}
         self.bid = bid
         self.grid = grid
         self.strict = strict
+        self.races = races          # the launch's RaceTracker (R-EXEC-4), None when off
+        self.block = block          # linear block number, for the tracker
 
     def __getitem__(self, v: Value):
         return self.values[v]
@@ -161,8 +164,12 @@ def run_kernel(ir: KernelIR, grid: tuple, args: list, *, strict: bool | None = N
     params = []
     for p, a in zip(ir.params, args):
         params.append(PTile(a) if isinstance(p.type, TileType) else a)
+    # Inter-block races (R-EXEC-4) are undefined behaviour: checked when strict and there is
+    # more than one block (races.py)
+    races = RaceTracker(grid) if strict and grid[0] * grid[1] * grid[2] > 1 else None
     for bid in block_order(grid, seed):
-        frame = Frame(bid, grid, strict)
+        block = bid[0] + grid[0] * (bid[1] + grid[1] * bid[2])
+        frame = Frame(bid, grid, strict, races, block)
         for p, a in zip(ir.params, params):
             frame.values[p] = a
         frame.run_region(ir.body, [])

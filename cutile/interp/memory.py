@@ -91,12 +91,28 @@ def array_slice(frame, op):
     return a[tuple(sl)]
 
 
+def _touched(frame) -> list | None:
+    return [] if frame.races is not None else None
+
+
+def _record(frame, array, touched, write: bool) -> None:
+    """Hand the accessed addresses to the launch's race tracker (R-EXEC-4); writes come as
+    (addresses, old values, new values)."""
+    for entry in touched or ():
+        if write:
+            frame.races.write(array, *entry, frame.block, frame.bid)
+        else:
+            frame.races.read(array, entry, frame.block, frame.bid)
+
+
 @rule(ops.Load)
 def load(frame, op):
     a = frame[op.array]
+    touched = _touched(frame)
     data, poison = mm.tile_space_load(
         a, _index(frame, op.index), op.shape, order=op.order, steps=op.steps,
-        padding=op.padding, check_bounds=op.check_bounds, strict=frame.strict)
+        padding=op.padding, check_bounds=op.check_bounds, strict=frame.strict, touched=touched)
+    _record(frame, a, touched, False)
     if poison is not None and op.padding is PaddingMode.UNDETERMINED:
         _note_undetermined_load(frame, op)
     return PTile(data, poison)
@@ -105,12 +121,14 @@ def load(frame, op):
 @rule(ops.Store)
 def store(frame, op):
     t = frame[op.tile]
+    touched = _touched(frame)
     try:
         mm.tile_space_store(frame[op.array], _index(frame, op.index), t.data, order=op.order,
                             steps=op.steps, check_bounds=op.check_bounds, poison=t.poison,
-                            strict=frame.strict)
+                            strict=frame.strict, touched=touched)
     except mm.PoisonObserved as e:
         raise UB(e.rule, e.message + padding_origin(frame)) from None
+    _record(frame, frame[op.array], touched, True)
 
 
 def _gs_indices(frame, op):
@@ -131,9 +149,11 @@ def _gs_indices(frame, op):
 def gather(frame, op):
     idx, mask = _gs_indices(frame, op)
     pad = frame[op.padding]
+    touched = _touched(frame)
     data, accessed = mm.gather(frame[op.array], idx, mask=mask, padding=pad.data,
                                check_bounds=op.check_bounds, strict=frame.strict,
-                               with_accessed=True)
+                               with_accessed=True, touched=touched)
+    _record(frame, frame[op.array], touched, False)
     # Elements read from the array are clean; the others carry the padding value's poison.
     poison = None if pad.poison is None else pad.poison & ~accessed
     if not op.check_bounds:  # only reachable with strict off: OOB lanes hold the poison fill
@@ -147,8 +167,10 @@ def gather(frame, op):
 def scatter(frame, op):
     idx, mask = _gs_indices(frame, op)
     v = frame[op.value]
+    touched = _touched(frame)
     try:
         mm.scatter(frame[op.array], idx, v.data, mask=mask, check_bounds=op.check_bounds,
-                   poison=v.poison, strict=frame.strict)
+                   poison=v.poison, strict=frame.strict, touched=touched)
     except mm.PoisonObserved as e:
         raise UB(e.rule, e.message + padding_origin(frame)) from None
+    _record(frame, frame[op.array], touched, True)

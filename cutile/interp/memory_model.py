@@ -45,6 +45,25 @@ class PoisonObserved(OutOfBounds):
 # fill values
 
 
+def window_addresses(sub: np.ndarray) -> np.ndarray:
+    """Byte addresses of every element of a (strided) NumPy view."""
+    addr = np.asarray(sub.__array_interface__["data"][0], dtype=np.int64)
+    for k, (n, st) in enumerate(zip(sub.shape, sub.strides)):
+        shape = [1] * sub.ndim
+        shape[k] = n
+        addr = addr + (np.arange(n, dtype=np.int64) * st).reshape(shape)
+    return np.broadcast_to(addr, sub.shape).ravel()
+
+
+def point_addresses(array: np.ndarray, sel: tuple) -> np.ndarray:
+    """Byte addresses of ``array[sel]`` for integer index arrays ``sel`` (one per axis)."""
+    addr = np.int64(array.__array_interface__["data"][0])
+    out = np.zeros(np.shape(sel[0]) if sel else (1,), dtype=np.int64) + addr
+    for ix, st in zip(sel, array.strides):
+        out = out + np.asarray(ix, dtype=np.int64) * st
+    return out.ravel()
+
+
 def _is_float(dtype: np.dtype) -> bool:
     # ml_dtypes floats (bfloat16, float8, float4) report kind "V" (or "f"); only b/i/u are not.
     return dtype.kind not in "biu"
@@ -142,7 +161,8 @@ def _window(array, index, shape, order, steps, check_bounds, strict, op):
 def tile_space_load(array: np.ndarray, index: tuple[int, ...], shape: tuple[int, ...], *,
                     order: tuple[int, ...], steps: tuple[int, ...] | None,
                     padding: PaddingMode, check_bounds: bool,
-                    strict: bool = True) -> tuple[np.ndarray, np.ndarray | None]:
+                    strict: bool = True,
+                    touched: list | None = None) -> tuple[np.ndarray, np.ndarray | None]:
     """``ct.load`` / ``TiledView.load`` of one tile (R-LOAD-2/4, R-SPACE-2, R-VIEW-2/5).
 
     Returns ``(tile, poison)``: a fresh C-contiguous array of ``array.dtype`` and ``shape`` with
@@ -153,11 +173,14 @@ def tile_space_load(array: np.ndarray, index: tuple[int, ...], shape: tuple[int,
     Undefined behaviour raises OutOfBounds: R-UB-1 for a tile entirely outside, R-UB-3 for
     ``check_bounds=False`` with an out-of-bounds lane.  With ``strict=False`` (the interpreter's
     strict-checking flag off, §6.6) nothing is raised and every such lane gets the poison fill
-    instead, whatever ``padding`` says ("reads return the R-PAD-3 fill").
+    instead, whatever ``padding`` says ("reads return the R-PAD-3 fill").  With a ``touched``
+    list, the byte addresses of the elements read are appended to it (races.py).
     """
     view, src, dst, full = _window(array, index, shape, order, steps, check_bounds, strict,
                                    "load")
     shape = tuple(int(s) for s in shape)
+    if touched is not None and src is not None:
+        touched.append(window_addresses(view[src]))
     if full:  # fast path: one copy of a strided view
         return np.array(view[src], order="C"), None
     if src is None or not check_bounds:  # only reachable with strict=False
@@ -176,7 +199,7 @@ def tile_space_load(array: np.ndarray, index: tuple[int, ...], shape: tuple[int,
 def tile_space_store(array: np.ndarray, index: tuple[int, ...], tile: np.ndarray, *,
                      order: tuple[int, ...], steps: tuple[int, ...] | None,
                      check_bounds: bool, poison: np.ndarray | None = None,
-                     strict: bool = True) -> None:
+                     strict: bool = True, touched: list | None = None) -> None:
     """``ct.store`` / ``TiledView.store`` of one tile (R-STORE-3/5, R-VIEW-6).
 
     ``tile`` already has the array's dtype and one dimension per array dimension.  The in-bounds
@@ -185,7 +208,8 @@ def tile_space_store(array: np.ndarray, index: tuple[int, ...], tile: np.ndarray
     dropped).  A poisoned lane landing in bounds raises PoisonObserved (R-UB-2) before anything
     is written, so a failing store leaves the array untouched; poisoned lanes that fall out of
     bounds are fine (the load-modify-store idiom of R-PAD-3).  With ``strict=False`` poisoned
-    lanes are written like any other (they hold the poison fill).
+    lanes are written like any other (they hold the poison fill).  With a ``touched`` list,
+    ``(addresses, old values, new values)`` of the elements written are appended (races.py).
     """
     tile = np.asarray(tile)
     assert tile.dtype == array.dtype, f"tile dtype {tile.dtype} != array dtype {array.dtype}"
@@ -201,6 +225,9 @@ def tile_space_store(array: np.ndarray, index: tuple[int, ...], tile: np.ndarray
             raise PoisonObserved(f"store: tile element {pos} (tile index {tuple(index)}, array "
                                  f"shape {tuple(view.shape)}) holds UNDETERMINED padding and "
                                  f"was stored in bounds")
+    if touched is not None:
+        sub = view[src]
+        touched.append((window_addresses(sub), np.array(sub).ravel(), np.ravel(tile[dst])))
     view[src] = tile[dst]
 
 
@@ -253,7 +280,7 @@ def _positions(array, indices, mask, check_bounds, strict, op, *shapes):
 
 def gather(array: np.ndarray, indices: tuple[np.ndarray, ...], *, mask: np.ndarray | None,
            padding: np.ndarray, check_bounds: bool, strict: bool = True,
-           with_accessed: bool = False):
+           with_accessed: bool = False, touched: list | None = None):
     """``ct.gather`` (R-GS-2..5): a fresh array of ``array.dtype`` and the index shape.
 
     Accessed positions read ``array[ind0[k], ind1[k], ...]``; the others get ``padding[k]``.
@@ -273,14 +300,18 @@ def gather(array: np.ndarray, indices: tuple[np.ndarray, ...], *, mask: np.ndarr
         result[wanted & ~accessed] = poison_fill(array.dtype)
     if array.ndim == 0:
         result[accessed] = array[()]
+        sel = ()
     else:
-        result[accessed] = array[tuple(ix[accessed] for ix in idx)]
+        sel = tuple(ix[accessed] for ix in idx)
+        result[accessed] = array[sel]
+    if touched is not None and accessed.any():
+        touched.append(point_addresses(array, sel))
     return (result, accessed) if with_accessed else result
 
 
 def scatter(array: np.ndarray, indices: tuple[np.ndarray, ...], value: np.ndarray, *,
             mask: np.ndarray | None, check_bounds: bool, poison: np.ndarray | None = None,
-            strict: bool = True) -> None:
+            strict: bool = True, touched: list | None = None) -> None:
     """``ct.scatter`` (R-GS-3/5/6): write ``value[k]`` to ``array[ind[k]]`` where accessed.
 
     When several accessed positions address one element the value of the *last* of them in
@@ -303,6 +334,9 @@ def scatter(array: np.ndarray, indices: tuple[np.ndarray, ...], value: np.ndarra
     value = np.broadcast_to(value, S)
     if array.ndim == 0:
         if accessed.any():
+            if touched is not None:
+                touched.append((point_addresses(array, ()), np.ravel(array[()]),
+                                np.ravel(value[()])))
             array[()] = value[()]
         return
     sel = tuple(ix[accessed] for ix in idx)
@@ -314,6 +348,8 @@ def scatter(array: np.ndarray, indices: tuple[np.ndarray, ...], value: np.ndarra
         keep = np.sort(vals.size - 1 - first_rev)
         sel = tuple(s[keep] for s in sel)
         vals = vals[keep]
+    if touched is not None and vals.size:
+        touched.append((point_addresses(array, sel), np.ravel(array[sel]), np.ravel(vals)))
     array[sel] = vals
 
 
