@@ -20,7 +20,7 @@ from ..errors import TileInternalError, TileUnsupportedFeatureError, UndefinedBe
 from ..ir.core import KernelIR, Op, Region, Value
 from ..ir.types import TileType
 from .memory_model import OutOfBounds
-from .races import RaceTracker
+from .races import tracker_for
 
 
 class PTile:
@@ -166,7 +166,7 @@ def run_kernel(ir: KernelIR, grid: tuple, args: list, *, strict: bool | None = N
         params.append(PTile(a) if isinstance(p.type, TileType) else a)
     # Inter-block races (R-EXEC-4) are undefined behaviour: checked when strict and there is
     # more than one block (races.py)
-    races = RaceTracker(grid) if strict and grid[0] * grid[1] * grid[2] > 1 else None
+    races = tracker_for(ir, grid, args) if strict else None
     for bid in block_order(grid, seed):
         block = bid[0] + grid[0] * (bid[1] + grid[1] * bid[2])
         frame = Frame(bid, grid, strict, races, block)

@@ -91,24 +91,24 @@ def array_slice(frame, op):
     return a[tuple(sl)]
 
 
-def _touched(frame) -> list | None:
-    return [] if frame.races is not None else None
+def _touched(frame, array) -> list | None:
+    return [] if frame.races is not None and frame.races.tracks(array) else None
 
 
 def _record(frame, array, touched, write: bool) -> None:
-    """Hand the accessed addresses to the launch's race tracker (R-EXEC-4); writes come as
-    (addresses, old values, new values)."""
-    for entry in touched or ():
+    """Hand the accesses to the launch's race tracker (R-EXEC-4): ``("win", view)`` or
+    ``("pts", addresses)``, writes followed by the old and the new values."""
+    for access in touched or ():
         if write:
-            frame.races.write(array, *entry, frame.block, frame.bid)
+            frame.races.write(array, access, frame.block, frame.bid)
         else:
-            frame.races.read(array, entry, frame.block, frame.bid)
+            frame.races.read(array, access, frame.block, frame.bid)
 
 
 @rule(ops.Load)
 def load(frame, op):
     a = frame[op.array]
-    touched = _touched(frame)
+    touched = _touched(frame, a)
     data, poison = mm.tile_space_load(
         a, _index(frame, op.index), op.shape, order=op.order, steps=op.steps,
         padding=op.padding, check_bounds=op.check_bounds, strict=frame.strict, touched=touched)
@@ -121,7 +121,7 @@ def load(frame, op):
 @rule(ops.Store)
 def store(frame, op):
     t = frame[op.tile]
-    touched = _touched(frame)
+    touched = _touched(frame, frame[op.array])
     try:
         mm.tile_space_store(frame[op.array], _index(frame, op.index), t.data, order=op.order,
                             steps=op.steps, check_bounds=op.check_bounds, poison=t.poison,
@@ -149,7 +149,7 @@ def _gs_indices(frame, op):
 def gather(frame, op):
     idx, mask = _gs_indices(frame, op)
     pad = frame[op.padding]
-    touched = _touched(frame)
+    touched = _touched(frame, frame[op.array])
     data, accessed = mm.gather(frame[op.array], idx, mask=mask, padding=pad.data,
                                check_bounds=op.check_bounds, strict=frame.strict,
                                with_accessed=True, touched=touched)
@@ -167,7 +167,7 @@ def gather(frame, op):
 def scatter(frame, op):
     idx, mask = _gs_indices(frame, op)
     v = frame[op.value]
-    touched = _touched(frame)
+    touched = _touched(frame, frame[op.array])
     try:
         mm.scatter(frame[op.array], idx, v.data, mask=mask, check_bounds=op.check_bounds,
                    poison=v.poison, strict=frame.strict, touched=touched)

@@ -45,16 +45,6 @@ class PoisonObserved(OutOfBounds):
 # fill values
 
 
-def window_addresses(sub: np.ndarray) -> np.ndarray:
-    """Byte addresses of every element of a (strided) NumPy view."""
-    addr = np.asarray(sub.__array_interface__["data"][0], dtype=np.int64)
-    for k, (n, st) in enumerate(zip(sub.shape, sub.strides)):
-        shape = [1] * sub.ndim
-        shape[k] = n
-        addr = addr + (np.arange(n, dtype=np.int64) * st).reshape(shape)
-    return np.broadcast_to(addr, sub.shape).ravel()
-
-
 def point_addresses(array: np.ndarray, sel: tuple) -> np.ndarray:
     """Byte addresses of ``array[sel]`` for integer index arrays ``sel`` (one per axis)."""
     addr = np.int64(array.__array_interface__["data"][0])
@@ -174,13 +164,13 @@ def tile_space_load(array: np.ndarray, index: tuple[int, ...], shape: tuple[int,
     ``check_bounds=False`` with an out-of-bounds lane.  With ``strict=False`` (the interpreter's
     strict-checking flag off, §6.6) nothing is raised and every such lane gets the poison fill
     instead, whatever ``padding`` says ("reads return the R-PAD-3 fill").  With a ``touched``
-    list, the byte addresses of the elements read are appended to it (races.py).
+    list, the elements read are appended to it (``("win", view)``, for races.py).
     """
     view, src, dst, full = _window(array, index, shape, order, steps, check_bounds, strict,
                                    "load")
     shape = tuple(int(s) for s in shape)
     if touched is not None and src is not None:
-        touched.append(window_addresses(view[src]))
+        touched.append(("win", view[src]))
     if full:  # fast path: one copy of a strided view
         return np.array(view[src], order="C"), None
     if src is None or not check_bounds:  # only reachable with strict=False
@@ -209,7 +199,7 @@ def tile_space_store(array: np.ndarray, index: tuple[int, ...], tile: np.ndarray
     is written, so a failing store leaves the array untouched; poisoned lanes that fall out of
     bounds are fine (the load-modify-store idiom of R-PAD-3).  With ``strict=False`` poisoned
     lanes are written like any other (they hold the poison fill).  With a ``touched`` list,
-    ``(addresses, old values, new values)`` of the elements written are appended (races.py).
+    ``("win", view, old values, new values)`` of the elements written is appended (races.py).
     """
     tile = np.asarray(tile)
     assert tile.dtype == array.dtype, f"tile dtype {tile.dtype} != array dtype {array.dtype}"
@@ -227,7 +217,7 @@ def tile_space_store(array: np.ndarray, index: tuple[int, ...], tile: np.ndarray
                                  f"was stored in bounds")
     if touched is not None:
         sub = view[src]
-        touched.append((window_addresses(sub), np.array(sub).ravel(), np.ravel(tile[dst])))
+        touched.append(("win", sub, np.array(sub), np.asarray(tile[dst])))
     view[src] = tile[dst]
 
 
@@ -305,7 +295,7 @@ def gather(array: np.ndarray, indices: tuple[np.ndarray, ...], *, mask: np.ndarr
         sel = tuple(ix[accessed] for ix in idx)
         result[accessed] = array[sel]
     if touched is not None and accessed.any():
-        touched.append(point_addresses(array, sel))
+        touched.append(("pts", point_addresses(array, sel)))
     return (result, accessed) if with_accessed else result
 
 
@@ -335,7 +325,7 @@ def scatter(array: np.ndarray, indices: tuple[np.ndarray, ...], value: np.ndarra
     if array.ndim == 0:
         if accessed.any():
             if touched is not None:
-                touched.append((point_addresses(array, ()), np.ravel(array[()]),
+                touched.append(("pts", point_addresses(array, ()), np.ravel(array[()]),
                                 np.ravel(value[()])))
             array[()] = value[()]
         return
@@ -349,7 +339,8 @@ def scatter(array: np.ndarray, indices: tuple[np.ndarray, ...], value: np.ndarra
         sel = tuple(s[keep] for s in sel)
         vals = vals[keep]
     if touched is not None and vals.size:
-        touched.append((point_addresses(array, sel), np.ravel(array[sel]), np.ravel(vals)))
+        touched.append(("pts", point_addresses(array, sel), np.ravel(array[sel]),
+                        np.ravel(vals)))
     array[sel] = vals
 
 

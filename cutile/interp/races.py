@@ -18,10 +18,21 @@ accesses.  One launch's tracker costs two int32 per element of the buffers it to
 from __future__ import annotations
 
 import numpy as np
+from numpy.lib.stride_tricks import as_strided
 
 from .memory_model import OutOfBounds
 
 _NONE, _MANY = -1, -2
+
+
+def window_addresses(sub: np.ndarray) -> np.ndarray:
+    """Byte addresses of every element of a (strided) NumPy view, in C order."""
+    addr = np.asarray(sub.__array_interface__["data"][0], dtype=np.int64)
+    for k, (n, st) in enumerate(zip(sub.shape, sub.strides)):
+        shape = [1] * sub.ndim
+        shape[k] = n
+        addr = addr + (np.arange(n, dtype=np.int64) * st).reshape(shape)
+    return np.broadcast_to(addr, sub.shape).ravel()
 
 
 def _bits(a: np.ndarray) -> np.ndarray:
@@ -43,14 +54,56 @@ def _root(a: np.ndarray) -> np.ndarray:
     return a
 
 
+def written_params(ir) -> set[int] | None:
+    """Indices of the array parameters the kernel may write (Store/Scatter, through
+    ``Array.slice`` views); None when a written array cannot be traced to a parameter."""
+    from ..ir import ops
+    from ..ir.core import walk
+    producer = {}
+    for op in walk(ir.body):
+        for r in op.results:
+            producer[r] = op
+    index = {p: i for i, p in enumerate(ir.params)}
+    out = set()
+    for op in walk(ir.body):
+        if isinstance(op, (ops.Store, ops.Scatter)):
+            v = op.array
+            while v in producer and isinstance(producer[v], ops.ArraySlice):
+                v = producer[v].array
+            if v not in index:
+                return None
+            out.add(index[v])
+    return out
+
+
+def tracker_for(ir, grid: tuple, args: list) -> RaceTracker | None:
+    """The launch's tracker, or None when no race is possible: one block, or no array
+    written.  Only buffers behind written parameters are tracked (a race needs a write; two
+    parameters sharing memory are undefined already, R-UB-5)."""
+    if grid[0] * grid[1] * grid[2] <= 1:
+        return None
+    written = written_params(ir)
+    arrays = [a for i, a in enumerate(args) if isinstance(a, np.ndarray) and a.ndim >= 0
+              and (written is None or i in written)]
+    if not arrays:
+        return None
+    return RaceTracker(grid, {id(_root(a)) for a in arrays})
+
+
 class RaceTracker:
     """Per-launch record of which block wrote / read each element (see the module doc)."""
 
-    def __init__(self, grid: tuple = (1, 1, 1)):
+    def __init__(self, grid: tuple = (1, 1, 1), roots: set | None = None):
         self.grid = grid
+        self.roots = roots                # ids of the tracked buffers (None: all)
         self._buffers: dict = {}          # (id(root), itemsize) -> (root, low, writer, reader)
 
-    def _slots(self, array: np.ndarray, addrs: np.ndarray):
+    def tracks(self, array: np.ndarray) -> bool:
+        return self.roots is None or id(_root(array)) in self.roots
+
+    def _state(self, array: np.ndarray):
+        """(low address, writer, reader) of the buffer behind ``array`` (created on first use:
+        one int32 per element of the buffer, for this element size)."""
         root = _root(array)
         item = array.itemsize
         key = (id(root), item)
@@ -60,47 +113,76 @@ class RaceTracker:
             n = max((high - low) // item, 1)
             entry = (root, low, np.full(n, _NONE, np.int32), np.full(n, _NONE, np.int32))
             self._buffers[key] = entry
-        _, low, writer, reader = entry
-        return (addrs - low) // item, writer, reader
+        return entry[1], entry[2], entry[3]
 
-    def read(self, array: np.ndarray, addrs: np.ndarray, block: int, bid: tuple) -> None:
-        if addrs.size == 0:
+    def _views(self, array: np.ndarray, access: tuple):
+        """(writer, reader, slot numbers) for an access: for a window ("win", view) strided
+        views of the state arrays laid out like the view (no index arrays: the common case is
+        cheap); for points ("pts", addresses) gathered copies and the slots to write back."""
+        kind, what = access[0], access[1]
+        low, writer, reader = self._state(array)
+        item = array.itemsize
+        if kind == "win" and what.flags.c_contiguous:
+            start = (what.__array_interface__["data"][0] - low) // item
+            wv = writer[start:start + what.size].reshape(what.shape)
+            rv = reader[start:start + what.size].reshape(what.shape)
+            slots = None
+        elif kind == "win" and all(st % item == 0 for st in what.strides):
+            start = (what.__array_interface__["data"][0] - low) // item
+            st = tuple(x // item * 4 for x in what.strides)
+            wv = as_strided(writer[start:], shape=what.shape, strides=st)
+            rv = as_strided(reader[start:], shape=what.shape, strides=st)
+            slots = None
+        else:
+            addrs = window_addresses(what) if kind == "win" else what
+            slots = (addrs - low) // item
+            wv, rv = writer[slots], reader[slots]
+        return wv, rv, slots, writer, reader
+
+    def read(self, array: np.ndarray, access: tuple, block: int, bid: tuple) -> None:
+        wv, rv, slots, writer, reader = self._views(array, access)
+        if wv.size == 0:
             return
-        slots, writer, reader = self._slots(array, addrs)
-        w = writer[slots]
-        bad = (w != _NONE) & (w != block)
+        bad = (wv != _NONE) & (wv != block)
         if bad.any():
-            self._race("reads", slots[bad][0], int(w[bad][0]), "wrote", bid)
-        r = reader[slots]
-        reader[slots] = np.where(r == _NONE, block, np.where(r == block, r, _MANY))
+            self._race("reads", bad, wv, bid, "wrote")
+        new_r = np.where(rv == _NONE, block, np.where(rv == block, rv, _MANY))
+        if slots is None:
+            rv[...] = new_r
+        else:
+            reader[slots] = new_r
 
-    def write(self, array: np.ndarray, addrs: np.ndarray, old: np.ndarray, new: np.ndarray,
-              block: int, bid: tuple) -> None:
-        """A write of ``new`` over ``old`` (same order as ``addrs``).  Writing the value an
-        element already holds changes nothing any order could observe: such lanes are not
-        writes here (every block storing the same flag value is fine)."""
-        changed = _bits(old) != _bits(new)
+    def write(self, array: np.ndarray, access: tuple, block: int, bid: tuple) -> None:
+        """A write of ``access[3]`` over ``access[2]`` (laid out like the access).  Writing the
+        value an element already holds changes nothing any order could observe: such lanes
+        are not writes here (every block storing the same flag value is fine)."""
+        old, new = access[2], access[3]
+        changed = np.asarray(_bits(old) != _bits(new)).reshape(np.shape(old))
         if not changed.any():
             return
-        addrs = addrs[changed]
-        slots, writer, reader = self._slots(array, addrs)
-        w = writer[slots]
-        bad = (w != _NONE) & (w != block)
+        wv, rv, slots, writer, reader = self._views(array, access)
+        changed = changed.reshape(wv.shape)
+        bad = changed & (wv != _NONE) & (wv != block)
         if bad.any():
-            self._race("writes", slots[bad][0], int(w[bad][0]), "wrote", bid)
-        r = reader[slots]
-        bad = (r != _NONE) & (r != block)
+            self._race("writes", bad, wv, bid, "wrote")
+        bad = changed & (rv != _NONE) & (rv != block)
         if bad.any():
-            other = int(r[bad][0])
-            self._race("writes", slots[bad][0], other, "read", bid)
-        writer[slots] = block
+            self._race("writes", bad, rv, bid, "read")
+        if slots is None:
+            wv[changed] = block
+        else:
+            writer[slots[changed.ravel()]] = block
 
-    def _race(self, verb: str, slot, other: int, what: str, bid: tuple) -> None:
+    def _race(self, verb: str, bad: np.ndarray, state: np.ndarray, bid: tuple,
+              what: str) -> None:
+        k = tuple(int(i) for i in np.argwhere(bad)[0])
+        other = int(state[k])
         g0, g1 = self.grid[0], self.grid[1]
         by = "another block" if other == _MANY else \
             f"block {(other % g0, other // g0 % g1, other // (g0 * g1))}"
+        where = f"tile element {k}" if bad.ndim > 1 or len(k) > 1 else f"accessed element {k[0]}"
         raise OutOfBounds(
-            "R-EXEC-4", f"data race: block {bid} {verb} element #{int(slot)} of an array "
-                        f"argument's buffer that {by} {what} in the same launch; blocks run "
-                        f"concurrently in an unspecified order, so the result is undefined "
-                        f"(communicate through atomics, or give each block its own elements)")
+            "R-EXEC-4", f"data race: block {bid} {verb} an element ({where}) of an array that "
+                        f"{by} {what} in the same launch; blocks run concurrently in an "
+                        f"unspecified order, so the result is undefined (communicate through "
+                        f"atomics, or give each block its own elements)")
