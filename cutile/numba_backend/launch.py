@@ -375,7 +375,12 @@ def _launch_gpu(ck: Compiled, grid3: tuple, args: list, st, core) -> None:
     values = refs(args)
     var = ck.variant(tuple(layout(v) for v in values if isinstance(v, DeviceArrayRef)))
     if var.fast is None:
-        var.fast = var.packer.verify(var.kernel, values, st)
+        try:        # private Numba / cuda.core pieces: any surprise means the slow path
+            var.kernel._codelibrary.get_cufunc().kernel  # noqa: B018
+            from cuda.core import LaunchConfig, launch  # noqa: F401
+            var.fast = var.packer.verify(var.kernel, values, st)
+        except Exception:
+            var.fast = False
         if not var.fast:
             warnings.warn(f"cutile: parameter packing for kernel {ck.name!r} disagrees with "
                           "Numba's; launching through the Numba dispatcher (slower)",
