@@ -17,6 +17,8 @@ accesses.  One launch's tracker costs two int32 per element of the buffers it to
 
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
@@ -54,9 +56,19 @@ def _root(a: np.ndarray) -> np.ndarray:
     return a
 
 
+_written: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
 def written_params(ir) -> set[int] | None:
     """Indices of the array parameters the kernel may write (Store/Scatter, through
-    ``Array.slice`` views); None when a written array cannot be traced to a parameter."""
+    ``Array.slice`` views); None when a written array cannot be traced to a parameter.
+    Cached per kernel IR."""
+    if ir not in _written:
+        _written[ir] = _trace_written(ir)
+    return _written[ir]
+
+
+def _trace_written(ir) -> set[int] | None:
     from ..ir import ops
     from ..ir.core import walk
     producer = {}
