@@ -145,6 +145,11 @@ def _classify(x, plan: ParamPlan, path: str, leaves: list) -> ArgSpec:
         d = dt.from_numpy(x.dtype) if isinstance(x, np.floating) else dt.float32
         leaves.append(np.array(x, dtype=d.np_dtype))
         return ArgSpec("scalar", dtype=d)
+    if isinstance(x, np.generic):                       # ml_dtypes' bfloat16/float8 scalars
+        d = dt.from_numpy(x.dtype)
+        if d is not None and d.is_float:
+            leaves.append(np.array(x, dtype=x.dtype))
+            return ArgSpec("scalar", dtype=d)
     # A device array (Numba, CuPy, PyTorch): described once and handed to the executor as
     # is (the Numba backend uses it in place; the interpreter copies it through the host).
     ref = describe_device_array(x)

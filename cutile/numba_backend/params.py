@@ -29,8 +29,8 @@ from ..ir.types import ArrayType
 def _numba_scalar(d: dt.DType):
     from numba.cuda import types
     from numba.cuda.np import numpy_support
-    if d is dt.bfloat16:
-        return types.float32                  # bfloat16 values live in float32 registers
+    if d is dt.bfloat16 or storage_bits(d) == 8:
+        return types.float32                  # bfloat16/float8 values live in float32 registers
     return numpy_support.from_dtype(d.np_dtype)
 
 
@@ -166,8 +166,9 @@ class Packer:
                 v = cuda.from_cuda_array_interface(cai, owner=v, sync=False)
             elif isinstance(v, np.ndarray):
                 v = v[()]
-                if ty == _numba_scalar(dt.float32) and v.dtype.name == "bfloat16":
-                    v = np.float32(v)
+                d = dt.from_numpy(v.dtype)
+                if ty == _numba_scalar(dt.float32) and d is not None and storage_bits(d):
+                    v = np.float32(v)                 # bfloat16/float8 scalars: float32
             kernel._prepare_args(ty, v, stream, [], theirs)
         ours = self.pack(values)
         if len(ours) != len(theirs):
