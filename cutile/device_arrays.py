@@ -43,7 +43,7 @@ class DeviceArrayRef:
 
     @property
     def __cuda_array_interface__(self) -> dict:
-        typestr = self.dtype.str      # ml_dtypes' types give "<V2"/"|V1": bits, no float type
+        typestr = self.dtype.str      # ml_dtypes' types give "<V2", "<V1", even "<f1"
         return {"version": 3, "shape": self.shape, "strides": self.strides,
                 "typestr": typestr, "data": (self.ptr, self.readonly)}
 

@@ -115,7 +115,7 @@ def _host_leaves(leaves: list) -> tuple[list, list]:
         if isinstance(leaf, DeviceArrayRef):
             from numba import cuda
             cai = dict(leaf.__cuda_array_interface__)
-            if leaf.dtype.kind == "V":               # bfloat16/float8: Numba copies the bits
+            if leaf.dtype.type.__module__.startswith("ml_dtypes"):   # Numba copies the bits
                 cai["typestr"] = f"<u{leaf.dtype.itemsize}"
             dev = cuda.from_cuda_array_interface(cai, owner=leaf.obj, sync=True)
             host = dev.copy_to_host()
