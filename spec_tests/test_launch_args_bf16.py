@@ -1,11 +1,10 @@
 """Scalar kernel arguments of ml_dtypes' bfloat16 and float8 (R-LAUNCH-3: scalars specialise
-on their dtype), on both executors (the Numba one under the simulator without a GPU)."""
+on their dtype); spec_tests/diff runs the same kernels on the Numba backend."""
 
 from __future__ import annotations
 
 import ml_dtypes
 import numpy as np
-import pytest
 
 import cutile as ct
 
@@ -31,12 +30,9 @@ def widen(s, o, T: ct.Constant[int]):
     ct.store(o, (0,), ct.full((T,), 0.0, ct.float32) + s.astype(ct.float32))
 
 
-@pytest.mark.parametrize("backend", ["interp", "numba"])
-def test_float8_scalar_argument(backend):
-    from cutile.executors import backend as use
+def test_float8_scalar_argument():
     o = np.zeros(4, np.float32)
-    with use(backend, **({"threads": 32} if backend == "numba" else {})):
-        ct.launch(None, (1,), widen, (ml_dtypes.float8_e4m3fn(1.5), o, 4))
+    ct.launch(None, (1,), widen, (ml_dtypes.float8_e4m3fn(1.5), o, 4))
     np.testing.assert_array_equal(o, 1.5)
     assert widen.specialize((ml_dtypes.float8_e4m3fn(1.5), o, 4)).params[0].dtype is \
         ct.float8_e4m3fn

@@ -254,3 +254,17 @@ def test_directed_rounding(shard, d, mode, seed):
     o = poison((7, n), d.np_dtype)
     ref, got = run_both(k, (2,), [a, b, o, 32])
     assert_same(ref[2], got[2], what=f"{mode} {d.name}")
+
+
+def test_bfloat16_and_float8_scalar_arguments():
+    import ml_dtypes
+    src = ("@ct.kernel\ndef sc(a, s, f, o, T: Constant[int]):\n"
+           "    x = ct.load(a, (0,), (T,))\n"
+           "    ct.store(o, (0,), (x * s).astype(ct.float32) + f.astype(ct.float32))\n")
+    k = kernel_from_source(src, "sc")
+    a = np.arange(16).astype(dt.bfloat16.np_dtype)
+    o = poison((16,), np.float32)
+    ref, got = run_both(k, (1,), [a, ml_dtypes.bfloat16(1.5), ml_dtypes.float8_e4m3fn(-2.5), o,
+                                  16])
+    assert_same(ref[-1], got[-1], what="scalars")
+    np.testing.assert_array_equal(ref[-1], np.arange(16) * 1.5 - 2.5)
