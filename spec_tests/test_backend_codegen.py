@@ -9,6 +9,7 @@ import re
 
 import numpy as np
 import pytest
+from backend_kernels import mm_kloop as matmul
 from diff.harness import check_no_divergent_barrier  # spec_tests/ is on sys.path
 
 import cutile as ct
@@ -37,16 +38,6 @@ def vadd(a, b, c, TILE: Constant[int]):
     x = ct.load(a, (bid,), (TILE,))
     y = ct.load(b, (bid,), (TILE,))
     ct.store(c, (bid,), x + y)
-
-
-@ct.kernel
-def matmul(a, b, c, TM: Constant[int], TN: Constant[int], TK: Constant[int]):
-    acc = ct.zeros((TM, TN), dtype=ct.float32)
-    for k in range(ct.num_tiles(a, 1, (TM, TK))):
-        x = ct.load(a, (ct.bid(0), k), (TM, TK), padding_mode=ct.PaddingMode.ZERO)
-        y = ct.load(b, (k, ct.bid(1)), (TK, TN), padding_mode=ct.PaddingMode.ZERO)
-        acc = ct.mma(x, y, acc)
-    ct.store(c, (ct.bid(0), ct.bid(1)), acc)
 
 
 @ct.kernel
@@ -88,7 +79,7 @@ def test_elementwise_kernel_has_no_barrier_and_no_shared_memory():
 
 
 def test_matmul_k_loop_has_raw_and_war_barriers_only():
-    g = gen(matmul, (F32, F32, F32, 16, 16, 8))
+    g = gen(matmul, (F32, F32, F32, 16, 16, 8, ct.float32))
     src = g.source
     body = src[src.index("for _i"):]
     assert barriers(src) == 2 == barriers(body)      # seed 003: RAW after staging, WAR before
@@ -125,15 +116,15 @@ def test_transpose_goes_through_shared_memory():
 
 # -- source quality -------------------------------------------------------------------------------
 def test_source_is_deterministic_and_commented_with_ops_and_lines():
-    a = gen(matmul, (F32, F32, F32, 16, 16, 8)).source
-    b = gen(matmul, (F32, F32, F32, 16, 16, 8)).source
+    a = gen(matmul, (F32, F32, F32, 16, 16, 8, ct.float32)).source
+    b = gen(matmul, (F32, F32, F32, 16, 16, 8, ct.float32)).source
     assert a == b
     import inspect
     lines, first = inspect.getsourcelines(matmul.function)
     mma_line = first + next(i for i, ln in enumerate(lines) if "ct.mma(" in ln)
     load_line = first + next(i for i, ln in enumerate(lines) if "ct.load(a" in ln)
-    assert f"# Mma @ test_backend_codegen.py:{mma_line}" in a
-    assert f"# Load @ test_backend_codegen.py:{load_line}" in a
+    assert f"# Mma @ backend_kernels.py:{mma_line}" in a
+    assert f"# Load @ backend_kernels.py:{load_line}" in a
 
 
 def test_golden_vector_add():
@@ -148,7 +139,8 @@ def test_golden_vector_add():
 
 
 def test_every_global_access_is_bounds_checked():
-    for g in (gen(vadd, (F32[0], F32[1], F32[2], 64)), gen(matmul, (F32, F32, F32, 16, 16, 8))):
+    mm = gen(matmul, (F32, F32, F32, 16, 16, 8, ct.float32))
+    for g in (gen(vadd, (F32[0], F32[1], F32[2], 64)), mm):
         lines = g.source.splitlines()
         for i, ln in enumerate(lines):
             s = ln.strip()
@@ -174,10 +166,10 @@ def test_occupancy_formula_matches_the_seed_example():
 
 def test_inspect_reports_source_threads_shared_memory_and_occupancy():
     from cutile.executors import inspect
-    info = inspect(matmul, (F32, F32, F32, 16, 16, 8), grid=(4, 4), threads=64)
+    info = inspect(matmul, (F32, F32, F32, 16, 16, 8, ct.float32), grid=(4, 4), threads=64)
     assert info.threads == 64
     assert info.shared_bytes == (8 * 17 + 8 * 16) * 4
-    assert "def cutile_matmul(" in info.source
+    assert "def cutile_mm_kloop(" in info.source
     assert 0 < info.occupancy <= 1 and info.blocks_per_sm >= 1
     assert "occupancy" in info.summary()
 
@@ -233,11 +225,11 @@ def test_backend_selection(monkeypatch):
 
 def test_generated_error_maps_to_ir_op():
     from cutile.numba_backend.launch import _wrap_error, compile_kernel
-    ir = matmul.compile(matmul.specialize((F32, F32, F32, 16, 16, 8)))
+    ir = matmul.compile(matmul.specialize((F32, F32, F32, 16, 16, 8, ct.float32)))
     ck = compile_kernel(ir, 32, "f32")
     n = next(i for i, ln in enumerate(ck.source.splitlines(), 1) if "libdevice.fmaf" in ln)
     err = _wrap_error(ck, RuntimeError(f'File "{ck.filename}", line {n}, boom'))
-    assert "Mma @ test_backend_codegen.py" in str(err) and "fmaf" in str(err)
+    assert "Mma @ backend_kernels.py" in str(err) and "fmaf" in str(err)
 
 
 class _FakeDeviceArray:

@@ -15,6 +15,7 @@ import os
 import ml_dtypes
 import numpy as np
 import pytest
+from backend_kernels import mm_kloop as matmul
 from diff import ptxcheck  # spec_tests/ is on sys.path
 
 import cutile as ct
@@ -40,16 +41,6 @@ def unfused(a, b, c, o, T: Constant[int]):
     z = ct.load(c, (ct.bid(0),), (T,))
     p = x * y                       # used twice: not fused, two roundings
     ct.store(o, (ct.bid(0),), (p + z) * p)
-
-
-@ct.kernel
-def matmul(a, b, c, TM: Constant[int], TN: Constant[int], TK: Constant[int]):
-    acc = ct.zeros((TM, TN), dtype=ct.float32)
-    for k in range(ct.num_tiles(a, 1, (TM, TK))):
-        x = ct.load(a, (ct.bid(0), k), (TM, TK), padding_mode=ct.PaddingMode.ZERO)
-        y = ct.load(b, (k, ct.bid(1)), (TK, TN), padding_mode=ct.PaddingMode.ZERO)
-        acc = ct.mma(x, y, acc)
-    ct.store(c, (ct.bid(0), ct.bid(1)), acc)
 
 
 @ct.kernel
@@ -110,9 +101,9 @@ def test_generated_kernels_compile_with_numba_and_contract_only_fma():
     cases = {
         "fused": (fused, (f32, f32, f32, f32, 128), 128, "f32"),
         "unfused": (unfused, (f32, f32, f32, f32, 128), 128, "f32"),
-        "matmul_f32": (matmul, (m32, m32, m32, 64, 64, 16), 64, "f32"),
-        "matmul_f16": (matmul, (m16, m16, m32, 64, 64, 16), 64, "f32"),
-        "matmul_exact": (matmul, (m32, m32, m32, 32, 32, 8), 64, "exact"),
+        "matmul_f32": (matmul, (m32, m32, m32, 64, 64, 16, ct.float32), 64, "f32"),
+        "matmul_f16": (matmul, (m16, m16, m32, 64, 64, 16, ct.float32), 64, "f32"),
+        "matmul_exact": (matmul, (m32, m32, m32, 32, 32, 8, ct.float32), 64, "exact"),
         "imatmul": (imatmul, (m8, m8, np.zeros((32, 32), np.int32), 16), 32, "f32"),
         "narrow": (narrow, (np.zeros(64, ml_dtypes.bfloat16), f32, np.zeros(64, ml_dtypes.bfloat16),
                             64), 32, "f32"),

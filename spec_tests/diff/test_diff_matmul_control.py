@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from backend_kernels import mm_kloop
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -13,17 +14,6 @@ import cutile as ct
 from cutile import Constant
 
 from .harness import assert_same, examples, poison, run_both, shards
-
-
-@ct.kernel
-def mm_kloop(a, b, c, TM: Constant[int], TN: Constant[int], TK: Constant[int],
-             ACC: Constant[object]):
-    acc = ct.zeros((TM, TN), dtype=ACC)
-    for k in range(ct.num_tiles(a, 1, (TM, TK))):
-        x = ct.load(a, (ct.bid(0), k), (TM, TK), padding_mode=ct.PaddingMode.ZERO)
-        y = ct.load(b, (k, ct.bid(1)), (TK, TN), padding_mode=ct.PaddingMode.ZERO)
-        acc = ct.mma(x, y, acc)
-    ct.store(c, (ct.bid(0), ct.bid(1)), acc)
 
 
 @ct.kernel
