@@ -14,6 +14,7 @@ import ml_dtypes
 import numpy as np
 import pytest
 from spec_executor import interp_only_ub
+from tile_harness import bits  # noqa: E402
 
 import cutile as ct
 from cutile.api import elementwise as _ew
@@ -24,11 +25,6 @@ BF16 = ml_dtypes.bfloat16
 
 def _run(kernel, *args, grid=(1,)):
     ct.launch(None, grid, kernel, args)
-
-
-def bits(a):
-    a = np.ascontiguousarray(a)
-    return a.view(f"u{a.dtype.itemsize}")
 
 
 def bits_any_nan(a):

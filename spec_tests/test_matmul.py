@@ -10,6 +10,7 @@ from __future__ import annotations
 import ml_dtypes
 import numpy as np
 import pytest
+from tile_harness import same  # noqa: E402
 
 import cutile as ct
 
@@ -67,16 +68,6 @@ def run(fn, *xs, out_shape, out_dtype):
 def fails(fn, *xs, match):
     with pytest.raises(ct.TileTypeError, match=match):
         run(fn, *xs, out_shape=(), out_dtype=np.float32)
-
-
-def bits(a):
-    a = np.ascontiguousarray(a)
-    return a.view(f"u{a.dtype.itemsize}")
-
-
-def same(a, b):
-    a, b = np.asarray(a), np.asarray(b)
-    return a.dtype == b.dtype and a.shape == b.shape and np.array_equal(bits(a), bits(b))
 
 
 def definition(x, y, acc):
