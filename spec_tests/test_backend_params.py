@@ -43,7 +43,7 @@ def test_pack_follows_numba_abi():
     from cutile.numba_backend.params import Packer
     argtypes = (types.Array(types.float32, 2, "A"), types.int32, types.float16, types.boolean,
                 types.float32, types.int32, types.int32, types.int32, types.int64)
-    p = Packer(argtypes, 5)
+    p = Packer(argtypes)
     arr = DeviceArrayRef(None, 0x3000, (3, 4), (4, 12), np.dtype(np.float32))
     vals = [arr, np.array(7, np.int32), np.array(1.5, np.float16), np.array(True),
             np.array(2.0, dt.bfloat16.np_dtype), np.int32(2), np.int32(1), np.int32(1),

@@ -70,8 +70,7 @@ class Compiled:
         if v is None:
             argtypes = argument_types(self.ir, len(self.strides_used), layouts)
             kernel = self.dispatcher.compile(argtypes)
-            v = self.variants[layouts] = Variant(argtypes, kernel,
-                                                 Packer(argtypes, len(self.ir.params)))
+            v = self.variants[layouts] = Variant(argtypes, kernel, Packer(argtypes))
         return v
 
     def op_at(self, lineno: int):
@@ -261,21 +260,9 @@ def resolve_stream(stream):
 
 
 def _itemsize_strides(x) -> tuple:
-    st = getattr(x, "strides", None)
-    if st is None and hasattr(x, "__cuda_array_interface__"):
-        cai = x.__cuda_array_interface__
-        st = cai.get("strides")
-        if st is None:                                   # C-contiguous
-            shape = cai["shape"]
-            item = np.dtype(cai["typestr"]).itemsize
-            out, s = [], item
-            for d in reversed(shape):
-                out.append(s)
-                s *= d
-            st = tuple(reversed(out))
-        return tuple(int(s) // np.dtype(cai["typestr"]).itemsize for s in st)
+    """Strides in elements of a NumPy array, a DeviceArrayRef or a simulator device array."""
     item = x.dtype.itemsize
-    return tuple(int(s) // item for s in st)
+    return tuple(int(s) // item for s in x.strides)
 
 
 def marshal(ck: Compiled, grid: tuple, leaves: list, stream):

@@ -133,10 +133,9 @@ def refs(args: list) -> list:
 class Packer:
     """Packs one launch's parameters for a compiled kernel with ``argtypes``."""
 
-    def __init__(self, argtypes: tuple, n_user: int):
+    def __init__(self, argtypes: tuple):
         from numba.cuda import types
         self.argtypes = argtypes
-        self.n_user = n_user
         self.kinds = [("array", None) if isinstance(t, types.Array)
                       else ("scalar", _scalar_packer(t)) for t in argtypes]
 
