@@ -34,13 +34,27 @@ def _interp_backend(monkeypatch):
     yield
 
 
+def pytest_runtest_logstart(nodeid, location):
+    """With CUTILE_DURLOG=path, log each test's start (see pytest_runtest_logreport)."""
+    path = os.environ.get("CUTILE_DURLOG")
+    if path:
+        with open(path, "a") as f:
+            f.write(f"start {nodeid}\n")
+
+
 def pytest_runtest_logreport(report):
-    """With CUTILE_FAILLOG=path, append every failure's report to ``path`` as it happens.
+    """With CUTILE_FAILLOG=path, append every failure's report to ``path`` as it happens;
+    with CUTILE_DURLOG=path, append each test's call duration.
 
     A GPU run can hit its wall-clock limit before pytest prints its summary (and pytest-xdist
-    reports failures only there); this keeps what was found up to the cut.
+    reports failures and durations only there); these keep what was found up to the cut, and
+    the tests that started but never ended name the stragglers.
     """
     path = os.environ.get("CUTILE_FAILLOG")
     if path and report.failed:
         with open(path, "a") as f:
             f.write(f"\n===== {report.nodeid} ({report.when})\n{report.longreprtext}\n")
+    path = os.environ.get("CUTILE_DURLOG")
+    if path and report.when == "call":
+        with open(path, "a") as f:
+            f.write(f"end {report.duration:.2f} {report.outcome} {report.nodeid}\n")

@@ -247,3 +247,41 @@ def test_cuda_array_interface_arguments_are_device_arrays():
     assert spec.leaves[0].obj is a and spec.leaves[0].shape == (64,)   # described, not copied
     ir = vadd.compile(spec)
     assert ir.params[0].type.dtype is ct.float32 and ir.params[0].type.ndim == 1
+
+
+@ct.kernel
+def search_loop(out, n):
+    j = 0
+    while True:
+        j += 1
+        if j * j > n:
+            break
+    ct.store(out, (0,), j)
+
+
+def test_loop_terminates_under_numbas_frontend():
+    """R-CF-9.  Numba 0.68 (CPU and CUDA alike) compiles ``while True:`` whose ``break`` branch
+    assigns a variable the fall-through also assigns into a loop that never exits; the H100
+    hung on test_control_flow's break/continue kernel.  The backend emits ``while go:``
+    instead.  The generated loop (pure scalar code) is compiled here by Numba's CPU frontend,
+    which shares the bytecode analysis with numba-cuda, in a subprocess that must finish."""
+    import subprocess
+    import sys
+    src = gen(search_loop, (np.zeros(1, np.int32), 37)).source
+    assert "while True" not in src
+    lines = src.splitlines()
+    body = lines[lines.index("    lead = tid == 0") + 1:]
+    body = body[:next(i for i, ln in enumerate(body) if "# Store" in ln)]
+    result = re.search(r"a0\[.*\] = (\w+)", src).group(1)
+    prog = "\n".join([
+        "from numba import njit, int32 as i32, int64 as i64",
+        "@njit",
+        "def f(s1):",
+        *body,
+        f"    return {result}",
+        "print(f(37), f(0))",
+    ])
+    run = subprocess.run([sys.executable, "-c", prog], capture_output=True, text=True,
+                         timeout=120)
+    assert run.returncode == 0, run.stderr + "\n" + prog
+    assert run.stdout.split() == ["7", "1"]

@@ -1,27 +1,31 @@
 #!/usr/bin/env bash
 # Issue 3's H100 acceptance runs, each sized for one 10-minute device call (16 cores).
 #
-#   tools/gpu/acceptance.sh spec1|spec2|diff1|diff2|bench
+#   tools/gpu/acceptance.sh spec1|spec2|spec3|spec4|diff1|diff2|bench
 #
-# Run on the GPU machine from the repository root, after installing the carried wheels
-# (../shared/GPU.md; .gpu/numpy and .gpu/xdist = `pip download pytest-xdist execnet`):
-#   python3 -m pip install -q --no-index --no-deps --target /tmp/np .gpu/numpy/*.whl \
-#       .gpu/xdist/*.whl && export PYTHONPATH=/tmp/np:$PWD && tools/gpu/acceptance.sh spec1
+# Run on the GPU machine from the repository root with the wheels carried (../shared/GPU.md;
+# carry .gpu/numpy and .gpu/xdist, the latter = `pip download pytest-xdist execnet`): they are
+# installed into /tmp/np on a fresh machine and put on PYTHONPATH here.
 # Logs go to $OUT (or ./gpu_logs); CUTILE_FAILLOG keeps failures even when a run is cut.
 #
-# spec1/spec2: the whole spec suite on the Numba backend (CUTILE_TEST_BACKEND=numba), in two
-#   halves by file; diff1/diff2: the differential tests with the gpu Hypothesis profile, in two
-#   halves; bench: benchmarks/gpu.py (add the real cuTile's recipe for its column).
+# spec1..spec4: the whole spec suite on the Numba backend (CUTILE_TEST_BACKEND=numba), in four
+#   parts (every fourth file, C-locale order); diff1/diff2: the differential tests with the gpu
+#   Hypothesis profile, in two halves; bench: benchmarks/gpu.py (add the real cuTile's recipe for its column).
 set -euo pipefail
+if [[ ! -d /tmp/np/xdist ]]; then
+  python3 -m pip install -q --no-index --no-deps --target /tmp/np .gpu/numpy/*.whl .gpu/xdist/*.whl
+fi
+export PYTHONPATH="/tmp/np:$PWD${PYTHONPATH:+:$PYTHONPATH}"
 out="${OUT:-gpu_logs}"
 mkdir -p "$out"
-part="${1:?spec1|spec2|diff1|diff2|bench}"
+part="${1:?spec1|spec2|spec3|spec4|diff1|diff2|bench}"
+export CUTILE_DURLOG="$out/$part.dur"   # per-test durations, kept when the run is cut
 xd=(-q -n 16 --dist worksteal -p no:cacheprovider -W ignore --durations=30)
 case "$part" in
-  spec1|spec2)
-    mapfile -t files < <(ls spec_tests/test_*.py | sort)
-    half=$(( ${#files[@]} / 2 ))
-    if [[ $part == spec1 ]]; then sel=("${files[@]:0:half}"); else sel=("${files[@]:half}"); fi
+  spec[1-4])
+    mapfile -t files < <(ls spec_tests/test_*.py | LC_ALL=C sort)
+    k=$(( ${part#spec} - 1 )); sel=()
+    for i in "${!files[@]}"; do (( i % 4 == k )) && sel+=("${files[$i]}"); done
     CUTILE_FAILLOG="$out/$part.fail" CUTILE_TEST_BACKEND=numba \
       timeout 570 python3 -m pytest "${sel[@]}" "${xd[@]}" > "$out/$part.log" 2>&1 || true
     tail -40 "$out/$part.log" ;;

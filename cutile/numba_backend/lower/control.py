@@ -1,5 +1,10 @@
-"""Lowering of structured control flow: For -> ``for ... in range``, Loop -> ``while True``,
+"""Lowering of structured control flow: For -> ``for ... in range``, Loop -> ``while go:``,
 If -> ``if/else``, and the Yield/Continue/Break/Return terminators (handled in ``Gen``).
+
+Loop is deliberately not ``while True:``.  Numba (0.68, CPU and CUDA alike) miscompiles the
+CPython 3.12 bytecode of a ``while True:`` loop whose ``break`` branch assigns a variable that
+the fall-through path also assigns: the compiled loop never exits.  Testing a variable that
+is always true gives ordinary loop bytecode, which Numba compiles correctly.
 
 Conditions and bounds are scalars, replicated in every thread, so every branch is taken by the
 whole block and barriers inside loops and branches are legal (R-EXEC-3).  Loop-carried values
@@ -49,7 +54,9 @@ def for_(g, op):
 @lower(ops.Loop)
 def loop(g, op):
     frame = _carried(g, op.body.args, op.inits)
-    g.emit_loop("while True:", frame, op.body, lambda: None, normal_exit=False)
+    go = g.tmp("go")
+    g.line(f"{go} = True")
+    g.emit_loop(f"while {go}:", frame, op.body, lambda: None, normal_exit=False)
     for r, lay, n, init in zip(op.results, frame.layouts, frame.names, frame.inits):
         g.bind(r, lay, n, init)
 
