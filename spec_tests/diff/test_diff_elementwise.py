@@ -193,7 +193,8 @@ def test_transcendental_within_ulps(shard, fn, d, seed):
     n = 256
     a, b = values(rng, (n,), d), values(rng, (n,), d)
     if fn == "pow":
-        b = np.round(b.astype(np.float64) % 8).astype(d.np_dtype)   # keep results in range
+        with np.errstate(invalid="ignore"):                          # inf % 8 is NaN: kept
+            b = np.round(b.astype(np.float64) % 8).astype(d.np_dtype)   # results in range
     o = poison((n,), d.np_dtype)
     ref, got = run_both(k, (2,), [a, b, o, 128])
     assert_same(ref[2], got[2], ulps=0 if sim() else ULP_BOUND[d], what=f"{fn} {d.name}")
