@@ -6,6 +6,8 @@ On the GPU machine, with the real cuTile importable (see ../shared/GPU.md):
 Locally, on cutile's interpreter (or CUTILE_BACKEND=numba):
     python3 tools/oracle/run.py --local /tmp/local.npz
     python3 tools/oracle/run.py --compare oracle.npz /tmp/local.npz
+`--only examples` (or probes, errors; comma-separated) runs a part: with CUTILE_BACKEND=numba
+on the GPU every probe is a Numba compile, and all parts take more than five minutes there.
 """
 
 from __future__ import annotations
@@ -45,13 +47,17 @@ def _torch_launch(ct):
     return launch
 
 
-def collect(launch) -> dict:
+def collect(launch, parts=("probes", "examples", "errors")) -> dict:
+    """Run the chosen parts (``--only``: on the GPU each probe is a Numba compile, and all of
+    them together take more than five minutes there)."""
     sys.path.insert(0, HERE)
     sys.path.insert(0, os.path.join(ROOT, "examples"))
-    import probes
-    res = probes.run_all(lambda grid, k, args: launch(None, grid, k, args))
+    res = {}
+    if "probes" in parts:
+        import probes
+        res.update(probes.run_all(lambda grid, k, args: launch(None, grid, k, args)))
     import importlib
-    for name in EXAMPLES:
+    for name in EXAMPLES if "examples" in parts else ():
         mod = importlib.import_module(name)
         outs = {}
 
@@ -65,7 +71,8 @@ def collect(launch) -> dict:
         except Exception as e:  # noqa: BLE001
             res[f"example.{name}.ERROR"] = f"{type(e).__name__}: {str(e)[:300]}"
         res.update(outs)
-    res.update(error_classes(launch))
+    if "errors" in parts:
+        res.update(error_classes(launch))
     return res
 
 
@@ -110,17 +117,19 @@ def main():
     p.add_argument("--oracle")
     p.add_argument("--local")
     p.add_argument("--compare", nargs=2)
+    p.add_argument("--only", help="comma-separated parts to run: probes,examples,errors")
     args = p.parse_args()
+    parts = tuple(args.only.split(",")) if args.only else ("probes", "examples", "errors")
     if args.compare:
         compare(*args.compare)
         return
     if args.oracle:
         import cuda.tile as ct
         sys.modules["cutile"] = ct
-        save(collect(_torch_launch(ct)), args.oracle)
+        save(collect(_torch_launch(ct), parts), args.oracle)
         return
     import cutile as ct
-    save(collect(ct.launch), args.local)
+    save(collect(ct.launch, parts), args.local)
 
 
 
