@@ -9,6 +9,7 @@
 - ``CUTILE_NUMBA_MMA_ACC``: ``f32`` (default) or ``exact`` mma accumulation on the Numba
   backend (docs/backend.md).
 - ``CUTILE_FAILLOG`` (spec_tests only): append each test failure to this file as it happens.
+- ``CUTILE_DURLOG`` (spec_tests only): append each test's start and duration to this file.
 """
 
 from __future__ import annotations

@@ -95,8 +95,8 @@ def tracker_for(ir, grid: tuple, args: list) -> RaceTracker | None:
     if grid[0] * grid[1] * grid[2] <= 1:
         return None
     written = written_params(ir)
-    arrays = [a for i, a in enumerate(args) if isinstance(a, np.ndarray) and a.ndim >= 0
-              and (written is None or i in written)]
+    arrays = [a for i, a in enumerate(args)
+              if isinstance(a, np.ndarray) and (written is None or i in written)]
     if not arrays:
         return None
     return RaceTracker(grid, {id(_root(a)) for a in arrays})
