@@ -1,6 +1,7 @@
 """GPU benchmark of the Numba backend next to PyTorch and the real cuTile, in one run.
 
     python benchmarks/gpu.py [--quick] [--only vadd,softmax,mm_f32,mm_f16]
+                             [--first-call-only | --no-first-call] [--timeout 600]
 
 Workloads (the same kernel source runs on ``cutile`` and on ``cuda.tile``):
 
@@ -8,6 +9,10 @@ Workloads (the same kernel source runs on ``cutile`` and on ``cuda.tile``):
 - row softmax, 8192 x 4096 float32: GB/s counting 1 read + 1 write;
 - matmul 4096**3, float32 inputs (TF32 off in PyTorch) and float16 inputs (float32
   accumulation): TFLOP/s.
+
+First, for each workload, the first launch in a fresh process (``first_call.py``), twice with
+one new on-disk kernel cache: empty (cold: Numba compiles) and then warm (the cubin is
+loaded), printed as ``<workload>: first call cold X.X s, warm Y.Y s``.
 
 Each measurement checks correctness first (random data, poisoned outputs), then times the
 median of ``triton.testing.do_bench`` (or CUDA events when Triton is absent) after a warm-up.
@@ -27,6 +32,7 @@ import traceback
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 
 def make_kernels(ct):
@@ -93,8 +99,21 @@ def main(argv=None) -> int:
     ap.add_argument("--quick", action="store_true", help="smaller problems (smoke test)")
     ap.add_argument("--only", default="vadd,softmax,mm_f32,mm_f16")
     ap.add_argument("--threads", type=int, default=None, help="numba threads per block")
+    ap.add_argument("--first-call-only", action="store_true",
+                    help="only the cold/warm first-call measurement")
+    ap.add_argument("--no-first-call", action="store_true",
+                    help="skip the cold/warm first-call measurement")
+    ap.add_argument("--timeout", type=float, default=600.0,
+                    help="seconds allowed to each first-call process")
     args = ap.parse_args(argv)
     only = set(args.only.split(","))
+
+    if not args.no_first_call:
+        from first_call import first_calls
+        first_calls([w for w in args.only.split(",") if w], quick=args.quick,
+                    threads=args.threads, timeout=args.timeout)
+        if args.first_call_only:
+            return 0
 
     try:
         import torch

@@ -351,3 +351,23 @@ def test_gpu_second_process_loads_the_cubin_without_compiling(cdir, tmp_path):
     warm = json.loads(_run(_LAUNCH, tmp_path, env))
     assert warm["hits"] == 1 and warm["stores"] == 0 and not warm["errors"], warm
     assert warm["numba_compiled"] == 0 and warm["key"] == cold["key"]
+
+
+def test_first_call_benchmark_mechanics_under_the_simulator(monkeypatch):
+    """benchmarks/first_call.py (run by benchmarks/gpu.py): two fresh processes per workload
+    sharing one new cache directory, the required output line, and a timed-out child
+    reported rather than fatal.  Under the simulator cold and warm are the same (no cubin)."""
+    pytest.importorskip("numba")
+    import io
+    import re
+    monkeypatch.setenv("NUMBA_ENABLE_CUDASIM", "1")
+    monkeypatch.syspath_prepend(os.path.join(ROOT, "benchmarks"))
+    from first_call import first_calls
+    buf = io.StringIO()
+    [(w, cold, warm)] = first_calls(["vadd"], tiny=True, timeout=240, out=buf)
+    assert re.search(r"vector add 2\^11 f32: first call cold \d+\.\d s, warm \d+\.\d s",
+                     buf.getvalue()), buf.getvalue()
+    assert cold["ok"] and warm["ok"] and cold["arrays"] == "numpy"
+    buf = io.StringIO()
+    first_calls(["vadd"], tiny=True, timeout=0.05, out=buf)
+    assert "first call cold FAILED (timed out after 0 s), warm FAILED" in buf.getvalue()
