@@ -16,6 +16,7 @@ import time
 
 import pytest
 
+import cutile as ct
 from cutile import cache
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -202,7 +203,7 @@ def test_lru_eviction_keeps_recently_used(cdir, monkeypatch):
         os.utime(p, (now - 100 + i, now - 100 + i))   # k0 oldest ... k4 newest
     assert cache.load(_key(0)) is not None            # a hit makes k0 the most recent
     size = (cdir / "kernels" / (_key(0) + ".bin")).stat().st_size
-    monkeypatch.setenv("CUTILE_CACHE_SIZE", str(3 * size))
+    monkeypatch.setenv("CUTILE_CACHE_SIZE", str(3 * size + 50))   # headers vary by a byte
     stale = cdir / "kernels" / ".tmp-dead.bin"
     stale.write_bytes(b"x")
     os.utime(stale, (now - 2 * cache.STALE_TMP_S, now - 2 * cache.STALE_TMP_S))
@@ -371,3 +372,92 @@ def test_first_call_benchmark_mechanics_under_the_simulator(monkeypatch):
     buf = io.StringIO()
     first_calls(["vadd"], tiny=True, timeout=0.05, out=buf)
     assert "first call cold FAILED (timed out after 0 s), warm FAILED" in buf.getvalue()
+
+
+class _FakeLib:
+    _setup_functions: list = []
+    _teardown_functions: list = []
+
+    def __init__(self, cubin):
+        self.cubin = cubin
+
+    def get_cubin(self):
+        return type("ObjectCode", (), {"code": self.cubin})()
+
+
+class _FakeKernel:
+    """What diskcache.save reads of a Numba kernel."""
+
+    cooperative = debug = False
+    shared_memory_carveout = None
+
+    def __init__(self, argtypes, cubin=b"\x7fELF fake cubin"):
+        self._codelibrary = _FakeLib(cubin)
+        self.entry_name = "_ZN6cutile4vaddE"
+        self.argument_types = argtypes
+        self.regs_per_thread = 40
+
+
+@ct.kernel
+def scale(a, b, TILE: ct.Constant[int]):
+    bid = ct.bid(0)
+    ct.store(b, (bid,), ct.load(a, (bid,), (TILE,)) * 3)
+
+
+def test_variant_miss_compiles_and_marks_for_storing_hit_skips_numba(cdir, monkeypatch):
+    """launch.Compiled.variant on a GPU (device queries and the cubin load faked): a miss
+    compiles through Numba and remembers where to store; after diskcache.save a new process's
+    variant comes from the cache (Numba compiles nothing) and is launched on the checked
+    packing; a stored cubin that does not load is discarded and recompiled."""
+    pytest.importorskip("numba")
+    import numpy as np
+
+    from cutile.numba_backend import diskcache
+    from cutile.numba_backend import launch as L
+
+    target = {"arch": "sm_90", "driver": [13, 0]}
+    monkeypatch.setattr(diskcache, "current_target", lambda: target)
+    args = (np.zeros(64, np.float32), np.zeros(64, np.float32), 16)
+    ck = L.compile_kernel(scale.compile(scale.specialize(args)), 32)
+    compiled = []
+
+    class Dispatcher:
+        def compile(self, argtypes):
+            compiled.append(argtypes)
+            return _FakeKernel(argtypes)
+
+    ck.dispatcher = Dispatcher()
+    v = L.Compiled.variant(ck)
+    assert len(compiled) == 1 and v.kernel is not None and v.fast is None
+    key, tgt = v.disk
+    assert tgt == target and key == diskcache.variant_key(ck.cache_key, v.argtypes, target)
+    assert cache.load(key) is None
+    assert diskcache.save(key, ck, v.kernel, tgt)
+    e = cache.load(key)
+    assert e.payload == b"\x7fELF fake cubin" and e.meta["entry"] == "_ZN6cutile4vaddE"
+    assert e.meta["kernel"] == "scale" and e.meta["target"] == "sm_90"
+
+    # a cubin that does not load (here: no GPU) is discarded and the variant recompiled
+    ck.variants.clear()
+    v2 = ck.variant()
+    assert len(compiled) == 2 and v2.kernel is not None and cache.load(key) is None
+    assert cache.stats.corrupt == 1 and cache.stats.errors
+
+    # a loaded cubin: no Numba compilation, launched on the stored (checked) packing
+    diskcache.save(key, ck, v.kernel, tgt)
+    handle = type("Kernel", (), {"attributes": type("A", (), {"num_regs": 40})()})()
+    monkeypatch.setattr(diskcache, "load", lambda k: ("objcode", handle) if cache.load(k)
+                        else None)
+    ck.variants.clear()
+    v3 = ck.variant()
+    assert len(compiled) == 2 and v3.kernel is None and v3.fast is True
+    assert v3.handle() is handle and v3.registers() == 40 and v3.disk is None
+
+
+def test_save_skips_kernels_without_cubin_bytes(cdir):
+    pytest.importorskip("numba")
+    from cutile.numba_backend import diskcache
+    ck = type("Ck", (), {"name": "k", "T": 32, "smem_bytes": 0})()
+    k = _FakeKernel((), cubin=None)
+    assert not diskcache.save(cache.key("x"), ck, k, {"arch": "sm_90"})
+    assert "no cubin bytes" in cache.stats.errors[-1] and cache.entries() == []

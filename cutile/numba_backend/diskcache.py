@@ -85,12 +85,14 @@ def variant_key(source_key_: str, argtypes: tuple, target: dict) -> str:
 
 
 def _cubin_bytes(code) -> bytes | None:
-    if isinstance(code, (bytes, bytearray, memoryview)):
-        return bytes(code)
-    if isinstance(code, str) and os.path.isfile(code):
+    """The bytes of a linked cubin (``ObjectCode.code``: in-memory bytes, or a file path)."""
+    if isinstance(code, (str, os.PathLike)):
         with open(code, "rb") as f:
             return f.read()
-    return None
+    try:
+        return bytes(memoryview(code))
+    except TypeError:
+        return None
 
 
 def storable(kernel) -> bool:
@@ -106,8 +108,10 @@ def save(key: str, ck, kernel, target: dict) -> bool:
     try:
         if not storable(kernel):
             return False
-        cubin = _cubin_bytes(getattr(kernel._codelibrary.get_cubin(), "code", None))
+        code = kernel._codelibrary.get_cubin()
+        cubin = _cubin_bytes(getattr(code, "code", code))
         if not cubin:
+            cache.stats.errors.append(f"save {ck.name}: no cubin bytes in {type(code)}")
             return False
         meta = {"kernel": ck.name, "target": target["arch"], "entry": kernel.entry_name,
                 "threads": ck.T, "shared_bytes": ck.smem_bytes,
