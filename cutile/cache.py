@@ -43,7 +43,12 @@ class Stats:
     stores: int = 0
     corrupt: int = 0
     evicted: int = 0
-    errors: list = field(default_factory=list)
+    errors: list = field(default_factory=list)     # the latest few, newest last
+
+    def note(self, msg: str) -> None:
+        """Remember why something was not cached (the last 20 reasons)."""
+        self.errors.append(msg)
+        del self.errors[:-20]
 
 
 stats = Stats()
@@ -144,7 +149,7 @@ def store(k: str, payload: bytes, meta: dict | None = None) -> bool:
     except OSError as e:
         _warn_once(f"cutile: cannot write the kernel cache in {d} ({e}); compiled kernels are "
                    "not kept between processes (set CUTILE_CACHE_DIR, or CUTILE_CACHE=0)")
-        stats.errors.append(str(e))
+        stats.note(f"store {k[:16]}: {e}")
         return False
     finally:
         if tmp is not None:

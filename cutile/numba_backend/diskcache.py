@@ -111,13 +111,13 @@ def save(key: str, ck, kernel, target: dict) -> bool:
         code = kernel._codelibrary.get_cubin()
         cubin = _cubin_bytes(getattr(code, "code", code))
         if not cubin:
-            cache.stats.errors.append(f"save {ck.name}: no cubin bytes in {type(code)}")
+            cache.stats.note(f"save {ck.name}: no cubin bytes in {type(code)}")
             return False
         meta = {"kernel": ck.name, "target": target["arch"], "entry": kernel.entry_name,
                 "threads": ck.T, "shared_bytes": ck.smem_bytes,
                 "argtypes": [str(t) for t in kernel.argument_types]}
     except Exception as e:                  # private Numba pieces moved: just do not store
-        cache.stats.errors.append(f"save {ck.name}: {type(e).__name__}: {e}")
+        cache.stats.note(f"save {ck.name}: {type(e).__name__}: {e}")
         return False
     return cache.store(key, cubin, meta)
 
@@ -136,6 +136,6 @@ def load(key: str):
         return obj, obj.get_kernel(entry.meta["entry"])
     except Exception as e:
         cache.stats.corrupt += 1
-        cache.stats.errors.append(f"load {key[:16]}: {type(e).__name__}: {e}")
+        cache.stats.note(f"load {key[:16]}: {type(e).__name__}: {e}")
         cache.discard(key)
         return None

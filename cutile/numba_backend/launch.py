@@ -80,7 +80,7 @@ class Compiled:
                     key = diskcache.variant_key(self.cache_key, argtypes, target)
                     loaded = diskcache.load(key)
                 except Exception as e:      # no device query / toolchain versions: no cache
-                    diskcache.cache.stats.errors.append(f"key {self.name}: {type(e).__name__}: {e}")
+                    diskcache.cache.stats.note(f"key {self.name}: {type(e).__name__}: {e}")
                     key = None
             if loaded is not None:
                 v = Variant(argtypes, None, Packer(argtypes), loaded)
