@@ -8,6 +8,8 @@
 - ``CUTILE_NUMBA_THREADS``: threads per block on the Numba backend (power of two <= 1024).
 - ``CUTILE_NUMBA_MMA_ACC``: ``f32`` (default) or ``exact`` mma accumulation on the Numba
   backend (docs/backend.md).
+- ``CUTILE_TEST_EXECUTORS``: ``interp,numba`` (comma list) overrides which executors
+  ``cutile.testing`` runs tests on (default: the interpreter, plus Numba where it can run).
 - ``CUTILE_FAILLOG`` (spec_tests only): append each test failure to this file as it happens.
 - ``CUTILE_DURLOG`` (spec_tests only): append each test's start and duration to this file.
 """
@@ -50,3 +52,15 @@ def numba_mma_acc() -> str:
     if v not in ("f32", "exact"):
         raise ValueError(f"CUTILE_NUMBA_MMA_ACC must be 'f32' or 'exact', got {v!r}")
     return v
+
+
+def test_executors() -> tuple[str, ...]:
+    """``CUTILE_TEST_EXECUTORS=interp,numba``: the executors ``cutile.testing`` uses (empty:
+    decide from what can run)."""
+    v = os.environ.get("CUTILE_TEST_EXECUTORS", "").strip()
+    names = tuple(n.strip().lower() for n in v.split(",") if n.strip())
+    bad = [n for n in names if n not in ("interp", "numba")]
+    if bad:
+        raise ValueError(f"CUTILE_TEST_EXECUTORS names unknown executor(s) {bad}; "
+                         "expected 'interp' and/or 'numba'")
+    return names

@@ -155,8 +155,11 @@ def block_order(grid: tuple, seed: int | None):
 
 
 def run_kernel(ir: KernelIR, grid: tuple, args: list, *, strict: bool | None = None,
-               shuffle_blocks: int | None = None) -> None:
-    """Execute ``ir`` for every block of ``grid`` on host arrays/scalars ``args``."""
+               shuffle_blocks: int | None = None):
+    """Execute ``ir`` for every block of ``grid`` on host arrays/scalars ``args``.
+
+    Returns the launch's ``RaceTracker`` (who wrote which element; ``cutile.testing`` names
+    the writing block of a disagreeing element with it), or None when none was kept."""
     from . import load_rules
     load_rules()
     strict = config.strict() if strict is None else strict
@@ -173,3 +176,4 @@ def run_kernel(ir: KernelIR, grid: tuple, args: list, *, strict: bool | None = N
         for p, a in zip(ir.params, params):
             frame.values[p] = a
         frame.run_region(ir.body, [])
+    return races

@@ -127,6 +127,20 @@ class RaceTracker:
             self._buffers[key] = entry
         return entry[1], entry[2], entry[3]
 
+    def writer_of(self, array: np.ndarray, index: tuple) -> tuple | None:
+        """The block ``(x, y, z)`` that wrote ``array[index]`` in this launch (None: no block
+        changed it)."""
+        if not self.tracks(array):
+            return None
+        low, writer, _ = self._state(array)
+        addr = array.__array_interface__["data"][0] + sum(
+            i * st for i, st in zip(index, array.strides))
+        who = int(writer[(addr - low) // array.itemsize])
+        if who < 0:
+            return None
+        g0, g1 = self.grid[0], self.grid[1]
+        return (who % g0, who // g0 % g1, who // (g0 * g1))
+
     def _views(self, array: np.ndarray, access: tuple):
         """(writer, reader, slot numbers) for an access: for a window ("win", view) strided
         views of the state arrays laid out like the view (no index arrays: the common case is
