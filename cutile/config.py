@@ -10,6 +10,8 @@
   backend (docs/backend.md).
 - ``CUTILE_TEST_EXECUTORS``: ``interp,numba`` (comma list) overrides which executors
   ``cutile.testing`` runs tests on (default: the interpreter, plus Numba where it can run).
+- ``CUTILE_BREAK_BLOCKS``: ``3,0;1,2`` makes ``breakpoint()`` in kernels stop only in these
+  blocks on the interpreter (``cutile.debug.break_in`` does the same in code).
 - ``CUTILE_FAILLOG`` (spec_tests only): append each test failure to this file as it happens.
 - ``CUTILE_DURLOG`` (spec_tests only): append each test's start and duration to this file.
 """
@@ -64,3 +66,15 @@ def test_executors() -> tuple[str, ...]:
         raise ValueError(f"CUTILE_TEST_EXECUTORS names unknown executor(s) {bad}; "
                          "expected 'interp' and/or 'numba'")
     return names
+
+
+def break_blocks() -> set | None:
+    """``CUTILE_BREAK_BLOCKS="3,0;1,2"``: the blocks where ``breakpoint()`` stops (None: all).
+    A block names its leading coordinates; the others are 0."""
+    v = os.environ.get("CUTILE_BREAK_BLOCKS", "").strip()
+    if not v:
+        return None
+    try:
+        return {tuple(int(x) for x in part.split(",")) for part in v.split(";") if part.strip()}
+    except ValueError:
+        raise ValueError(f"CUTILE_BREAK_BLOCKS must look like '3,0;1,2', got {v!r}") from None
