@@ -28,7 +28,6 @@ def lower(*op_classes):
 def load_lowerings() -> dict[type, Callable]:
     global _loaded
     if not _loaded:
-        from . import (control, creation, debugger, elementwise, index, matmul,  # noqa: F401
-                       memory, reduce, shape)
+        from . import control, creation, debugger, elementwise, index, matmul, memory, reduce, shape  # noqa: F401
         _loaded = True
     return LOWERINGS
