@@ -14,10 +14,11 @@ import numpy as np
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path[:0] = [ROOT, os.path.join(ROOT, "examples")]
 
-import cutile as ct  # noqa: E402
-import cutile.debug as dbg  # noqa: E402
 from matmul import matmul_kernel  # noqa: E402
 from softmax import softmax_kernel  # noqa: E402
+
+import cutile as ct  # noqa: E402
+import cutile.debug as dbg  # noqa: E402
 
 IMG = os.path.join(ROOT, "docs", "img")
 
