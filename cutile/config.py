@@ -14,6 +14,10 @@
   on Windows); ``0``/``off``/``none`` also turn it off, as ``CUDA_TILE_CACHE_DIR`` does.
 - ``CUTILE_CACHE_SIZE``: size cap of the cache, bytes or ``512M``/``2G`` (default ``1G``);
   least recently used entries are evicted past it.
+- ``CUTILE_TEST_EXECUTORS``: ``interp,numba`` (comma list) overrides which executors
+  ``cutile.testing`` runs tests on (default: the interpreter, plus Numba where it can run).
+- ``CUTILE_BREAK_BLOCKS``: ``3,0;1,2`` makes ``breakpoint()`` in kernels stop only in these
+  blocks on the interpreter (``cutile.debug.break_in`` does the same in code).
 - ``CUTILE_FAILLOG`` (spec_tests only): append each test failure to this file as it happens.
 - ``CUTILE_DURLOG`` (spec_tests only): append each test's start and duration to this file.
 """
@@ -98,3 +102,27 @@ def cache_size() -> int:
         raise ValueError(f"CUTILE_CACHE_SIZE must be a byte count like 1000000, 512M or 2G, "
                          f"got {v!r}")
     return int(float(m.group(1)) * _UNITS[m.group(2).upper()])
+
+
+def test_executors() -> tuple[str, ...]:
+    """``CUTILE_TEST_EXECUTORS=interp,numba``: the executors ``cutile.testing`` uses (empty:
+    decide from what can run)."""
+    v = os.environ.get("CUTILE_TEST_EXECUTORS", "").strip()
+    names = tuple(n.strip().lower() for n in v.split(",") if n.strip())
+    bad = [n for n in names if n not in ("interp", "numba")]
+    if bad:
+        raise ValueError(f"CUTILE_TEST_EXECUTORS names unknown executor(s) {bad}; "
+                         "expected 'interp' and/or 'numba'")
+    return names
+
+
+def break_blocks() -> set | None:
+    """``CUTILE_BREAK_BLOCKS="3,0;1,2"``: the blocks where ``breakpoint()`` stops (None: all).
+    A block names its leading coordinates; the others are 0."""
+    v = os.environ.get("CUTILE_BREAK_BLOCKS", "").strip()
+    if not v:
+        return None
+    try:
+        return {tuple(int(x) for x in part.split(",")) for part in v.split(";") if part.strip()}
+    except ValueError:
+        raise ValueError(f"CUTILE_BREAK_BLOCKS must look like '3,0;1,2', got {v!r}") from None
