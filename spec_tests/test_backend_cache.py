@@ -380,6 +380,7 @@ class _FakeLib:
 
     def __init__(self, cubin):
         self.cubin = cubin
+        self._entry_name = "_ZN6cutile4vaddE"
 
     def get_cubin(self):
         return type("ObjectCode", (), {"code": self.cubin})()
@@ -393,7 +394,7 @@ class _FakeKernel:
 
     def __init__(self, argtypes, cubin=b"\x7fELF fake cubin"):
         self._codelibrary = _FakeLib(cubin)
-        self.entry_name = "_ZN6cutile4vaddE"
+        self.entry_name = "not used when the library names its entry"
         self.argument_types = argtypes
         self.regs_per_thread = 40
 

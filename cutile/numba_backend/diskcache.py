@@ -98,8 +98,8 @@ def _cubin_bytes(code) -> bytes | None:
 def storable(kernel) -> bool:
     """Whether a compiled Numba kernel can be relaunched from its cubin alone."""
     lib = kernel._codelibrary
-    return not (lib._setup_functions or lib._teardown_functions or kernel.cooperative
-                or getattr(kernel, "debug", False)
+    return not (lib._setup_functions or lib._teardown_functions
+                or getattr(kernel, "cooperative", True) or getattr(kernel, "debug", True)
                 or getattr(kernel, "shared_memory_carveout", None) is not None)
 
 
@@ -113,7 +113,8 @@ def save(key: str, ck, kernel, target: dict) -> bool:
         if not cubin:
             cache.stats.note(f"save {ck.name}: no cubin bytes in {type(code)}")
             return False
-        meta = {"kernel": ck.name, "target": target["arch"], "entry": kernel.entry_name,
+        entry = getattr(kernel._codelibrary, "_entry_name", None) or kernel.entry_name
+        meta = {"kernel": ck.name, "target": target["arch"], "entry": entry,
                 "threads": ck.T, "shared_bytes": ck.smem_bytes,
                 "argtypes": [str(t) for t in kernel.argument_types]}
     except Exception as e:                  # private Numba pieces moved: just do not store
