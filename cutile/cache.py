@@ -281,12 +281,12 @@ def _human(n: float) -> str:
 
 
 def _info(out) -> None:
+    cap = _human(config.cache_size())
     items = entries()
     total = sum(i.size for i in items)
     state = "on" if config.cache_enabled() else "off (CUTILE_CACHE=0 or CUTILE_CACHE_DIR=off)"
     print(f"cutile kernel cache: {directory()}", file=out)
-    print(f"  state: {state}; size cap {_human(config.cache_size())} (CUTILE_CACHE_SIZE)",
-          file=out)
+    print(f"  state: {state}; size cap {cap} (CUTILE_CACHE_SIZE)", file=out)
     print(f"  {len(items)} entries, {_human(total)}", file=out)
     if items:
         print(f"  {'last used (UTC)':19}  {'size':>10}  {'kernel':24} {'target':8} key",
@@ -307,11 +307,15 @@ def main(argv=None) -> int:
     ap.add_argument("command", choices=("info", "clear"),
                     help="info: location, size and entries; clear: delete every entry")
     args = ap.parse_args(argv)
-    if args.command == "info":
-        _info(sys.stdout)
-    else:
-        n, freed = clear()
-        print(f"cleared {directory()}: {n} files, {_human(freed)}")
+    try:
+        if args.command == "info":
+            _info(sys.stdout)
+        else:
+            n, freed = clear()
+            print(f"cleared {directory()}: {n} files, {_human(freed)}")
+    except ValueError as e:                      # a malformed CUTILE_CACHE_* setting
+        print(f"python -m cutile.cache: error: {e}", file=sys.stderr)
+        return 2
     return 0
 
 

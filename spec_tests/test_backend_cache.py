@@ -462,3 +462,10 @@ def test_save_skips_kernels_without_cubin_bytes(cdir):
     k = _FakeKernel((), cubin=None)
     assert not diskcache.save(cache.key("x"), ck, k, {"arch": "sm_90"})
     assert "no cubin bytes" in cache.stats.errors[-1] and cache.entries() == []
+
+
+def test_cli_reports_a_malformed_setting(cdir):
+    env = dict(os.environ, PYTHONPATH=ROOT, CUTILE_CACHE_DIR=str(cdir), CUTILE_CACHE_SIZE="lots")
+    r = subprocess.run([sys.executable, "-m", "cutile.cache", "info"], env=env,
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2 and "CUTILE_CACHE_SIZE" in r.stderr and not r.stdout
