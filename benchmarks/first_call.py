@@ -2,7 +2,7 @@
 cold (empty) and then warm, on the Numba backend (issue 15).
 
     python benchmarks/first_call.py [--only vadd,softmax,mm_f32,mm_f16] [--quick | --tiny]
-                                    [--threads N] [--timeout 600]
+                                    [--threads N] [--timeout 300]
 
 For each workload a new empty cache directory (``CUTILE_CACHE_DIR``; the user's own cache is
 never touched) serves two child processes in turn; each child imports torch (when it has a
@@ -137,37 +137,44 @@ def _fmt(res: dict) -> str:
     return f"{res['first_s']:.1f} s{wrong}"
 
 
-def first_calls(workloads, *, quick=False, tiny=False, threads=None, timeout=600.0,
-                out=None) -> list:
-    """Measure and print cold/warm first calls; returns [(workload, cold, warm)]."""
+def first_calls(workloads, *, quick=False, tiny=False, threads=None, timeout=300.0,
+                out=None, cache_dir=None) -> list:
+    """Measure and print cold/warm first calls; returns [(workload, cold, warm, line)].
+
+    ``cache_dir``: an empty folder to use as the cache (each workload launches its own kernel,
+    so one folder serves them all, cold for each); the caller keeps it.  Default: a temporary
+    folder, deleted afterwards."""
     out = out or sys.stdout
     mode = "tiny" if tiny else "quick" if quick else "full"
     print("first launch in a fresh process, on-disk kernel cache empty (cold) then warm:",
           file=out, flush=True)
-    results = []
-    for w in workloads:
-        if w not in WORKLOADS:
-            print(f"{w}: unknown workload (known: {', '.join(WORKLOADS)})", file=out)
-            continue
-        d = tempfile.mkdtemp(prefix="cutile-firstcall-")
-        try:
-            cold = _spawn(w, mode, threads, d, timeout)
-            warm = _spawn(w, mode, threads, d, timeout)
-        finally:
+    d = cache_dir or tempfile.mkdtemp(prefix="cutile-firstcall-")
+    try:
+        return [_one(w, mode, threads, d, timeout, out) for w in workloads]
+    finally:
+        if cache_dir is None:
             shutil.rmtree(d, ignore_errors=True)
-        name = cold.get("name") or warm.get("name") or sizes(w, mode)["name"]
-        note = ""
-        if "error" not in cold and "error" not in warm:
-            note = (f"  (cold stored {cold['stores']}, warm loaded {warm['hits']}; "
-                    f"processes {cold['process_s']:.1f} s / {warm['process_s']:.1f} s; "
-                    f"{warm['arrays']} arrays)")
-            errs = cold["cache_errors"] + warm["cache_errors"]
-            if errs:
-                note += f"\n    cache errors: {'; '.join(errs)[:300]}"
-        print(f"{name}: first call cold {_fmt(cold)}, warm {_fmt(warm)}{note}", file=out,
-              flush=True)
-        results.append((w, cold, warm))
-    return results
+
+
+def _one(w: str, mode: str, threads, d: str, timeout: float, out) -> tuple:
+    if w not in WORKLOADS:
+        line = f"{w}: unknown workload (known: {', '.join(WORKLOADS)})"
+        print(line, file=out)
+        return w, {"error": "unknown workload"}, {"error": "unknown workload"}, line
+    cold = _spawn(w, mode, threads, d, timeout)
+    warm = _spawn(w, mode, threads, d, timeout)
+    name = cold.get("name") or warm.get("name") or sizes(w, mode)["name"]
+    note = ""
+    if "error" not in cold and "error" not in warm:
+        note = (f"  (cold stored {cold['stores']}, warm loaded {warm['hits']}; "
+                f"processes {cold['process_s']:.1f} s / {warm['process_s']:.1f} s; "
+                f"{warm['arrays']} arrays)")
+        errs = cold["cache_errors"] + warm["cache_errors"]
+        if errs:
+            note += f"\n    cache errors: {'; '.join(errs)[:300]}"
+    line = f"{name}: first call cold {_fmt(cold)}, warm {_fmt(warm)}"
+    print(line + note, file=out, flush=True)
+    return w, cold, warm, line
 
 
 def main(argv=None) -> int:
@@ -176,7 +183,7 @@ def main(argv=None) -> int:
     ap.add_argument("--quick", action="store_true", help="the benchmark's smaller sizes")
     ap.add_argument("--tiny", action="store_true", help="simulator sizes (mechanics only)")
     ap.add_argument("--threads", type=int, default=None, help="numba threads per block")
-    ap.add_argument("--timeout", type=float, default=600.0, help="seconds per process")
+    ap.add_argument("--timeout", type=float, default=300.0, help="seconds per process")
     ap.add_argument("--child", default=None, help=argparse.SUPPRESS)
     ap.add_argument("--mode", default="full", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
@@ -185,7 +192,7 @@ def main(argv=None) -> int:
         return 0
     res = first_calls([w for w in args.only.split(",") if w], quick=args.quick, tiny=args.tiny,
                       threads=args.threads, timeout=args.timeout)
-    bad = [w for w, c, m in res if "error" in c or "error" in m or not (c["ok"] and m["ok"])]
+    bad = [w for w, c, m, _ in res if "error" in c or "error" in m or not (c["ok"] and m["ok"])]
     return 1 if bad else 0
 
 

@@ -365,10 +365,11 @@ def test_first_call_benchmark_mechanics_under_the_simulator(monkeypatch):
     monkeypatch.syspath_prepend(os.path.join(ROOT, "benchmarks"))
     from first_call import first_calls
     buf = io.StringIO()
-    [(w, cold, warm)] = first_calls(["vadd"], tiny=True, timeout=240, out=buf)
+    [(w, cold, warm, line)] = first_calls(["vadd"], tiny=True, timeout=240, out=buf)
     assert re.search(r"vector add 2\^11 f32: first call cold \d+\.\d s, warm \d+\.\d s",
                      buf.getvalue()), buf.getvalue()
     assert cold["ok"] and warm["ok"] and cold["arrays"] == "numpy"
+    assert line in buf.getvalue() and line.startswith("vector add")
     buf = io.StringIO()
     first_calls(["vadd"], tiny=True, timeout=0.05, out=buf)
     assert "first call cold FAILED (timed out after 0 s), warm FAILED" in buf.getvalue()
