@@ -322,6 +322,7 @@ _LAUNCH = """
     from cutile.numba_backend import launch as L
     ck = next(iter(next(iter(L._cache.values())).values()))
     print(json.dumps({"hits": cache.stats.hits, "stores": cache.stats.stores,
+                      "corrupt": cache.stats.corrupt,
                       "misses": cache.stats.misses, "errors": cache.stats.errors,
                       "key": ck.cache_key, "numba_compiled": len(ck.dispatcher.overloads)
                       if hasattr(ck.dispatcher, "overloads") else None}))
@@ -344,7 +345,8 @@ def test_simulator_launch_computes_key_and_stores_nothing(cdir, tmp_path):
                                          "cubin to store or load")
 def test_gpu_second_process_loads_the_cubin_without_compiling(cdir, tmp_path):
     """First process: compile, launch, store; second process: load the cubin, launch, and
-    Numba compiled nothing; both results exact."""
+    Numba compiled nothing; a third, after the cubin was replaced by garbage (with a valid
+    checksum), recompiles and stores again; every result exact."""
     env = {"NUMBA_ENABLE_CUDASIM": "0", "CUTILE_CACHE_DIR": str(cdir)}
     cold = json.loads(_run(_LAUNCH, tmp_path, env))
     assert cold["stores"] == 1 and cold["hits"] == 0 and not cold["errors"], cold
@@ -352,6 +354,13 @@ def test_gpu_second_process_loads_the_cubin_without_compiling(cdir, tmp_path):
     warm = json.loads(_run(_LAUNCH, tmp_path, env))
     assert warm["hits"] == 1 and warm["stores"] == 0 and not warm["errors"], warm
     assert warm["numba_compiled"] == 0 and warm["key"] == cold["key"]
+    # a well-formed entry whose cubin the driver rejects: discarded, recompiled, stored again
+    [entry] = cache.entries()
+    cache.store(entry.key, b"not a cubin", entry.meta)
+    again = json.loads(_run(_LAUNCH, tmp_path, env))
+    assert again["hits"] == 0 and again["stores"] == 1 and again["corrupt"] == 1, again
+    assert again["numba_compiled"] == 1
+    assert len(cache.load(entry.key).payload) > 1000
 
 
 def test_first_call_benchmark_mechanics_under_the_simulator(monkeypatch):
@@ -442,8 +451,9 @@ def test_variant_miss_compiles_and_marks_for_storing_hit_skips_numba(cdir, monke
     # a cubin that does not load (here: no GPU) is discarded and the variant recompiled
     ck.variants.clear()
     v2 = ck.variant()
-    assert len(compiled) == 2 and v2.kernel is not None and cache.load(key) is None
-    assert cache.stats.corrupt == 1 and cache.stats.errors
+    assert len(compiled) == 2 and v2.kernel is not None
+    assert (cache.stats.hits, cache.stats.corrupt) == (1, 1) and cache.stats.errors
+    assert cache.load(key) is None
 
     # a loaded cubin: no Numba compilation, launched on the stored (checked) packing
     diskcache.save(key, ck, v.kernel, tgt)

@@ -136,6 +136,8 @@ def load(key: str):
         obj = ObjectCode.from_cubin(entry.payload, name=str(entry.meta.get("kernel", "")))
         return obj, obj.get_kernel(entry.meta["entry"])
     except Exception as e:
+        cache.stats.hits -= 1                   # read, but not usable: a miss after all
+        cache.stats.misses += 1
         cache.stats.corrupt += 1
         cache.stats.note(f"load {key[:16]}: {type(e).__name__}: {e}")
         cache.discard(key)
