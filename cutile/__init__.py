@@ -6,7 +6,17 @@ public names only; importing it never imports numba.
 
 from __future__ import annotations
 
-from .api.classes import Array, Scalar, Tile, TiledView
+from .api.atomic import (
+    atomic_add,
+    atomic_and,
+    atomic_cas,
+    atomic_max,
+    atomic_min,
+    atomic_or,
+    atomic_xchg,
+    atomic_xor,
+)
+from .api.classes import Array, RawArrayMemory, Scalar, Tile, TiledView
 from .api.creation import arange, astile, full, ones, zeros
 from .api.elementwise import (
     abs,
@@ -129,4 +139,6 @@ __all__ = [
     "num_blocks", "num_tiles", "ones", "permute", "pow", "prod", "reshape", "rsqrt", "scatter",
     "sin", "sinh", "sqrt", "store", "sub", "sum", "tan", "tanh", "transpose", "truediv", "where",
     "zeros", "function", "kernel", "set_backend",
+    "atomic_add", "atomic_and", "atomic_cas", "atomic_max", "atomic_min", "atomic_or",
+    "atomic_xchg", "atomic_xor", "RawArrayMemory",
 ]

@@ -28,4 +28,11 @@ class TiledView:
         raise TypeError("Tiled views exist only in tile code")
 
 
+class RawArrayMemory:
+    """``Array.get_raw_memory()``: loads, stores and atomics by element offset (§7)."""
+
+    def __init__(self, *args, **kwargs):
+        raise TypeError("RawArrayMemory exists only in tile code")
+
+
 Scalar = int | float | bool | Tile

@@ -1,6 +1,7 @@
 """IR ops by section.  Each op is defined once here; executors implement it in same-named files."""
 
 from ..core import OPS  # noqa: F401
+from .atomic import AtomicCAS, AtomicRMW, RawLoad, RawStore  # noqa: F401
 from .control import Break, Continue, For, If, Loop, Return, Yield  # noqa: F401
 from .creation import Constant, Iota  # noqa: F401
 from .elementwise import Binary, Compare, Convert, Fma, Select, Unary  # noqa: F401
