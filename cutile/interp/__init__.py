@@ -10,6 +10,5 @@ def load_rules() -> None:
     global _loaded
     if _loaded:
         return
-    from . import (  # noqa: F401
-        atomic, control, creation, elementwise, index, matmul, memory, reduce, shape)
+    from . import atomic, control, creation, elementwise, index, matmul, memory, reduce, shape  # noqa: F401
     _loaded = True
