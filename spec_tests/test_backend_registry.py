@@ -36,6 +36,12 @@ BACKEND_FEATURE_GAPS = {
         "libdevice has directed float32/float64 operations only (RZ into bfloat16/float16/"
         "tfloat32, RZ/RM/RP/RA into float16 and RA into tfloat32 are supported)"),
     "rounding_mode RA on arithmetic": "no libdevice round-to-nearest-away operations",
+    "float16/bfloat16 atomic_add (also TiledView.atomic_store_add and atomic_add_offset)": (
+        "numba-cuda 0.30 has no 16-bit atomic on arrays and no 16-bit compare-and-swap to "
+        "build a CAS loop from"),
+    "atomics on 0-D arrays": "numba.cuda.atomic needs an index (a 1-element 1-D array works)",
+    "RawArrayMemory of an array whose strides are not decreasing along the axes": (
+        "offsets are decoded into an index with the strides in axis order (checked at launch)"),
     "undefined-behaviour detection (R-UB-*)": (
         "the backend assumes well-defined programs; it still never writes outside an array"),
 }
