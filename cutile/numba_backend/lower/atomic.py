@@ -99,12 +99,17 @@ def _index(names: list[str]) -> str:
     return names[0] if len(names) == 1 else f"({', '.join(names)})"
 
 
-def _emit(g, op, kind: str, defaults: list[str], call) -> None:
-    """Guarded atomic per register, fences, and the old values shared among replicas."""
+def _emit(g, op, kind: str, defaults, call, operands) -> None:
+    """Guarded atomic per register, fences, and the old values shared among replicas.
+
+    Every operand is brought into the result layout first: a layout conversion may need
+    shared memory and barriers, which must not sit under the one-replica predicate."""
     lay = g.natural(op.result)
     a = g.arrays[id(op.array)]
     _check(op, kind, a)
     g.stores.add(a.root)
+    regs = [g.get(v, lay) for v in operands]
+    a, pos = _positions(g, op, lay)
     names = g.reg_names(op.result, lay.nregs)
     w = g.writer(lay)
     for n, d in zip(names, defaults(lay)):
@@ -112,12 +117,11 @@ def _emit(g, op, kind: str, defaults: list[str], call) -> None:
     if w is not None:
         g.line(f"if {w}:")
         g.e.level += 1
-    a, pos = _positions(g, op, lay)
     if op.order in (MemoryOrder.RELEASE, MemoryOrder.ACQ_REL):
         g.line(_FENCE[op.scope])
     for k, (idx, cond) in enumerate(pos):
         g.line(f"if {cond}:")
-        g.line(f"    {names[k]} = {call(a, _index(idx), k, lay)}")
+        g.line(f"    {names[k]} = {call(a, _index(idx), [r[k] for r in regs])}")
     if op.order in (MemoryOrder.ACQUIRE, MemoryOrder.ACQ_REL):
         g.line(_FENCE[op.scope])
     if w is None:
@@ -130,11 +134,11 @@ def _emit(g, op, kind: str, defaults: list[str], call) -> None:
     buf = g.buffer(("atomic", id(op)), 0, dtype, lay.size)
     g.smem_write(buf, lay, names, dtype, weights)
     g.smem_sync()
-    regs = [g.tmp("old") for _ in range(lay.nregs)]
-    for k, r in enumerate(regs):
+    out = [g.tmp("old") for _ in range(lay.nregs)]
+    for k, r in enumerate(out):
         g.line(f"{r} = {g.smem_load(buf, g.linear(lay, weights, k), dtype)}")
     g.smem_did_read(buf)
-    g.alias(op.result, lay, regs)
+    g.alias(op.result, lay, out)
 
 
 @lower(ops.AtomicRMW)
@@ -144,15 +148,15 @@ def atomic_rmw(g, op):
     def defaults(lay):
         return [literal(0, dtype)] * lay.nregs
 
-    def call(a, idx, k, lay):
-        u = g.get(op.update, lay)[k]
+    def call(a, idx, vals):
+        u = vals[0]
         if op.kind == "xchg" and dtype in _BITS:
             bits, npd, to_bits, from_bits = _BITS[dtype]
             return from_bits.format(
                 f"cuda.atomic.exch({a.name}.view({npd}), {idx}, {to_bits.format(u)})")
         return f"cuda.atomic.{_FN[op.kind]}({a.name}, {idx}, {u})"
 
-    _emit(g, op, op.kind, defaults, call)
+    _emit(g, op, op.kind, defaults, call, [op.update])
 
 
 @lower(ops.AtomicCAS)
@@ -162,15 +166,15 @@ def atomic_cas(g, op):
     def defaults(lay):
         return list(g.get(op.expected, lay))
 
-    def call(a, idx, k, lay):
-        e, d = g.get(op.expected, lay)[k], g.get(op.desired, lay)[k]
+    def call(a, idx, vals):
+        e, d = vals
         if dtype in _BITS:
             bits, npd, to_bits, from_bits = _BITS[dtype]
             return from_bits.format(f"cuda.atomic.cas({a.name}.view({npd}), {idx}, "
                                     f"{to_bits.format(e)}, {to_bits.format(d)})")
         return f"cuda.atomic.cas({a.name}, {idx}, {e}, {d})"
 
-    _emit(g, op, "cas", defaults, call)
+    _emit(g, op, "cas", defaults, call, [op.expected, op.desired])
 
 
 @lower(ops.RawLoad)
