@@ -7,6 +7,8 @@ there (on another executor they check the final values and the old values as a m
 
 from __future__ import annotations
 
+import os
+
 import ml_dtypes
 import numpy as np
 import pytest
@@ -440,3 +442,16 @@ def test_plain_write_then_atomic_of_another_block_is_a_race():
             ct.atomic_add(x, 0, 1)
     with pytest.raises(UndefinedBehaviorError, match="data race"):
         ct.launch(None, (2,), k, (np.zeros(1, np.int32),))
+
+
+def test_docs_examples_run(tmp_path):
+    """docs/ops_atomic.md: every ```python block runs as is and its asserts hold."""
+    import re
+    import runpy
+    doc = os.path.join(os.path.dirname(__file__), "..", "docs", "ops_atomic.md")
+    blocks = re.findall(r"```python\n(.*?)```", open(doc).read(), re.S)
+    assert len(blocks) >= 6
+    for i, src in enumerate(blocks):
+        path = tmp_path / f"doc_block_{i}.py"
+        path.write_text(src)
+        runpy.run_path(str(path))
