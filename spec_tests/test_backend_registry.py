@@ -133,3 +133,21 @@ def test_import_cutile_does_not_import_numba():
                          cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "[]"
+
+
+@ct.kernel
+def _atomic_add(a):
+    ct.atomic_add(a, ct.arange(4, dtype=ct.int32), 1.0)
+
+
+def test_atomic_gaps_name_op_dtype_and_backend():
+    """float16/bfloat16 atomic add and 0-D atomics are refused at code generation."""
+    import ml_dtypes
+
+    from cutile.numba_backend.codegen import Gen
+    for d, name in ((np.float16, "float16"), (ml_dtypes.bfloat16, "bfloat16")):
+        ir = _atomic_add.compile(_atomic_add.specialize((np.zeros(4, d),)))
+        with pytest.raises(TileUnsupportedFeatureError,
+                           match=rf"atomic_add on {name} .*numba backend"):
+            Gen(ir, 32).generate()
+

@@ -220,3 +220,15 @@ def test_example_splitk_matmul_agrees():
     # 128 products and 4 slice additions per element, |terms| ~ 1: well inside 1e-3
     assert e1 < 1e-3 and e2 < 1e-3
     np.testing.assert_allclose(g[0], r[0], atol=1e-4, rtol=0)
+
+
+def test_raw_memory_of_fortran_array_refused():
+    """The backend decodes raw offsets with the strides in axis order; a Fortran-ordered
+    array is refused at launch with TileUnsupportedFeatureError (the interpreter runs it)."""
+    from cutile.executors import backend
+    a = np.asfortranarray(np.arange(16, dtype=np.int32).reshape(4, 4))
+    out = np.zeros(16, np.int32)
+    ct.launch(None, (1,), raw_kernel, (a.copy(order="F"), out, 8))      # interpreter: fine
+    with backend("numba"), pytest.raises(ct.TileUnsupportedFeatureError,
+                                         match=r"RawArrayMemory .*strides decrease"):
+        ct.launch(None, (1,), raw_kernel, (a, out, 8))
