@@ -10,5 +10,6 @@ def load_rules() -> None:
     global _loaded
     if _loaded:
         return
-    from . import atomic, control, creation, elementwise, index, matmul, memory, reduce, shape  # noqa: F401
+    from . import (atomic, control, creation, debugger, elementwise, index, matmul,  # noqa
+                   memory, reduce, shape)
     _loaded = True
