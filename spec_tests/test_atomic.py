@@ -455,3 +455,15 @@ def test_docs_examples_run(tmp_path):
         path = tmp_path / f"doc_block_{i}.py"
         path.write_text(src)
         runpy.run_path(str(path))
+
+
+def test_access_map_records_atomics():
+    """cutile.debug.access_map: an atomic counts as a read and, where it changed the element,
+    a write of its block (the recorder stands in for the race tracker)."""
+    import cutile.debug
+    data = np.array([0, 1, 1, 3, 3, 3, 0, 0], np.int32)
+    bins = np.zeros(4, np.int32)
+    maps = cutile.debug.access_map(_hist, (2,), (data, bins, 4))
+    np.testing.assert_array_equal(bins, [3, 2, 0, 3])
+    np.testing.assert_array_equal(maps["bins"].writes, [2, 1, 0, 2])
+    np.testing.assert_array_equal(maps["bins"].reads, [2, 1, 0, 2])
