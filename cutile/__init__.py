@@ -90,6 +90,7 @@ from .dtypes import (
     uint32,
     uint64,
 )
+from .dtypes import foreign_pointer_dtype as foreign_pointer_dtype  # not in __all__ (as 1.7)
 from .enums import MemoryOrder, MemoryScope, PaddingMode, RoundingMode
 from .errors import (
     TileCompilerExecutionError,

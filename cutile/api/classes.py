@@ -20,6 +20,8 @@ class Array:
     def __init__(self, *args, **kwargs):
         raise TypeError("Arrays exist only as kernel arguments")
 
+    from_foreign = None      # set below: ``Array.from_foreign`` is a tile op (api/pointer.py)
+
 
 class TiledView:
     """``Array.tiled_view(...)``: an array partitioned into tiles of one shape (§8)."""
@@ -36,3 +38,11 @@ class RawArrayMemory:
 
 
 Scalar = int | float | bool | Tile
+
+
+def _attach() -> None:
+    from .pointer import from_foreign
+    Array.from_foreign = from_foreign
+
+
+_attach()

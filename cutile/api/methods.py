@@ -56,6 +56,9 @@ def get_attribute(obj: FVal, name: str) -> FVal:
             from ..ir import ops
             return TupleV(tuple(current().emit_value(ops.ArrayStride(obj.value, i))
                                 for i in range(obj.ndim)))
+        if name == "foreign_pointer":
+            from .pointer import foreign_pointer
+            return foreign_pointer(obj)
         if name in ARRAY_METHODS:
             return BoundMethod(obj, name)
     elif isinstance(obj, ViewV):

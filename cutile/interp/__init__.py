@@ -11,5 +11,5 @@ def load_rules() -> None:
     if _loaded:
         return
     from . import (atomic, control, creation, debugger, elementwise, index, matmul,  # noqa
-                   memory, reduce, shape)
+                   memory, pointer, reduce, shape)
     _loaded = True

@@ -37,6 +37,7 @@ def load_lowerings() -> dict[type, Callable]:
             index,
             matmul,
             memory,
+            pointer,
             reduce,
             shape,
         )
