@@ -39,6 +39,9 @@ BACKEND_FEATURE_GAPS = {
     "float16/bfloat16 atomic_add (also TiledView.atomic_store_add and atomic_add_offset)": (
         "numba-cuda 0.30 has no 16-bit atomic on arrays and no 16-bit compare-and-swap to "
         "build a CAS loop from"),
+    "Array.foreign_pointer / Array.from_foreign": (
+        "a Numba CUDA kernel can neither take an array argument's address nor build an array "
+        "from an address with runtime shape and strides"),
     "atomics on 0-D arrays": "numba.cuda.atomic needs an index (a 1-element 1-D array works)",
     "RawArrayMemory of an array whose strides are not decreasing along the axes": (
         "offsets are decoded into an index with the strides in axis order (checked at launch)"),
@@ -151,3 +154,18 @@ def test_atomic_gaps_name_op_dtype_and_backend():
                            match=rf"atomic_add on {name} .*numba backend"):
             Gen(ir, 32).generate()
 
+
+
+@ct.kernel
+def _from_foreign(a, b):
+    ct.store(b, (0,), ct.load(ct.Array.from_foreign(a.foreign_pointer, (4,), (1,)), (0,), (4,)))
+
+
+def test_foreign_pointer_refused_names_op_and_backend():
+    """Array.foreign_pointer / from_foreign: interpreter only (lower/pointer.py says why)."""
+    from cutile.numba_backend.codegen import Gen
+    a = np.zeros(4, np.float32)
+    ir = _from_foreign.compile(_from_foreign.specialize((a, a.copy())))
+    with pytest.raises(TileUnsupportedFeatureError,
+                       match=r"Array.foreign_pointer is not supported by the numba backend"):
+        Gen(ir, 32).generate()
