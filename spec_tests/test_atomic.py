@@ -452,6 +452,8 @@ def test_docs_examples_run(tmp_path):
     blocks = re.findall(r"```python\n(.*?)```", open(doc).read(), re.S)
     assert len(blocks) >= 6
     for i, src in enumerate(blocks):
+        if "from_foreign" in src and not SERIAL:
+            continue                  # foreign pointers are interpreter-only (ops_atomic.md)
         path = tmp_path / f"doc_block_{i}.py"
         path.write_text(src)
         runpy.run_path(str(path))
