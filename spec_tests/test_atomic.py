@@ -382,14 +382,22 @@ def test_raw_memory_of_a_2d_slice_uses_strides():
     np.testing.assert_array_equal(out, x[1])
 
 
+@ct.kernel
+def _raw_store_at(x, offs):
+    x.get_raw_memory().store_offset(ct.load(offs, (0,), (2,)), 1)
+
+
 @interp_only_ub
-def test_raw_memory_offset_outside_the_array_is_ub():
-    """§7 (cutile): an offset that is not an element of the array is undefined behaviour."""
-    @ct.kernel
-    def k(x):
-        x.get_raw_memory().store_offset(ct.arange(8, dtype=ct.int32), 1)
+@pytest.mark.parametrize("offs", [np.array([0, 8], np.int32), np.array([0, -1], np.int64),
+                                  np.array([0, 2**62], np.int64),
+                                  np.array([0, 2**64 - 1], np.uint64)])
+def test_raw_memory_offset_outside_the_array_is_ub(offs):
+    """§7 (cutile): an offset that is not an element of the array is undefined behaviour
+    (huge offsets included: no wrap-around back into the array)."""
+    x = np.zeros(4, np.int32)
     with pytest.raises(UndefinedBehaviorError, match="not an element of the array"):
-        ct.launch(None, (1,), k, (np.zeros(4, np.int32),))
+        ct.launch(None, (1,), _raw_store_at, (x, offs))
+    assert x.tolist() == [0, 0, 0, 0]
 
 
 def test_raw_memory_dtype_and_errors():

@@ -47,25 +47,25 @@ def _raw_indices(array: np.ndarray, offsets: np.ndarray, want: np.ndarray, stric
 
     An offset must address an element of the array (any other address is outside the array
     and undefined behaviour, R-UB-3); with ``strict`` off such lanes are skipped."""
-    off = mm._index_int64(offsets) if offsets.dtype == np.uint64 else offsets.astype(np.int64)
-    if offsets.dtype == np.uint64:
-        off = np.where(off < 0, np.iinfo(np.int64).min // 2, off)
+    o = np.asarray(offsets)
+    bad_u64 = o > np.uint64(np.iinfo(np.int64).max) if o.dtype == np.uint64 \
+        else np.zeros(o.shape, bool)
+    off = np.where(bad_u64, 0, o).astype(np.int64)
     base = array.__array_interface__["data"][0]
-    addr = base + off * array.itemsize
-    elems = window_addresses(array) if array.size else np.zeros(0, np.int64)
+    # the element offset of every element, in C order (strides are multiples of the itemsize)
+    elems = (window_addresses(array) - base) // array.itemsize if array.size \
+        else np.zeros(0, np.int64)
     order = np.argsort(elems, kind="stable")
     srt = elems[order]
-    pos = np.searchsorted(srt, addr)
-    found = (pos < srt.size) & (srt[np.minimum(pos, max(srt.size - 1, 0))] == addr) \
-        if srt.size else np.zeros(addr.shape, bool)
+    pos = np.minimum(np.searchsorted(srt, off), max(srt.size - 1, 0))
+    found = ~bad_u64 & (srt[pos] == off) if srt.size else np.zeros(off.shape, bool)
     bad = want & ~found
     if bad.any() and strict:
         k = tuple(int(p) for p in np.argwhere(bad)[0])
         raise mm.OutOfBounds("R-UB-3", f"raw memory access at position {k}: element offset "
-                                       f"{int(off[k])} is not an element of the array of "
-                                       f"shape {tuple(array.shape)}")
-    flat = np.where(found, order[np.minimum(pos, max(srt.size - 1, 0))], 0) if srt.size \
-        else np.zeros(addr.shape, np.int64)
+                                       f"{o[k]} is not an element of the array of shape "
+                                       f"{tuple(array.shape)}")
+    flat = order[pos] if srt.size else np.zeros(off.shape, np.int64)
     idx = np.unravel_index(flat, array.shape) if array.ndim else ()
     return want & found, tuple(np.asarray(i, np.int64) for i in idx)
 
