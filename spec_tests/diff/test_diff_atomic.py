@@ -232,3 +232,18 @@ def test_raw_memory_of_fortran_array_refused():
     with backend("numba"), pytest.raises(ct.TileUnsupportedFeatureError,
                                          match=r"RawArrayMemory .*strides decrease"):
         ct.launch(None, (1,), raw_kernel, (a, out, 8))
+
+
+@ct.kernel
+def raw_row(x, out):
+    r = x.slice(0, 1, 2).get_raw_memory()            # shape (1, 8): axis 0 has extent 1
+    ct.store(out, (0,), r.atomic_xor_offset(ct.arange(8, dtype=ct.int32), 5))
+
+
+def test_raw_memory_extent_one_axis():
+    """§7: a raw offset into a view with an extent-1 axis decodes to index 0 on that axis."""
+    x = np.arange(24, dtype=np.int32).reshape(3, 8)
+    ref, got = run_both(raw_row, (1,), (x, np.zeros(8, np.int32)))
+    np.testing.assert_array_equal(ref[1], x[1])
+    np.testing.assert_array_equal(got[0], ref[0])
+    np.testing.assert_array_equal(got[1], ref[1])

@@ -58,7 +58,9 @@ def _raw_index(g, op, a, off: str) -> tuple[list[str], str]:
         g.strides_used.add((a.root, ax))
         st = f"i64(st{a.root}_{ax})"
         n = g.tmp("x")
-        g.line(f"{n} = {rest} // cuda.selp({st} > 0, {st}, i64(1))")
+        # an axis of extent 1 only has index 0 (its stride may be anything)
+        g.line(f"{n} = cuda.selp(i64({a.name}.shape[{ax}]) > 1, "
+               f"{rest} // cuda.selp({st} > 0, {st}, i64(1)), i64(0))")
         g.line(f"{rest} = {rest} - {n} * {st}")
         names.append(n)
         conds.append(f"(0 <= {n}) & ({n} < {a.name}.shape[{ax}])")
