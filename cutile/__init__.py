@@ -16,7 +16,8 @@ from .api.atomic import (
     atomic_xchg,
     atomic_xor,
 )
-from .api.classes import Array, RawArrayMemory, Scalar, Tile, TiledView
+from .api.classes import Array, Scalar, Tile, TiledView
+from .api.classes import RawArrayMemory as RawArrayMemory  # not in __all__ (as 1.7)
 from .api.creation import arange, astile, full, ones, zeros
 from .api.elementwise import (
     abs,
@@ -141,5 +142,7 @@ __all__ = [
     "sin", "sinh", "sqrt", "store", "sub", "sum", "tan", "tanh", "transpose", "truediv", "where",
     "zeros", "function", "kernel", "set_backend",
     "atomic_add", "atomic_and", "atomic_cas", "atomic_max", "atomic_min", "atomic_or",
-    "atomic_xchg", "atomic_xor", "RawArrayMemory",
+    "atomic_xchg", "atomic_xor",
 ]
+# ``RawArrayMemory`` (the type of ``Array.get_raw_memory()``) and ``foreign_pointer_dtype`` are
+# importable names outside ``__all__``, as in cuda.tile 1.7.
