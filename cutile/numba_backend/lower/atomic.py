@@ -20,6 +20,7 @@ from ... import dtypes as dt
 from ...enums import MemoryOrder, MemoryScope
 from ...errors import TileUnsupportedFeatureError
 from ...ir import ops
+from ...ir.core import walk
 from ..codegen import row_major_strides
 from ..exprs import from_storage, literal, select, to_storage
 from . import lower
@@ -97,6 +98,15 @@ def _positions(g, op, lay):
     return a, out
 
 
+def _used(g, v) -> bool:
+    """Whether an op of the kernel reads ``v`` (tiled-view atomics never read their result:
+    no shared-memory exchange of old values then)."""
+    used = getattr(g, "_atomic_used", None)
+    if used is None:
+        used = g._atomic_used = {id(o) for op in walk(g.ir.body) for o in op.operands()}
+    return id(v) in used
+
+
 def _index(names: list[str]) -> str:
     return names[0] if len(names) == 1 else f"({', '.join(names)})"
 
@@ -126,10 +136,11 @@ def _emit(g, op, kind: str, defaults, call, operands) -> None:
         g.line(f"    {names[k]} = {call(a, _index(idx), [r[k] for r in regs])}")
     if op.order in (MemoryOrder.ACQUIRE, MemoryOrder.ACQ_REL):
         g.line(_FENCE[op.scope])
-    if w is None:
+    if w is not None:
+        g.e.level -= 1
+    if w is None or not _used(g, op.result):
         g.alias(op.result, lay, names)
         return
-    g.e.level -= 1
     # the replicas that did not run the atomics read the old values back
     dtype = op.result.type.dtype
     weights = row_major_strides(lay.shape)
