@@ -6,7 +6,18 @@ public names only; importing it never imports numba.
 
 from __future__ import annotations
 
+from .api.atomic import (
+    atomic_add,
+    atomic_and,
+    atomic_cas,
+    atomic_max,
+    atomic_min,
+    atomic_or,
+    atomic_xchg,
+    atomic_xor,
+)
 from .api.classes import Array, Scalar, Tile, TiledView
+from .api.classes import RawArrayMemory as RawArrayMemory  # not in __all__ (as 1.7)
 from .api.creation import arange, astile, full, ones, zeros
 from .api.elementwise import (
     abs,
@@ -80,6 +91,7 @@ from .dtypes import (
     uint32,
     uint64,
 )
+from .dtypes import foreign_pointer_dtype as foreign_pointer_dtype  # not in __all__ (as 1.7)
 from .enums import MemoryOrder, MemoryScope, PaddingMode, RoundingMode
 from .errors import (
     TileCompilerExecutionError,
@@ -129,4 +141,8 @@ __all__ = [
     "num_blocks", "num_tiles", "ones", "permute", "pow", "prod", "reshape", "rsqrt", "scatter",
     "sin", "sinh", "sqrt", "store", "sub", "sum", "tan", "tanh", "transpose", "truediv", "where",
     "zeros", "function", "kernel", "set_backend",
+    "atomic_add", "atomic_and", "atomic_cas", "atomic_max", "atomic_min", "atomic_or",
+    "atomic_xchg", "atomic_xor",
 ]
+# ``RawArrayMemory`` (the type of ``Array.get_raw_memory()``) and ``foreign_pointer_dtype`` are
+# importable names outside ``__all__``, as in cuda.tile 1.7.

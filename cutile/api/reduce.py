@@ -22,7 +22,7 @@ def _input(x) -> TileV:
     if not (isinstance(v, TileV) or coerce.is_number_const(v)):
         raise TileTypeError(f"Expected a tile, got {describe(v)}")
     t = coerce.to_tile(v)
-    if t.dtype.is_restricted:                     # R-DTYPE-3, R-RED-3
+    if t.dtype.is_restricted or t.dtype.is_foreign_pointer:     # R-DTYPE-3, R-RED-3, §7
         raise TileTypeError(f"Non-arithmetic dtype {t.dtype.name} is unsupported for reduction")
     if t.dtype.is_bool:
         t = coerce.convert(t, dt.int32)           # R-RED-3

@@ -10,6 +10,6 @@ def load_rules() -> None:
     global _loaded
     if _loaded:
         return
-    from . import (control, creation, debugger, elementwise, index, matmul,  # noqa
-                   memory, reduce, shape)
+    from . import (atomic, control, creation, debugger, elementwise, index, matmul,  # noqa
+                   memory, pointer, reduce, shape)
     _loaded = True

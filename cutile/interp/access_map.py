@@ -64,6 +64,13 @@ class AccessRecorder:
     def write(self, array, access, block: int, bid: tuple) -> None:
         self._mark(array, access, block, "writer", "writes")
 
+    def atomic(self, array, addrs: np.ndarray, changed: np.ndarray, block: int,
+               bid: tuple) -> None:
+        """Atomic accesses (interp/atomic.py): a read, and a write where the value changed."""
+        self._mark(array, ("pts", addrs), block, "reader", "reads")
+        if changed.any():
+            self._mark(array, ("pts", addrs[changed]), block, "writer", "writes")
+
     def of(self, array: np.ndarray) -> dict:
         """The records of ``array``'s elements, each an int32 array of ``array.shape``:
         ``writer``/``reader`` (linear block number, -1 none, -2 several) and

@@ -10,9 +10,13 @@ write after another block's read or write).  A store of the value an element alr
 not a write here: every block setting the same flag is harmless in any order.
 
 Elements are identified by address (a slice, a transposed view and the original array share
-one buffer), so accesses through different views of one argument are compared.  Atomics do not
-take part (they are the sanctioned way for blocks to communicate).  Out-of-bounds lanes are not
-accesses.  One launch's tracker costs two int32 per element of the buffers it touches.
+one buffer), so accesses through different views of one argument are compared.  Atomics are
+the sanctioned way for blocks to communicate: atomic accesses of different blocks never race
+each other, but a plain access to an element that another block accessed atomically (a plain
+read of an atomically modified element, a plain write of an atomically accessed one) is a race,
+and so is an atomic access to an element another block plainly wrote (or plainly read, when the
+atomic changes it).  Out-of-bounds lanes are not accesses.  One launch's tracker costs two int32
+per element of the buffers it touches, two more once an atomic touches the buffer.
 """
 
 from __future__ import annotations
@@ -78,7 +82,8 @@ def _trace_written(ir) -> set[int] | None:
     index = {p: i for i, p in enumerate(ir.params)}
     out = set()
     for op in walk(ir.body):
-        if isinstance(op, (ops.Store, ops.Scatter)):
+        if isinstance(op, (ops.Store, ops.Scatter, ops.AtomicRMW, ops.AtomicCAS,
+                           ops.RawStore)):
             v = op.array
             while v in producer and isinstance(producer[v], ops.ArraySlice):
                 v = producer[v].array
@@ -134,6 +139,7 @@ class RaceTracker:
         self.grid = grid
         self.roots = roots                # ids of the tracked buffers (None: all)
         self._buffers: dict = {}          # (id(root), itemsize) -> (root, low, writer, reader)
+        self._atomics: dict = {}          # same key -> (atomic accessor, atomic modifier)
 
     def tracks(self, array: np.ndarray) -> bool:
         return self.roots is None or id(_root(array)) in self.roots
@@ -151,6 +157,48 @@ class RaceTracker:
             entry = (root, low, np.full(n, _NONE, np.int32), np.full(n, _NONE, np.int32))
             self._buffers[key] = entry
         return entry[1], entry[2], entry[3]
+
+    def _atomic_state(self, array: np.ndarray, create: bool):
+        """(accessor, modifier): the block that accessed / changed each element atomically
+        (None until an atomic touches the buffer, unless ``create``)."""
+        key = (id(_root(array)), array.itemsize)
+        st = self._atomics.get(key)
+        if st is None and create:
+            n = self._state(array)[1].size
+            st = self._atomics[key] = (np.full(n, _NONE, np.int32), np.full(n, _NONE, np.int32))
+        return st
+
+    def _atomic_views(self, array: np.ndarray, access: tuple):
+        """The atomic state laid out like a plain access (gathered copies), or None."""
+        st = self._atomic_state(array, False)
+        if st is None:
+            return None
+        kind, what = access[0], access[1]
+        low = self._state(array)[0]
+        addrs = window_addresses(what) if kind == "win" else what
+        slots = (addrs - low) // array.itemsize
+        return st[0][slots].reshape(np.shape(what) if kind == "win" else slots.shape), \
+            st[1][slots].reshape(np.shape(what) if kind == "win" else slots.shape)
+
+    def atomic(self, array: np.ndarray, addrs: np.ndarray, changed: np.ndarray, block: int,
+               bid: tuple) -> None:
+        """Atomic accesses at byte ``addrs`` (distinct); ``changed`` marks those that modified
+        the element.  Races only with plain accesses of other blocks."""
+        if addrs.size == 0:
+            return
+        low, writer, reader = self._state(array)
+        acc, mod = self._atomic_state(array, True)
+        slots = (addrs - low) // array.itemsize
+        wv, rv = writer[slots], reader[slots]
+        bad = (wv != _NONE) & (wv != block)
+        if bad.any():
+            self._race("accesses atomically", bad, wv, bid, "wrote")
+        bad = changed & (rv != _NONE) & (rv != block)
+        if bad.any():
+            self._race("modifies atomically", bad, rv, bid, "read")
+        for st, sel in ((acc, slice(None)), (mod, changed)):
+            cur = st[slots[sel]]
+            st[slots[sel]] = np.where(cur == _NONE, block, np.where(cur == block, cur, _MANY))
 
     def writer_of(self, array: np.ndarray, index: tuple) -> tuple | None:
         """The block ``(x, y, z)`` that wrote ``array[index]`` in this launch (None: no block
@@ -197,6 +245,11 @@ class RaceTracker:
         bad = (wv != _NONE) & (wv != block)
         if bad.any():
             self._race("reads", bad, wv, bid, "wrote")
+        at = self._atomic_views(array, access)
+        if at is not None:
+            bad = (at[1] != _NONE) & (at[1] != block)
+            if bad.any():
+                self._race("reads", bad, at[1], bid, "modified atomically")
         new_r = np.where(rv == _NONE, block, np.where(rv == block, rv, _MANY))
         if slots is None:
             rv[...] = new_r
@@ -219,6 +272,12 @@ class RaceTracker:
         bad = changed & (rv != _NONE) & (rv != block)
         if bad.any():
             self._race("writes", bad, rv, bid, "read")
+        at = self._atomic_views(array, access)
+        if at is not None:
+            acc = at[0].reshape(wv.shape)
+            bad = changed & (acc != _NONE) & (acc != block)
+            if bad.any():
+                self._race("writes", bad, acc, bid, "accessed atomically")
         if slots is None:
             wv[changed] = block
         else:

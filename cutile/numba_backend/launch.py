@@ -55,6 +55,7 @@ class Compiled:
         self.T = T
         self.smem_bytes = gen.smem.total_bytes
         self.stores = set(gen.stores)
+        self.raw_roots = set(gen.raw_roots)
         self.strides_used = sorted(gen.strides_used)
         self.strides_of = {r for r, _ in self.strides_used}   # params whose strides it queries
         self.line_ops = gen.line_ops
@@ -302,6 +303,21 @@ def _itemsize_strides(x) -> tuple:
     return tuple(int(s) // item for s in x.strides)
 
 
+def _check_raw_layout(ck: Compiled, i: int, leaf) -> None:
+    """RawArrayMemory offsets are decoded with the strides in axis order (lower/atomic.py),
+    which is exact when every stride exceeds the span of the axes after it."""
+    from ..errors import TileUnsupportedFeatureError
+    st, span = _itemsize_strides(leaf), 0
+    for s, n in reversed(list(zip(st, leaf.shape))):
+        if n > 1 and s <= span:
+            raise TileUnsupportedFeatureError(
+                f"numba backend: RawArrayMemory of argument {i} of kernel {ck.name!r} needs an "
+                f"array whose strides decrease along the axes (row-major, slices allowed); got "
+                f"strides {st} for shape {tuple(leaf.shape)} (pass a C-ordered array or use "
+                f"the interpreter)")
+        span += s * (n - 1) if n > 1 else 0
+
+
 def marshal(ck: Compiled, grid: tuple, leaves: list, stream):
     """(kernel args, write-back closures) for one launch."""
     from numba import cuda
@@ -310,6 +326,8 @@ def marshal(ck: Compiled, grid: tuple, leaves: list, stream):
         if isinstance(p.type, ArrayType):
             if i in ck.strides_of:
                 logical_strides[i] = _itemsize_strides(leaf)
+            if i in ck.raw_roots:
+                _check_raw_layout(ck, i, leaf)
             if isinstance(leaf, np.ndarray):
                 host = leaf if leaf.flags.c_contiguous else np.array(leaf, order="C")
                 bits = storage_bits(p.type.dtype)

@@ -211,6 +211,8 @@ class SimLibdevice:
     fmaf_ru = staticmethod(lambda a, b, c: _fma_directed(a, b, c, "ru"))
     float_as_int = staticmethod(lambda a: F32(a).view(np.int32))
     int_as_float = staticmethod(lambda i: np.int32(i).view(np.float32))
+    double_as_longlong = staticmethod(lambda a: F64(a).view(np.int64))
+    longlong_as_double = staticmethod(lambda i: np.int64(i).view(np.float64))
 
 
 for _m in ("rz", "rd", "ru"):
