@@ -56,8 +56,21 @@ from .api.elementwise import (
 from .api.index import bid, num_blocks
 from .api.matmul import matmul, mma
 from .api.memory import gather, load, num_tiles, scatter, store
-from .api.reduce import argmax, argmin, max, min, prod, sum
-from .api.shape import broadcast_to, expand_dims, permute, reshape, transpose
+from .api.reduce import argmax, argmin, max, min, prod, reduce, sum
+from .api.scan import cumprod, cumsum, scan
+from .api.shape import (
+    bitcast,
+    broadcast_to,
+    cat,
+    expand_dims,
+    extract,
+    insert,
+    pack_to_bytes,
+    permute,
+    reshape,
+    transpose,
+    unpack_from_bytes,
+)
 from .dtypes import (
     DType,
     bfloat16,
@@ -129,4 +142,7 @@ __all__ = [
     "num_blocks", "num_tiles", "ones", "permute", "pow", "prod", "reshape", "rsqrt", "scatter",
     "sin", "sinh", "sqrt", "store", "sub", "sum", "tan", "tanh", "transpose", "truediv", "where",
     "zeros", "function", "kernel", "set_backend",
+    # scans, user reductions, cat/extract/insert, bits (issue 10 part B)
+    "bitcast", "cat", "cumprod", "cumsum", "extract", "insert", "pack_to_bytes", "reduce",
+    "scan", "unpack_from_bytes",
 ]

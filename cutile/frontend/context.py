@@ -20,6 +20,9 @@ class CompileContext:
         self.builder = builder
         self.loc: Loc | None = None
         self.depth = 0
+        # the function compiler running the current call: ops that compile a user function
+        # (reduce/scan combiners) call it through here
+        self.compiler = None
 
     def emit(self, op: Op) -> Op:
         return self.builder.emit(op, self.loc)

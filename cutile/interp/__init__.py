@@ -10,5 +10,7 @@ def load_rules() -> None:
     global _loaded
     if _loaded:
         return
-    from . import control, creation, elementwise, index, matmul, memory, reduce, shape  # noqa
+    from . import (  # noqa: F401
+        control, creation, elementwise, index, matmul, memory, reduce, scan, shape,
+    )
     _loaded = True
