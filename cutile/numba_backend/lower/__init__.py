@@ -28,6 +28,8 @@ def lower(*op_classes):
 def load_lowerings() -> dict[type, Callable]:
     global _loaded
     if not _loaded:
-        from . import control, creation, elementwise, index, matmul, memory, reduce, shape  # noqa: F401
+        from . import (  # noqa: F401
+            control, creation, elementwise, index, matmul, memory, reduce, scan, shape,
+        )
         _loaded = True
     return LOWERINGS
