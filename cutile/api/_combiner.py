@@ -104,21 +104,22 @@ def compile_body(func, dtypes: list, what: str) -> Region:
 
 
 def _check_body(region: Region, what: str) -> None:
+    """R-RED-9's errors first (whichever op), then anything else the executors do not run."""
     where = "reduction" if what == "reduce" else "scan"
-    for op in walk(region):
-        if op.is_terminator and op is region.terminator:
-            continue
+    body = [op for op in walk(region) if op is not region.terminator]
+    for op in body:
         if op.section in _NESTED:
             raise TileSyntaxError("Nested scan/reduction is not supported", op.loc)
         if isinstance(op, (ops.For, ops.Loop)):
             raise TileSyntaxError(f"Loops inside {where} body are not supported", op.loc)
         if isinstance(op, ops.If) or op.is_terminator:
             raise TileSyntaxError(f"Branching inside {where} body is not supported", op.loc)
-        if op.section in _ALLOWED_SECTIONS or (isinstance(op, _SHAPE_OPS)
-                                               and op.result.type.size == 1):
-            continue
         if op.section in ("memory", "atomic", "debug"):
             raise TileSyntaxError(f"Operations with memory effects are not supported inside "
                                   f"{where} body", op.loc)
+    for op in body:
+        if op.section in _ALLOWED_SECTIONS or (isinstance(op, _SHAPE_OPS)
+                                               and op.result.type.size == 1):
+            continue
         raise TileSyntaxError(f"{type(op).__name__} is not supported inside {where} body "
                               "(only elementwise operations on 0-d tiles)", op.loc)

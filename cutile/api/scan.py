@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from ..frontend import coerce
 from ..frontend.context import current
-from ..frontend.values import TupleV, TileV
+from ..frontend.values import TileV, TupleV
 from ..ir import ops
 from . import _combiner
 from ._registry import tile_op

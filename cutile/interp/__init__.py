@@ -11,6 +11,14 @@ def load_rules() -> None:
     if _loaded:
         return
     from . import (  # noqa: F401
-        control, creation, elementwise, index, matmul, memory, reduce, scan, shape,
+        control,
+        creation,
+        elementwise,
+        index,
+        matmul,
+        memory,
+        reduce,
+        scan,
+        shape,
     )
     _loaded = True

@@ -29,7 +29,15 @@ def load_lowerings() -> dict[type, Callable]:
     global _loaded
     if not _loaded:
         from . import (  # noqa: F401
-            control, creation, elementwise, index, matmul, memory, reduce, scan, shape,
+            control,
+            creation,
+            elementwise,
+            index,
+            matmul,
+            memory,
+            reduce,
+            scan,
+            shape,
         )
         _loaded = True
     return LOWERINGS

@@ -65,12 +65,13 @@ def _scan(g, op, sources, dtypes, combine, out_conv):
         if guarded:
             g.e.level -= 1
     g.smem_sync()
-    for k, (r, b, d) in enumerate(zip(op.results, bufs, dtypes)):
+    strides = row_major_strides(shape)
+    for r, b, d in zip(op.results, bufs, dtypes):
         lay = g.natural(r)
         regs = []
         for q in range(lay.nregs):
             t = g.tmp("r")
-            g.line(f"{t} = {out_conv(g.smem_load(b, g.linear(lay, row_major_strides(shape), q), d))}")
+            g.line(f"{t} = {out_conv(g.smem_load(b, g.linear(lay, strides, q), d))}")
             regs.append(t)
         g.define(r, lay, regs)
         g.smem_did_read(b)
