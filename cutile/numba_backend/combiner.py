@@ -9,7 +9,7 @@ values are copied to fresh variables because the next emission reuses the region
 
 from __future__ import annotations
 
-from ..errors import TileUnsupportedFeatureError
+from ..errors import TileInternalError, TileUnsupportedFeatureError
 from ..ir import ops
 from ..ir.core import Region
 
@@ -17,6 +17,7 @@ from ..ir.core import Region
 def emit(g, region: Region, lhs, rhs) -> tuple:
     """Code computing ``func(*lhs, *rhs)``; returns the result variables."""
     lay = g.scalar_layout()
+    mark = g.e.mark()
     for a, name in zip(region.args, list(lhs) + list(rhs)):
         g.alias(a, lay, [name])
     out = None
@@ -28,11 +29,14 @@ def emit(g, region: Region, lhs, rhs) -> tuple:
                 g.line(f"{t} = {g.scalar(v)}")
                 out.append(t)
             break
-        if isinstance(op, (ops.Reshape, ops.Broadcast, ops.Permute)) and op.result.type.shape:
-            raise TileUnsupportedFeatureError(
-                f"{type(op).__name__} to shape {op.result.type.shape} inside a reduce/scan "
-                "body is not supported by the numba backend (use 0-d values)", op.loc)
+        if op.results and op.result.type.size != 1:
+            raise TileUnsupportedFeatureError(            # the frontend admits none of these
+                f"{type(op).__name__} of shape {op.result.type.shape} inside a reduce/scan "
+                "body is not supported by the numba backend", op.loc)
         g.emit_op(op)
     if out is None:
-        raise TileUnsupportedFeatureError("combiner region without a yield", None)
+        raise TileInternalError("combiner region without a yield")
+    if any(ln.strip() == "cuda.syncthreads()" for ln in g.e.lines[mark:]):
+        # combine sites sit in per-thread code: a barrier there could deadlock the block
+        raise TileInternalError("numba backend: a combiner region needed a barrier")
     return tuple(out)
