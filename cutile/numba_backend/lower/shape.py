@@ -165,7 +165,9 @@ def extract(g, op):
     g.smem_sync()
 
     def fn(c):
-        src = [f"({ci}) + i64({i}) * {s}" for ci, i, s in zip(c, idx, op.shape)]
+        # "% n": a cell index outside the grid (UB, R-SHAPE-10) still reads inside the buffer
+        src = [f"(({ci}) + i64({i}) * {s}) % {n}"
+               for ci, i, s, n in zip(c, idx, op.shape, op.x.type.shape)]
         return g.smem_load(buf, _flat(src, op.x.type.shape), d)
 
     _read(g, op, fn)
