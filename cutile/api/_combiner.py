@@ -114,6 +114,9 @@ def _check_body(region: Region, what: str) -> None:
             raise TileSyntaxError(f"Loops inside {where} body are not supported", op.loc)
         if isinstance(op, ops.If) or op.is_terminator:
             raise TileSyntaxError(f"Branching inside {where} body is not supported", op.loc)
+        if op.section == "debugger":
+            raise TileSyntaxError(f"breakpoint() and trace watchpoints are not supported inside "
+                                  f"{where} body", op.loc)
         if op.section in ("memory", "atomic", "debug"):
             raise TileSyntaxError(f"Operations with memory effects are not supported inside "
                                   f"{where} body", op.loc)

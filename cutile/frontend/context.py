@@ -23,6 +23,9 @@ class CompileContext:
         # the function compiler running the current call: ops that compile a user function
         # (reduce/scan combiners) call it through here
         self.compiler = None
+        # ``cutile.debug.trace`` watchpoints: {line: names} in ``watch_file`` (None: off)
+        self.watch: dict | None = None
+        self.watch_file: str | None = None
 
     def emit(self, op: Op) -> Op:
         return self.builder.emit(op, self.loc)

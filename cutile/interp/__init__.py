@@ -13,6 +13,7 @@ def load_rules() -> None:
     from . import (  # noqa: F401
         control,
         creation,
+        debugger,
         elementwise,
         index,
         matmul,

@@ -31,6 +31,7 @@ def load_lowerings() -> dict[type, Callable]:
         from . import (  # noqa: F401
             control,
             creation,
+            debugger,
             elementwise,
             index,
             matmul,
