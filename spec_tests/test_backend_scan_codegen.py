@@ -78,3 +78,16 @@ def test_combiner_reshape_beyond_0d_refused():  # R-RED-9 (cutile: 0-d bodies on
                           0.0)
             ct.store(o, (0,), ct.reshape(r, (1,)))
         ct.launch(None, (1,), bad, (np.zeros(8, np.float32), np.zeros(1, np.float32)))
+
+
+def test_integer_cumsum_is_a_parallel_scan():  # R-SCAN-1 (backend: order-free integers)
+    import numpy as np
+
+    @ct.kernel
+    def k(a, o):
+        x = ct.load(a, (0,), (64,))
+        ct.store(o, (0,), ct.cumsum(x, reverse=True))
+
+    src = gen(k, (np.zeros(64, np.int32), np.zeros(64, np.int32)))
+    assert "for _i" not in src                  # no sequential line loop
+    assert src.count("cuda.syncthreads()") == 1 + 2 * 6    # staging + two per step (log2 64)

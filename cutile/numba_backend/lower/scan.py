@@ -7,6 +7,10 @@ is the interpreter's combination order exactly, so float results match bit for b
 barrier, then every thread reads its result registers.  Lines are independent, so a
 ``(rows, n)`` tile scans ``rows`` lines in parallel; a 1-D tile is one sequential line (the
 price of bit-exactness; see docs/ops_scan.md).
+
+Integer ``cumsum``/``cumprod`` have one result whatever the order (wrapping add and multiply
+are associative and commutative), so they use a parallel (Hillis-Steele) scan over the whole
+tile instead: log2(n) steps, every element updated by its own thread, two barriers a step.
 """
 
 from __future__ import annotations
@@ -77,9 +81,69 @@ def _scan(g, op, sources, dtypes, combine, out_conv):
         g.smem_did_read(b)
 
 
+def _parallel_int(g, op, fn):
+    """Hillis-Steele scan of an integer tile: step d adds the element d before (reversed:
+    after) along the axis.  Exact because integer add/mul wrap associatively."""
+    x = op.x
+    d = x.type.dtype
+    shape = x.type.shape
+    n = shape[op.axis]
+    inner = row_major_strides(shape)[op.axis]
+    size = x.type.size
+    strides = row_major_strides(shape)
+    tv = g.tv(x)
+    lay = tv.layout if tv.layout is not None else g.natural(x)
+    buf = g.buffer(("pscan", id(op)), 0, d, size)
+    g.smem_write(buf, lay, g.get(x, lay), d, strides)
+    g.smem_sync()
+    T = g.T
+    per = (size + T - 1) // T
+    step = 1
+    while step < n:
+        vals = []
+        for j in range(per):
+            q = g.tmp("q")
+            p = f"tid + {j * T}" if j else "tid"
+            g.line(f"{q} = min({p}, {size - 1})")
+            c = f"(({q} // {inner}) % {n})"
+            if op.reverse:
+                has, src = f"{c} < {n - step}", f"{q} + {step * inner}"
+            else:
+                has, src = f"{c} >= {step}", f"{q} - {step * inner}"
+            src = g.let(f"cuda.selp({has}, {src}, {q})")
+            mine = g.let(g.smem_load(buf, q, d))
+            comb = exprs.binary(fn, d, mine, g.smem_load(buf, src, d), let=g.let)
+            t = g.tmp("h")
+            g.line(f"{t} = {exprs.select(has, comb, mine, d)}")
+            vals.append((p, t))
+        g.smem_did_read(buf)
+        g.smem_before_write(buf)                  # every read of this step before any write
+        for j, (p, t) in enumerate(vals):
+            guarded = (j + 1) * T > size
+            if guarded:
+                g.line(f"if {p} < {size}:")
+                g.e.level += 1
+            g.line(f"{buf}[{p}] = {t}")
+            if guarded:
+                g.e.level -= 1
+        g.smem_sync()
+        step *= 2
+    res = g.natural(op.result)
+    regs = []
+    for k in range(res.nregs):
+        t = g.tmp("r")
+        g.line(f"{t} = {g.smem_load(buf, g.linear(res, strides, k), d)}")
+        regs.append(t)
+    g.define(op.result, res, regs)
+    g.smem_did_read(buf)
+
+
 @lower(ops.CumScan)
 def cum_scan(g, op):
     dtype = op.x.type.dtype
+    if dtype.is_integral:
+        _parallel_int(g, op, "add" if op.fn == "sum" else "mul")
+        return
     acc = dt.float32 if dtype in (dt.float16, dt.bfloat16) else dtype
     fn = "add" if op.fn == "sum" else "mul"
 
