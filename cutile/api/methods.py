@@ -98,13 +98,22 @@ def _tile_item(t, /):
     return shape_mod.item(t)
 
 
+def _tile_extract(t, /, index, shape):
+    return shape_mod.extract.impl(t, index, shape)
+
+
+def _tile_insert(t, /, index, value):
+    return shape_mod.insert.impl(t, index, value)
+
+
 def _array_slice(a, /, axis, start, stop):
     return memory.array_slice(a, axis, start, stop)
 
 
 shape_mod = shape
 TILE_METHODS = {"astype": _tile_astype, "reshape": _tile_reshape, "permute": _tile_permute,
-                "transpose": _tile_transpose, "item": _tile_item}
+                "transpose": _tile_transpose, "item": _tile_item, "extract": _tile_extract,
+                "insert": _tile_insert}
 ARRAY_METHODS = {
     "slice": _array_slice,
     "tiled_view": memory.tiled_view,

@@ -698,6 +698,7 @@ class FunctionCompiler:
     def call(self, fn: FVal, args, kwargs, node, env) -> FVal:
         from ..api import builtins_map, methods
         from ..api._registry import TileOp
+        self.ctx.compiler = self
         if isinstance(fn, BoundMethod):
             return methods.call_method(fn, args, kwargs)
         if isinstance(fn, FuncV):

@@ -10,6 +10,18 @@ def load_rules() -> None:
     global _loaded
     if _loaded:
         return
-    from . import (atomic, control, creation, debugger, elementwise, index, matmul,  # noqa
-                   memory, pointer, reduce, shape)
+    from . import (  # noqa: F401
+        atomic,
+        control,
+        creation,
+        debugger,
+        elementwise,
+        index,
+        matmul,
+        memory,
+        pointer,
+        reduce,
+        scan,
+        shape,
+    )
     _loaded = True

@@ -274,10 +274,13 @@ def _device_functions() -> dict:
     if _devfns is None:
         from numba import cuda
 
-        from . import minifloat
+        from . import bits, minifloat
         ns: dict = {"math": math}
         exec(compile(minifloat.DEVICE_SOURCE, "<cutile-numba:minifloat>", "exec"), ns)
         _devfns = {name: cuda.jit(device=True)(ns[name])
                    for name in minifloat.DEVICE_FUNCTIONS}
+        ns.update(_devfns)              # bits' functions call mf_bits
+        exec(compile(bits.DEVICE_SOURCE, "<cutile-numba:bits>", "exec"), ns)
+        _devfns.update({name: cuda.jit(device=True)(ns[name]) for name in bits.DEVICE_FUNCTIONS})
         _devfns.update(minifloat.tables())
     return _devfns

@@ -10,5 +10,16 @@ from .index import BlockId, NumBlocks  # noqa: F401
 from .matmul import Mma  # noqa: F401
 from .memory import ArrayDim, ArraySlice, ArrayStride, Gather, Load, Scatter, Store  # noqa: F401
 from .pointer import ForeignPointer, FromForeign  # noqa: F401
-from .reduce import ArgReduce, Reduce  # noqa: F401
-from .shape import Broadcast, Permute, Reshape  # noqa: F401
+from .reduce import ArgReduce, Reduce, ReduceFn  # noqa: F401
+from .scan import CumScan, ScanFn  # noqa: F401
+from .shape import (  # noqa: F401
+    Bitcast,
+    Broadcast,
+    Cat,
+    Extract,
+    Insert,
+    PackBytes,
+    Permute,
+    Reshape,
+    UnpackBytes,
+)

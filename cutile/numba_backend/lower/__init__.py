@@ -39,6 +39,7 @@ def load_lowerings() -> dict[type, Callable]:
             memory,
             pointer,
             reduce,
+            scan,
             shape,
         )
         _loaded = True
