@@ -8,6 +8,13 @@ from __future__ import annotations
 
 from .api.classes import Array, Scalar, Tile, TiledView
 from .api.creation import arange, astile, full, ones, zeros
+from .api.debug import (
+    assert_,
+    grid_dependency_control_launch_dependents,
+    grid_dependency_control_wait,
+    print,
+    printf,
+)
 from .api.elementwise import (
     abs,
     add,
@@ -129,4 +136,9 @@ __all__ = [
     "num_blocks", "num_tiles", "ones", "permute", "pow", "prod", "reshape", "rsqrt", "scatter",
     "sin", "sinh", "sqrt", "store", "sub", "sum", "tan", "tanh", "transpose", "truediv", "where",
     "zeros", "function", "kernel", "set_backend",
+]
+# issue 10 part C: debugging, advanced indexing, mma_scaled, PDL
+__all__ += [
+    "assert_", "grid_dependency_control_launch_dependents", "grid_dependency_control_wait",
+    "print", "printf",
 ]

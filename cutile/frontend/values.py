@@ -92,6 +92,15 @@ class TupleV(FVal):
 
 
 @dataclass(eq=False)
+class FmtV(FVal):
+    """A string holding runtime values (an f-string over tiles): literal ``str`` parts and
+    ``(TileV, printf_fmt.Spec)`` parts, printed by ``ct.print`` (R-PRINT-3/4)."""
+
+    parts: tuple
+    kind = "formatted string"
+
+
+@dataclass(eq=False)
 class ViewV(FVal):
     """``Array.tiled_view(...)``: an array with a fixed tile shape, padding and steps (§8)."""
 

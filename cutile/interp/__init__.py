@@ -10,5 +10,5 @@ def load_rules() -> None:
     global _loaded
     if _loaded:
         return
-    from . import control, creation, elementwise, index, matmul, memory, reduce, shape  # noqa
+    from . import control, creation, debug, elementwise, index, matmul, memory, reduce, shape  # noqa
     _loaded = True

@@ -62,13 +62,15 @@ class Compiled:
         # GPU only (see params.py): one eagerly compiled kernel per tuple of array layouts
         self.variants: dict[tuple, Variant] = {}
         self.n_arrays = sum(isinstance(p.type, ArrayType) for p in ir.params)
+        self.asserts = list(gen.asserts)                 # (message, loc) per assert_
 
     def variant(self, layouts: tuple | None = None) -> Variant:
         """The kernel compiled for these array layouts ("C"/"A" per array; default all "C")."""
         layouts = layouts or ("C",) * self.n_arrays
         v = self.variants.get(layouts)
         if v is None:
-            argtypes = argument_types(self.ir, len(self.strides_used), layouts)
+            argtypes = argument_types(self.ir, len(self.strides_used), layouts,
+                                      bool(self.asserts))
             kernel = self.dispatcher.compile(argtypes)
             v = self.variants[layouts] = Variant(argtypes, kernel, Packer(argtypes))
         return v
@@ -302,7 +304,20 @@ def marshal(ck: Compiled, grid: tuple, leaves: list, stream):
     args += [np.int32(g) for g in grid]
     for r, ax in ck.strides_used:
         args.append(np.int64(logical_strides[r][ax]))
+    if ck.asserts:
+        args.append(cuda.to_device(np.zeros(4, np.int64)))
     return args, back
+
+
+def check_asserts(ck: Compiled, args: list, st) -> None:
+    """Raise the first recorded ``assert_`` failure of the launch (R-ASSERT-2)."""
+    if not ck.asserts:
+        return
+    rec = args[-1].copy_to_host() if rt.simulator() else args[-1].copy_to_host(stream=st)
+    if rec[0]:
+        from ..errors import TileAssertionError
+        message, loc = ck.asserts[int(rec[0]) - 1]
+        raise TileAssertionError(message, loc, tuple(int(b) for b in rec[1:4]))
 
 
 def _empty_device(host: np.ndarray):
@@ -342,6 +357,7 @@ def run(ir: KernelIR, grid: tuple, leaves: list, stream=None, *, threads: int | 
             _launch_gpu(ck, cuda_grid(grid), args, st, core)
     except Exception as e:
         raise _wrap_error(ck, e) from e
+    check_asserts(ck, args, st)
     for host, dev in back:
         out = dev.copy_to_host() if rt.simulator() else dev.copy_to_host(stream=st)
         if not rt.simulator():

@@ -259,6 +259,8 @@ def namespace() -> dict:
         from numba.cuda import libdevice
         ns["libdevice"] = libdevice
     ns.update(_device_functions())
+    from .printf_rt import cu_printf
+    ns["cu_printf"] = cu_printf(simulator())
     return ns
 
 
