@@ -6,6 +6,7 @@ public names only; importing it never imports numba.
 
 from __future__ import annotations
 
+from .api.advanced_indexing import Slice, load_advanced_indexing, store_advanced_indexing
 from .api.classes import Array, Scalar, Tile, TiledView
 from .api.creation import arange, astile, full, ones, zeros
 from .api.debug import (
@@ -140,5 +141,5 @@ __all__ = [
 # issue 10 part C: debugging, advanced indexing, mma_scaled, PDL
 __all__ += [
     "assert_", "grid_dependency_control_launch_dependents", "grid_dependency_control_wait",
-    "print", "printf",
+    "print", "printf", "Slice", "load_advanced_indexing", "store_advanced_indexing",
 ]

@@ -101,6 +101,16 @@ class FmtV(FVal):
 
 
 @dataclass(eq=False)
+class SliceV(FVal):
+    """``ct.Slice(start, length)`` in tile code: a dense dimension of advanced indexing (§10);
+    ``start`` a signed integer scalar (runtime allowed), ``length`` a constant power of two."""
+
+    start: FVal
+    length: int
+    kind = "slice"
+
+
+@dataclass(eq=False)
 class ViewV(FVal):
     """``Array.tiled_view(...)``: an array with a fixed tile shape, padding and steps (§8)."""
 
