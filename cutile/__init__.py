@@ -62,7 +62,7 @@ from .api.elementwise import (
     where,
 )
 from .api.index import bid, num_blocks
-from .api.matmul import matmul, mma
+from .api.matmul import matmul, mma, mma_scaled
 from .api.memory import gather, load, num_tiles, scatter, store
 from .api.reduce import argmax, argmin, max, min, prod, sum
 from .api.shape import broadcast_to, expand_dims, permute, reshape, transpose
@@ -141,5 +141,5 @@ __all__ = [
 # issue 10 part C: debugging, advanced indexing, mma_scaled, PDL
 __all__ += [
     "assert_", "grid_dependency_control_launch_dependents", "grid_dependency_control_wait",
-    "print", "printf", "Slice", "load_advanced_indexing", "store_advanced_indexing",
+    "print", "printf", "mma_scaled", "Slice", "load_advanced_indexing", "store_advanced_indexing",
 ]

@@ -36,6 +36,9 @@ BACKEND_FEATURE_GAPS = {
         "libdevice has directed float32/float64 operations only (RZ into bfloat16/float16/"
         "tfloat32, RZ/RM/RP/RA into float16 and RA into tfloat32 are supported)"),
     "rounding_mode RA on arithmetic": "no libdevice round-to-nearest-away operations",
+    "mma_scaled (R-MM-6)": (
+        "block-scaled MMA needs an sm_100+ GPU (the H100 has none) and there is no software "
+        "lowering; the lowering raises TileUnsupportedFeatureError naming the op"),
     "undefined-behaviour detection (R-UB-*)": (
         "the backend assumes well-defined programs; it still never writes outside an array"),
 }

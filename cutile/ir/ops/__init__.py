@@ -6,7 +6,7 @@ from .creation import Constant, Iota  # noqa: F401
 from .debug import Assert, Print  # noqa: F401
 from .elementwise import Binary, Compare, Convert, Fma, Select, Unary  # noqa: F401
 from .index import BlockId, NumBlocks  # noqa: F401
-from .matmul import Mma  # noqa: F401
+from .matmul import Mma, MmaScaled  # noqa: F401
 from .memory import ArrayDim, ArraySlice, ArrayStride, Gather, Load, Scatter, Store  # noqa: F401
 from .reduce import ArgReduce, Reduce  # noqa: F401
 from .shape import Broadcast, Permute, Reshape  # noqa: F401
