@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import sys
 
+from .. import dtypes as dt
 from .. import printf_fmt as pf
 from ..errors import TileAssertionError
 from ..ir import ops
@@ -21,7 +22,9 @@ def print_(frame, op):
     tiles = [frame[a] for a in op.args]
     for i, t in enumerate(tiles):
         check_not_poisoned(frame, t, f"printed argument #{i}")
-    text = pf.render(pf.parse(op.fmt), [t.data for t in tiles],
+    text = pf.render(pf.parse(op.fmt), [dt.to_float64(t.data) if a.type.dtype is
+                                        dt.float8_e5m3fnu else t.data
+                                        for t, a in zip(tiles, op.args)],
                      [a.type.dtype for a in op.args])
     sys.stdout.write(text)
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import dtypes as dt
 from ..ir import ops
 from . import numerics
 from .machine import PTile, rule
@@ -41,8 +42,8 @@ def mma_scaled(frame, op):
     x, xs, y, ys, acc = (frame[v] for v in (op.x, op.x_scale, op.y, op.y_scale, op.acc))
     b = op.x.type.shape[-1] // op.x_scale.type.shape[-1]
     with np.errstate(all="ignore"):
-        x64 = x.data.astype(np.float64) * np.repeat(xs.data.astype(np.float64), b, axis=-1)
-        y64 = y.data.astype(np.float64) * np.repeat(ys.data.astype(np.float64), b, axis=-2)
+        x64 = dt.to_float64(x.data) * np.repeat(dt.to_float64(xs.data), b, axis=-1)
+        y64 = dt.to_float64(y.data) * np.repeat(dt.to_float64(ys.data), b, axis=-2)
     data = numerics.matmul(x64, y64, acc.data, op.acc.type.dtype)
     xp = _scaled_poison(x.poison, xs.poison, b, -1)
     yp = _scaled_poison(y.poison, ys.poison, b, -2)
