@@ -99,3 +99,20 @@ def test_mma_scaled_refused_by_the_backend():
     with backend("numba"), pytest.raises(ct.TileUnsupportedFeatureError,
                                          match="mma_scaled is not supported by the numba"):
         ct.launch(None, (1,), scaled, args)
+
+
+@ct.kernel
+def e5m3_roundtrip(x, y, z):
+    e = ct.load(x, (0,), (32,)).astype(ct.float8_e5m3fnu)
+    ct.store(y, (0,), e)
+    ct.store(z, (0,), ct.load(y, (0,), (32,)).astype(ct.float64) + 1)
+
+
+def test_float8_e5m3fnu_conversions_match():
+    rng = np.random.default_rng(11)
+    x = (rng.standard_normal(32) * 2.0 ** rng.integers(-20, 18, 32)).astype(np.float32)
+    x[:4] = [np.nan, np.inf, -np.inf, 118784.0]
+    from cutile.dtypes import E5M3_NP
+    ref, got = run_both(e5m3_roundtrip, (1,), [x, np.zeros(32, E5M3_NP), np.zeros(32)])
+    assert (ref[1].view(np.uint8) == got[1].view(np.uint8)).all()
+    assert_same(ref[2], got[2], what="z")
