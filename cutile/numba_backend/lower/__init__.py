@@ -28,6 +28,17 @@ def lower(*op_classes):
 def load_lowerings() -> dict[type, Callable]:
     global _loaded
     if not _loaded:
-        from . import control, creation, debug, elementwise, index, matmul, memory, reduce, shape  # noqa: F401
+        from . import (  # noqa: F401
+            control,
+            creation,
+            debug,
+            debugger,
+            elementwise,
+            index,
+            matmul,
+            memory,
+            reduce,
+            shape,
+        )
         _loaded = True
     return LOWERINGS
