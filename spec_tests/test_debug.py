@@ -120,7 +120,7 @@ def k_print(x, T: Constant[int]):
     t = ct.load(x, index=(bid,), shape=(T,))
     ct.print(f"tile[{bid}]:{t:.5f}")
     print(f"tile[{bid}]:{t:10.4f}")
-    ct.print("tile:", t.astype(ct.int32), sep="")
+    ct.print("tile%:", t.astype(ct.int32), sep="")
     print(t.astype(ct.int32), end="")
     print("|", x.shape, (x.shape, bid), (), (bid,), ct.float32, Color.GREEN, sep=";")
     lhs = f"Foo({t.astype(ct.int32):#x})"
@@ -139,7 +139,7 @@ def test_print_fstrings_sep_end_and_constants_R_PRINT_3_4(capsys):
     assert out[0] == "tile[0]:[" + ", ".join(f"{v:.5f}" for v in x) + "]"
     assert out[1] == "tile[0]:[" + ", ".join(f"{v:10.4f}" for v in x) + "]"
     ints = "[" + ", ".join(str(i) for i in range(8)) + "]"
-    assert out[2] == f"tile:{ints}"
+    assert out[2] == f"tile%:{ints}"
     assert out[3] == f"{ints}|;(8,);((8,), 0);();(0,);float32;Color.GREEN"
     # {t:#x} becomes C's %#x, which prints 0 without the 0x prefix
     assert out[4] == "Foo([0, " + ", ".join(hex(i) for i in range(1, 8)) + "])BAR(3)"

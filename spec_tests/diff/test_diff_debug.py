@@ -48,6 +48,9 @@ def printing(x, T: Constant[int]):
     ct.printf("b%d %+.3e %#x\n", bid, t, t.astype(ct.int32))
     print(f"{bid}: {t:8.2f} {ct.sum(t, None)}", (bid, "s"), sep="|")
     ct.print(t > 0, end="!\n")
+    for i in range(bid + 1):
+        if i % 2 == 0:
+            ct.printf("loop %d of block %d: %5.1f%%\n", i, bid, ct.sum(t, None))
 
 
 @pytest.mark.skipif(not sim(), reason="on a GPU the device printf bypasses sys.stdout")
@@ -60,7 +63,7 @@ def test_print_output_matches(capsys):
             ct.launch(None, (2,), printing, (x, 4))
         outs.append(capsys.readouterr().out)
     assert outs[0] == outs[1]
-    assert outs[0].count("\n") == 6
+    assert outs[0].count("\n") == 6 + 2
 
 
 @ct.kernel
