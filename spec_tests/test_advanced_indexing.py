@@ -8,6 +8,7 @@ import linecache
 
 import numpy as np
 import pytest
+from spec_executor import interp_only_ub
 
 import cutile as ct
 from cutile import Constant
@@ -137,3 +138,49 @@ def test_errors_R_ADV_1_2_5(body, match):
 def test_slice_on_the_host_is_a_plain_record():
     s = ct.Slice(2, 4)
     assert (s.start, s.length) == (2, 4)
+
+
+@ct.kernel
+def k_ub_load(x, idx, y, s):
+    rows = ct.load(idx, (0,), (4,))
+    ct.store(y, (0, 0), ct.load_advanced_indexing(x, (rows, ct.Slice(s, 4)),
+                                                  padding_mode=ct.PaddingMode.ZERO))
+
+
+@ct.kernel
+def k_ub_store(x, idx, s):
+    rows = ct.load(idx, (0,), (4,))
+    ct.store_advanced_indexing(x, (rows, ct.Slice(s, 4)), ct.zeros((4, 4), ct.float32))
+
+
+@interp_only_ub
+@pytest.mark.parametrize("rows,s", [([8, 9, -1, 20], 0), ([0, 1, 2, 3], 8), ([0, 1, 2, 3], -4)])
+def test_entirely_outside_is_ub_R_ADV_6_R_UB_1(rows, s):
+    x = np.zeros((8, 8), np.float32)
+    idx = np.array(rows, np.int32)
+    with pytest.raises(ct.UndefinedBehaviorError, match="R-UB-1"):
+        ct.launch(None, (1,), k_ub_load, (x, idx, np.zeros((4, 4), np.float32), s))
+    with pytest.raises(ct.UndefinedBehaviorError, match="R-UB-1"):
+        ct.launch(None, (1,), k_ub_store, (x, idx, s))
+
+
+@interp_only_ub
+def test_duplicate_sparse_indices_of_a_store_are_ub_R_ADV_5_R_UB_7():
+    x = np.zeros((8, 8), np.float32)
+    with pytest.raises(ct.UndefinedBehaviorError, match="R-UB-7.*sparse index 3"):
+        ct.launch(None, (1,), k_ub_store, (x, np.array([3, 1, 3, 9], np.int32), 0))
+    ct.launch(None, (1,), k_ub_store, (x, np.array([3, 1, 9, 9], np.int32), 0))  # OOB repeats
+
+
+@ct.kernel
+def k_undetermined(x, y):
+    rows = ct.arange(4, dtype=ct.int32) + 6
+    t = ct.load_advanced_indexing(x, (rows, ct.Slice(0, 4)))      # rows 8, 9: padding
+    ct.store(y, (0, 0), t)
+
+
+@interp_only_ub
+def test_undetermined_padding_is_poison_R_ADV_4_R_UB_2():
+    with pytest.raises(ct.UndefinedBehaviorError, match="R-UB-2.*UNDETERMINED"):
+        ct.launch(None, (1,), k_undetermined, (np.zeros((8, 4), np.float32),
+                                               np.zeros((4, 4), np.float32)))

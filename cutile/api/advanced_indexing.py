@@ -1,12 +1,11 @@
 """Advanced indexing: one gathered (*sparse*) dimension and dense ``Slice`` dimensions
 (spec §10, R-ADV-1..6).
 
-Defined on top of ``gather``/``scatter``: the sparse index tile and one ``start + arange(length)``
-per dense dimension broadcast against each other (each along its own axis), so both executors
-run it through their gather/scatter rules, with the same bounds checks: out-of-bounds lanes of a
-load take the ``padding_mode`` value, those of a store are dropped (R-ADV-4/5).  Not detected
-(documented in docs/ops_debug.md): UNDETERMINED padding reads as 0 instead of poison, a tile
-that lies entirely outside the array (R-UB-1) and duplicate sparse indices of a store (R-UB-7).
+The sparse index tile and one ``start + arange(length)`` per dense dimension are broadcast
+against each other (each along its own axis) into a gather/scatter index grid: out-of-bounds
+lanes of a load take the ``padding_mode`` value, those of a store are dropped (R-ADV-4/5).  The
+IR ops (``AdvancedGather``/``AdvancedScatter``) are gather/scatter that also know the sparse
+axis and padding mode, so the interpreter checks R-UB-1, R-UB-7 and UNDETERMINED padding.
 """
 
 from __future__ import annotations
@@ -59,9 +58,9 @@ def _slice_impl(start, length, /):
 Slice = tile_op(_slice_impl, host=HostSlice, name="Slice")
 
 
-def _indices(arr, indices) -> tuple[list, tuple]:
-    """R-ADV-1/2: the gather index tiles (one per dimension, each along its own axis) and the
-    implied tile shape."""
+def _indices(arr, indices) -> tuple[list, tuple, int]:
+    """R-ADV-1/2: the gather index tiles (one per dimension, each along its own axis), the
+    implied tile shape and the sparse axis."""
     if arr.ndim < 2:
         raise TileTypeError(f"Advanced indexing requires a 2D or higher-rank array, got rank "
                             f"{arr.ndim}")
@@ -96,7 +95,7 @@ def _indices(arr, indices) -> tuple[list, tuple]:
             t = binary("add", iota, Const(start.value, dt.int64)
                        if isinstance(start, Const) else start, fusible=False)
         out.append(current().emit_value(ops.Reshape(t.value, axis_shape)))
-    return out, shape
+    return out, shape, tiles[0]
 
 
 def _broadcast_all(idx: list, shape: tuple) -> tuple:
@@ -112,14 +111,14 @@ def load_advanced_indexing(array, indices, /, *, padding_mode=PaddingMode.UNDETE
     >>> t = ct.load_advanced_indexing(x, (ct.arange(4, dtype=ct.int32), ct.Slice(2, 4)))
     """
     arr = coerce.require_array(coerce.fval(array))
-    idx, shape = _indices(arr, indices)
+    idx, shape, sparse = _indices(arr, indices)
     mode = _padding(padding_mode, arr.dtype)
     _hints(latency, allow_tma)
     pad = coerce.implicit_cast(Const(_PAD_VALUE[mode]) if arr.dtype.is_float else Const(0),
                                arr.dtype, "Invalid padding value")
     pad = coerce.broadcast(pad, shape)
-    return current().emit_value(ops.Gather(arr.value, _broadcast_all(idx, shape), pad.value,
-                                           None, True))
+    return current().emit_value(ops.AdvancedGather(arr.value, _broadcast_all(idx, shape),
+                                                   pad.value, None, True, sparse, mode))
 
 
 @tile_op
@@ -130,7 +129,7 @@ def store_advanced_indexing(array, indices, tile, /, *, latency=None, allow_tma=
     >>> ct.store_advanced_indexing(y, (rows, ct.Slice(0, 16)), t)
     """
     arr = coerce.require_array(coerce.fval(array))
-    idx, shape = _indices(arr, indices)
+    idx, shape, sparse = _indices(arr, indices)
     _hints(latency, allow_tma)
     v = coerce.fval(tile)
     if not (isinstance(v, TileV) or coerce.is_number_const(v)):
@@ -139,5 +138,6 @@ def store_advanced_indexing(array, indices, tile, /, *, latency=None, allow_tma=
         raise TileTypeError(f"Tile shape {coerce.value_shape(v)} does not match the shape "
                             f"implied by indices {shape}")
     t = coerce.implicit_cast(v, arr.dtype, "Stored tile is incompatible with array's dtype")
-    current().emit(ops.Scatter(arr.value, _broadcast_all(idx, shape), t.value, None, True))
+    current().emit(ops.AdvancedScatter(arr.value, _broadcast_all(idx, shape), t.value, None,
+                                       True, sparse))
 

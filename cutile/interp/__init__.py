@@ -10,6 +10,6 @@ def load_rules() -> None:
     global _loaded
     if _loaded:
         return
-    from . import (control, creation, debug, debugger, elementwise, index, matmul,  # noqa
+    from . import (advanced_indexing, control, creation, debug, debugger, elementwise, index, matmul,  # noqa
                    memory, reduce, shape)
     _loaded = True

@@ -1,6 +1,7 @@
 """IR ops by section.  Each op is defined once here; executors implement it in same-named files."""
 
 from ..core import OPS  # noqa: F401
+from .advanced_indexing import AdvancedGather, AdvancedScatter  # noqa: F401
 from .control import Break, Continue, For, If, Loop, Return, Yield  # noqa: F401
 from .creation import Constant, Iota  # noqa: F401
 from .debug import Assert, Print  # noqa: F401

@@ -29,6 +29,7 @@ def load_lowerings() -> dict[type, Callable]:
     global _loaded
     if not _loaded:
         from . import (  # noqa: F401
+            advanced_indexing,
             control,
             creation,
             debug,
