@@ -149,3 +149,4 @@ def test_print_and_assert_compile_to_vprintf_and_the_assert_record():
     calls = sum(ln.strip() == "vprintf," for ln in r["ptx"].splitlines())
     assert calls == 7 + 3               # 193 values in chunks of 32, then 65 values
     assert "atom.global.cas.b64" in r["ptx"]
+    assert "bar.red.and" in r["ptx"]    # the block-wide AND of the condition
