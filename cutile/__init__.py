@@ -56,6 +56,7 @@ from .api.elementwise import (
 from .api.index import bid, num_blocks
 from .api.matmul import matmul, mma
 from .api.memory import gather, load, num_tiles, scatter, store
+from .api.meta import assume_divisible_by, ensure_constant, static_assert, static_eval, static_iter
 from .api.reduce import argmax, argmin, max, min, prod, sum
 from .api.shape import broadcast_to, expand_dims, permute, reshape, transpose
 from .dtypes import (
@@ -102,6 +103,7 @@ from .kernel import (
     Constant,
     ConstantAnnotation,
     IndexedWithInt64,
+    ListAnnotation,
     ScalarInt64,
     function,
     kernel,
@@ -129,4 +131,6 @@ __all__ = [
     "num_blocks", "num_tiles", "ones", "permute", "pow", "prod", "reshape", "rsqrt", "scatter",
     "sin", "sinh", "sqrt", "store", "sub", "sum", "tan", "tanh", "transpose", "truediv", "where",
     "zeros", "function", "kernel", "set_backend",
+    "assume_divisible_by", "ensure_constant", "static_assert", "static_eval", "static_iter",
+    "ListAnnotation",
 ]

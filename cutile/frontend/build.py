@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 from ..errors import TileError, TileInternalError
 from ..ir.core import Builder, KernelIR, Region, Value
 from ..ir.passes import fuse_fma
@@ -9,7 +11,7 @@ from ..ir.types import ArrayType, TileType
 from .compiler import Env, FunctionCompiler
 from .context import CompileContext, compiling
 from .source import closure_values, parse_function
-from .values import ArrayV, Const, TileV, TupleV
+from .values import ArrayV, Const, DataclassV, ListV, TileV, TupleV
 
 
 def _param_value(spec, name: str, params: list[Value]):
@@ -17,6 +19,12 @@ def _param_value(spec, name: str, params: list[Value]):
         return Const(spec.value)
     if spec.kind == "tuple":
         return TupleV(tuple(_param_value(s, name, params) for s in spec.items))
+    if spec.kind == "list":
+        return ListV(tuple(_param_value(s, name, params) for s in spec.items))
+    if spec.kind == "dataclass":
+        names = [f.name for f in dataclasses.fields(spec.value)]
+        return DataclassV(spec.value, {n: _param_value(s, name, params)
+                                       for n, s in zip(names, spec.items)})
     if spec.kind == "array":
         v = Value(ArrayType(spec.dtype, spec.ndim, spec.index_dtype), name)
         params.append(v)

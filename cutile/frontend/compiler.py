@@ -31,7 +31,7 @@ from ..errors import (
 )
 from ..ir import ops
 from ..ir.core import Region, Value, walk
-from . import coerce, flow
+from . import coerce, flow, pysubset, static
 from .context import CompileContext
 from .source import SourceInfo, assigned_names, closure_values, parse_function
 from .values import (
@@ -97,6 +97,7 @@ class FunctionCompiler:
         body = node.body if isinstance(node.body, list) else [node.body]
         self.locals = assigned_names(body) | {a.arg for a in _all_args(node.args)}
         self.loops: list[_LoopInfo] = []
+        self.managers: list = []          # entered ``with`` helpers (pysubset._Manager)
 
     # -- locations and errors ------------------------------------------------------------------
     def loc(self, node) -> Loc:
@@ -225,9 +226,10 @@ class FunctionCompiler:
 
     def stmt_Return(self, s, env):
         value = self.expr(s.value, env) if s.value is not None else Const(None)
+        if self.is_kernel and not (isinstance(value, Const) and value.value is None):
+            raise TileTypeError("Tile kernels cannot return values")
+        pysubset.exit_through(self, "return")
         if self.is_kernel:
-            if not (isinstance(value, Const) and value.value is None):
-                raise TileTypeError("Tile kernels cannot return values")
             self.ctx.emit(ops.Return())
             env.term = "return-op"
             return
@@ -248,6 +250,7 @@ class FunctionCompiler:
         if not self.loops:
             raise TileSyntaxError(f"'{kind}' outside a loop")
         info = self.loops[-1]
+        pysubset.exit_through(self, kind)
         leaves = self._carry_leaves(info, env)
         self.ctx.emit(ops.Break(tuple(leaves)) if kind == "break" else ops.Continue(tuple(leaves)))
         env.term = kind
@@ -261,6 +264,9 @@ class FunctionCompiler:
                      lambda e: self.run_body(s.orelse, e), env)
 
     def stmt_For(self, s, env):
+        items = static.iter_items(self, s.iter, env)
+        if items is not None:
+            return static.static_for(self, s, items, env)
         if s.orelse:
             raise TileSyntaxError("'for-else' is not supported")
         it = self.expr(s.iter, env)
@@ -277,8 +283,7 @@ class FunctionCompiler:
         self._loop(s, env, "while", None)
 
     def stmt_With(self, s, env):
-        raise TileSyntaxError("Unsupported syntax: 'with' statements are not supported by "
-                              "cutile yet")
+        pysubset.stmt_with(self, s, env)
 
     # -- branches ------------------------------------------------------------------------------
     def _branch(self, cond: TileV, then_fn, else_fn, env: Env) -> None:
@@ -552,7 +557,8 @@ class FunctionCompiler:
     expr_ListComp = expr_Dict = expr_Set = expr_DictComp = expr_SetComp = expr_List
 
     def expr_GeneratorExp(self, node, env):
-        raise TileSyntaxError("Unsupported syntax: generator expressions")
+        raise TileSyntaxError("Unsupported syntax: generator expressions are only accepted as "
+                              "tuple(... for x in ct.static_iter(...)) or sum(...)")
 
     def expr_NamedExpr(self, node, env):
         raise TileSyntaxError("Unsupported syntax: ':=' is not supported")
@@ -563,13 +569,15 @@ class FunctionCompiler:
     def expr_Attribute(self, node, env):
         obj = self.expr(node.value, env)
         from ..api import methods
-        return methods.get_attribute(obj, node.attr)
+        r = pysubset.attribute(self, obj, node.attr)
+        return r if r is not None else methods.get_attribute(obj, node.attr)
 
     def expr_Subscript(self, node, env):
         obj = self.expr(node.value, env)
         idx = self.expr(node.slice, env)
         from ..api import methods
-        return methods.subscript(obj, idx)
+        r = pysubset.subscript(self, obj, idx, env)
+        return r if r is not None else methods.subscript(obj, idx)
 
     def expr_Slice(self, node, env):
         parts = [self.expr(p, env) if p is not None else Const(None)
@@ -639,7 +647,11 @@ class FunctionCompiler:
         result: FVal | None = None
         for op, comp in zip(node.ops, node.comparators):
             right = self.expr(comp, env)
-            r = elementwise.apply_compare(type(op).__name__, left, right)
+            r = pysubset.contains(left, right) if isinstance(op, (ast.In, ast.NotIn)) else None
+            if r is not None:
+                r = Const(r.value == isinstance(op, ast.In))
+            else:
+                r = elementwise.apply_compare(type(op).__name__, left, right)
             result = r if result is None else elementwise.logical_and(result, r)
             left = right
         return result
@@ -668,6 +680,12 @@ class FunctionCompiler:
 
     def expr_Call(self, node, env):
         fn = self.expr(node.func, env)
+        kind = static.static_kind(fn)
+        if kind is not None:
+            return static.call(self, kind, node, env)
+        r = pysubset.genexp_call(self, fn, node, env)
+        if r is not None:
+            return r
         args: list[FVal] = []
         for a in node.args:
             if isinstance(a, ast.Starred):
@@ -680,14 +698,23 @@ class FunctionCompiler:
                 args.append(self.expr(a, env))
         kwargs: dict[str, FVal] = {}
         for k in node.keywords:
-            if k.arg is None:
-                raise TileSyntaxError("Unsupported syntax: **kwargs at a call site")
+            if k.arg is None:                 # f(**d), R-PY-5
+                for name, v in pysubset.dict_items(self.expr(k.value, env), "**").items():
+                    if name in kwargs:
+                        raise TileTypeError(f"got multiple values for keyword argument {name!r}")
+                    kwargs[name] = v
+                continue
+            if k.arg in kwargs:
+                raise TileTypeError(f"got multiple values for keyword argument {k.arg!r}")
             kwargs[k.arg] = self.expr(k.value, env)
         return self.call(fn, args, kwargs, node, env)
 
     def call(self, fn: FVal, args, kwargs, node, env) -> FVal:
         from ..api import builtins_map, methods
         from ..api._registry import TileOp
+        r = pysubset.call_value(self, fn, args, kwargs, node, env)
+        if r is not None:
+            return r
         if isinstance(fn, BoundMethod):
             return methods.call_method(fn, args, kwargs)
         if isinstance(fn, FuncV):
@@ -699,6 +726,8 @@ class FunctionCompiler:
             return call_op(f, args, kwargs)
         dtype = dt.normalize_dtype(f) if not isinstance(f, (bool, int, float, str)) else None
         if dtype is not None:
+            if not args and not kwargs and dtype is not dt.float4_e2m1fn:
+                return pysubset.dtype_default(dtype)
             from ..api import creation
             return creation.dtype_call(dtype, args, kwargs)
         handler = builtins_map.BUILTINS.get(id(f))
@@ -857,6 +886,9 @@ def _leaf_types(skel) -> list:
                 go(i)
         elif isinstance(s, tuple) and s and s[0] == "view":
             go(s[1])
+        elif isinstance(s, tuple) and s and s[0] == "dataclass":
+            for i in s[3]:
+                go(i)
 
     go(skel)
     return out
@@ -870,6 +902,8 @@ def _skel_equal(a, b) -> bool:
             return len(a[1]) == len(b[1]) and all(_skel_equal(x, y) for x, y in zip(a[1], b[1]))
         if a[0] == "view":
             return _skel_equal(a[1], b[1]) and a[2:] == b[2:]
+        if a[0] == "dataclass":
+            return a[1:3] == b[1:3] and all(_skel_equal(x, y) for x, y in zip(a[3], b[3]))
     return a == b
 
 

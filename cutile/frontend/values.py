@@ -159,3 +159,32 @@ def describe(v: FVal) -> str:
     if isinstance(v, ArrayV):
         return f"array {v.type}"
     return v.kind
+
+
+@dataclass(eq=False)
+class ListV(TupleV):
+    """A list-of-arrays kernel argument (R-PY-4): a tuple of arrays whose length is fixed by the
+    specialisation; it also takes runtime indices and its ``len`` is an int32."""
+
+    kind = "list"
+
+
+@dataclass(eq=False)
+class DataclassV(FVal):
+    """An instance of a frozen dataclass built in tile code or passed in (R-PY-10): its class
+    and one frontend value per field."""
+
+    cls: type
+    fields: dict
+    kind = "dataclass"
+
+
+@dataclass(eq=False)
+class ContextV(FVal):
+    """A ``@contextmanager`` helper called in tile code, waiting for ``with`` (R-PY-12)."""
+
+    func: Any
+    args: tuple
+    kwargs: dict
+    entered: list = field(default_factory=list)
+    kind = "context manager"
