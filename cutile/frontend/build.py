@@ -52,6 +52,7 @@ def build_kernel(kernel, spec) -> KernelIR:
         raise
     except RecursionError as e:
         raise TileInternalError(f"compilation recursed too deeply: {e}") from None
-    ir = KernelIR(func.__name__, params, list(kernel.param_names), body, src.loc(node))
+    # one name per IR parameter (a tuple, list or dataclass argument gives several)
+    ir = KernelIR(func.__name__, params, [p.hint for p in params], body, src.loc(node))
     fuse_fma(ir)
     return ir
