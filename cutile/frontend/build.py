@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import dataclasses
+import sys
 
 from ..errors import TileError, TileInternalError
 from ..ir.core import Builder, KernelIR, Region, Value
 from ..ir.passes import fuse_fma
 from ..ir.types import ArrayType, TileType
-from .compiler import Env, FunctionCompiler
+from .compiler import MAX_INLINE_DEPTH, Env, FunctionCompiler
 from .context import CompileContext, compiling
 from .source import closure_values, parse_function
 from .values import ArrayV, Const, DataclassV, ListV, TileV, TupleV
@@ -44,6 +45,10 @@ def build_kernel(kernel, spec) -> KernelIR:
         env.vars[name] = _param_value(p, name, params)
     closure = closure_values(func)
     body = Region()
+    # Helpers are inlined recursively (about 40 Python frames per level); make room for the
+    # documented inlining depth so a runaway recursion reports TileRecursionError (R-PY-6).
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(limit, 80 * MAX_INLINE_DEPTH))
     try:
         with compiling(ctx), ctx.builder.open(body):
             fc = FunctionCompiler(ctx, node, src, func.__globals__, closure, None, is_kernel=True)
@@ -52,6 +57,8 @@ def build_kernel(kernel, spec) -> KernelIR:
         raise
     except RecursionError as e:
         raise TileInternalError(f"compilation recursed too deeply: {e}") from None
+    finally:
+        sys.setrecursionlimit(limit)
     # one name per IR parameter (a tuple, list or dataclass argument gives several)
     ir = KernelIR(func.__name__, params, [p.hint for p in params], body, src.loc(node))
     fuse_fma(ir)

@@ -98,6 +98,7 @@ class FunctionCompiler:
         self.locals = assigned_names(body) | {a.arg for a in _all_args(node.args)}
         self.loops: list[_LoopInfo] = []
         self.managers: list = []          # entered ``with`` helpers (pysubset._Manager)
+        self.chain: tuple = (src.func_name,)   # inlined calls leading here (R-PY-6)
 
     # -- locations and errors ------------------------------------------------------------------
     def loc(self, node) -> Loc:
@@ -748,12 +749,15 @@ class FunctionCompiler:
         raise UnsupportedCallError(f"{name}() is not supported in device code")
 
     # -- inlining ------------------------------------------------------------------------------
-    def _check_depth(self):
+    def _check_depth(self, name: str = "<helper>"):
         if self.depth + 1 > MAX_INLINE_DEPTH:
-            raise TileRecursionError(f"Maximum recursion depth ({MAX_INLINE_DEPTH}) exceeded")
+            raise TileRecursionError(
+                f"Maximum recursion depth ({MAX_INLINE_DEPTH}) exceeded while inlining "
+                f"{name}(); helpers are inlined, so a recursion must end at compile time "
+                f"(on constant arguments). Call chain: {_chain_text(self.chain + (name,))}")
 
     def inline_function(self, f: types.FunctionType, args, kwargs, node) -> FVal:
-        self._check_depth()
+        self._check_depth(f.__name__)
         fnode, src = parse_function(f)
         closure = closure_values(f)
         try:
@@ -765,13 +769,14 @@ class FunctionCompiler:
         return self._inline(fnode, src, f.__globals__, closure, params)
 
     def inline_closure(self, fn: FuncV, args, kwargs, node) -> FVal:
-        self._check_depth()
+        self._check_depth(fn.name)
         params = _bind_ast_args(fn, args, kwargs)
         return self._inline(fn.node, fn.source, fn.globals, fn.closure, params)
 
     def _inline(self, fnode, src, pyglobals, closure, params) -> FVal:
         sub = FunctionCompiler(self.ctx, fnode, src, pyglobals, closure, self.ctx.loc,
                                is_kernel=False, depth=self.depth + 1)
+        sub.chain = self.chain + (getattr(fnode, "name", "<lambda>"),)
         env = Env(params)
         if isinstance(fnode, ast.Lambda):
             return sub.expr(fnode.body, env)
@@ -866,6 +871,14 @@ def _bind_ast_args(fn: FuncV, args, kwargs) -> dict:
             else:
                 raise TileTypeError(f"{fn.name}(): missing a required argument: '{name}'")
     return out
+
+
+def _chain_text(chain: tuple) -> str:
+    """``k -> f -> g -> f -> ... -> g -> f (1001 calls)``: the head and tail of a chain."""
+    if len(chain) <= 12:
+        return " -> ".join(chain)
+    return (" -> ".join(chain[:6]) + " -> ... -> " + " -> ".join(chain[-4:])
+            + f" ({len(chain) - 1} nested calls)")
 
 
 def _contains_return(node) -> bool:

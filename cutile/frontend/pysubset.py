@@ -340,7 +340,7 @@ def enter(comp, cm: FVal, env) -> tuple[_Manager, FVal]:
         raise TileTypeError("A context manager object cannot be entered twice")
     cm.entered.append(True)
     f = cm.func
-    comp._check_depth()
+    comp._check_depth(f.__name__)
     fnode, src = parse_function(f)
     pre, y, post = _split_at_yield(comp, fnode, f.__name__)
     try:
