@@ -221,9 +221,7 @@ class FunctionCompiler:
         for a, d in zip(args.kwonlyargs, args.kw_defaults):
             if d is not None:
                 defaults[a.arg] = self.expr(d, env)
-        closure = dict(self.closure)
-        closure.update(env.vars)
-        return FuncV(node, name, closure, self.globals, self.src, defaults)
+        return FuncV(node, name, dict(self.closure), self.globals, self.src, defaults, env)
 
     def stmt_Return(self, s, env):
         value = self.expr(s.value, env) if s.value is not None else Const(None)
@@ -771,7 +769,10 @@ class FunctionCompiler:
     def inline_closure(self, fn: FuncV, args, kwargs, node) -> FVal:
         self._check_depth(fn.name)
         params = _bind_ast_args(fn, args, kwargs)
-        return self._inline(fn.node, fn.source, fn.globals, fn.closure, params)
+        closure = dict(fn.closure)
+        if fn.scope is not None:
+            closure.update((k, v) for k, v in fn.scope.vars.items() if not k.startswith("<"))
+        return self._inline(fn.node, fn.source, fn.globals, closure, params)
 
     def _inline(self, fnode, src, pyglobals, closure, params) -> FVal:
         sub = FunctionCompiler(self.ctx, fnode, src, pyglobals, closure, self.ctx.loc,

@@ -109,7 +109,8 @@ class ViewV(FVal):
 @dataclass(eq=False)
 class FuncV(FVal):
     """A nested ``def`` or ``lambda``: its AST, the defining function's source info and the
-    captured environment (frozen when defined, R-PY-6)."""
+    captured environment: the enclosing scope's variables as they are when the closure is
+    called, frozen once that scope ends (R-PY-6)."""
 
     node: Any
     name: str
@@ -117,6 +118,7 @@ class FuncV(FVal):
     globals: dict
     source: Any             # SourceInfo of the enclosing function
     defaults: dict = field(default_factory=dict)
+    scope: Any = None       # the defining function's Env: read at each call (R-PY-6)
     kind = "function"
 
 
