@@ -12,7 +12,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import cutile as ct  # noqa: E402
 
-EXAMPLES = ["vector_add", "matmul", "softmax", "layer_norm", "transpose", "attention"]
+EXAMPLES = ["vector_add", "matmul", "softmax", "layer_norm", "transpose", "attention",
+            "grouped_gemm", "static_helpers"]
 
 
 def backends() -> list[str]:
