@@ -143,7 +143,7 @@ def replace(comp, args, kwargs, env) -> FVal:
 
 def from_instance(inst) -> DataclassV:
     """A frozen dataclass instance (a global or a constant argument) as a value."""
-    from .compiler import global_value
+    from .calls import global_value
     _check_dataclass(type(inst))
     return DataclassV(type(inst), {f.name: global_value(getattr(inst, f.name))
                                    for f in dataclasses.fields(inst)})
@@ -166,7 +166,7 @@ def attribute(comp, obj: FVal, name: str) -> FVal | None:
         return Const(attr.__func__)
     if attr is None:
         raise TileTypeError(f"{obj.cls.__name__} has no attribute {name!r}")
-    from .compiler import global_value
+    from .calls import global_value
     return global_value(getattr(obj.cls, name))
 
 

@@ -112,7 +112,7 @@ def to_host(v: FVal) -> Any:
 
 def to_fval(x: Any) -> FVal:
     """A static_eval result back in tile code: a constant or a proxied value (R-META-1)."""
-    from .compiler import global_value
+    from .calls import global_value
     if isinstance(x, Proxy):
         return x._fval
     if isinstance(x, FVal):
