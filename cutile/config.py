@@ -8,6 +8,10 @@
 - ``CUTILE_NUMBA_THREADS``: threads per block on the Numba backend (power of two <= 1024).
 - ``CUTILE_NUMBA_MMA_ACC``: ``f32`` (default) or ``exact`` mma accumulation on the Numba
   backend (docs/backend.md).
+- ``CUTILE_TEST_EXECUTORS``: ``interp,numba`` (comma list) overrides which executors
+  ``cutile.testing`` runs tests on (default: the interpreter, plus Numba where it can run).
+- ``CUTILE_BREAK_BLOCKS``: ``3,0;1,2`` makes ``breakpoint()`` in kernels stop only in these
+  blocks on the interpreter (``cutile.debug.break_in`` does the same in code).
 - ``CUTILE_FAILLOG`` (spec_tests only): append each test failure to this file as it happens.
 - ``CUTILE_DURLOG`` (spec_tests only): append each test's start and duration to this file.
 """
@@ -50,3 +54,27 @@ def numba_mma_acc() -> str:
     if v not in ("f32", "exact"):
         raise ValueError(f"CUTILE_NUMBA_MMA_ACC must be 'f32' or 'exact', got {v!r}")
     return v
+
+
+def test_executors() -> tuple[str, ...]:
+    """``CUTILE_TEST_EXECUTORS=interp,numba``: the executors ``cutile.testing`` uses (empty:
+    decide from what can run)."""
+    v = os.environ.get("CUTILE_TEST_EXECUTORS", "").strip()
+    names = tuple(n.strip().lower() for n in v.split(",") if n.strip())
+    bad = [n for n in names if n not in ("interp", "numba")]
+    if bad:
+        raise ValueError(f"CUTILE_TEST_EXECUTORS names unknown executor(s) {bad}; "
+                         "expected 'interp' and/or 'numba'")
+    return names
+
+
+def break_blocks() -> set | None:
+    """``CUTILE_BREAK_BLOCKS="3,0;1,2"``: the blocks where ``breakpoint()`` stops (None: all).
+    A block names its leading coordinates; the others are 0."""
+    v = os.environ.get("CUTILE_BREAK_BLOCKS", "").strip()
+    if not v:
+        return None
+    try:
+        return {tuple(int(x) for x in part.split(",")) for part in v.split(";") if part.strip()}
+    except ValueError:
+        raise ValueError(f"CUTILE_BREAK_BLOCKS must look like '3,0;1,2', got {v!r}") from None

@@ -21,6 +21,9 @@ class CompileContext:
         self.builder = builder
         self.loc: Loc | None = None
         self.depth = 0
+        # ``cutile.debug.trace`` watchpoints: {line: names} in ``watch_file`` (None: off)
+        self.watch: dict | None = None
+        self.watch_file: str | None = None
 
     def emit(self, op: Op) -> Op:
         return self.builder.emit(op, self.loc)

@@ -10,5 +10,6 @@ def load_rules() -> None:
     global _loaded
     if _loaded:
         return
-    from . import control, creation, elementwise, index, matmul, memory, reduce, shape  # noqa
+    from . import (control, creation, debugger, elementwise, index, matmul,  # noqa
+                   memory, reduce, shape)
     _loaded = True

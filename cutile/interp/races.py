@@ -88,6 +88,31 @@ def _trace_written(ir) -> set[int] | None:
     return out
 
 
+def check_overlapping_args(ir, args: list) -> None:
+    """R-UB-5: a kernel that writes through an array argument whose memory overlaps another
+    array argument (the same array passed twice, a view of it) has an undefined result: its
+    blocks may see the other argument's elements before or after a write.  Raised before any
+    block runs, naming both parameters."""
+    arrays = [(i, a) for i, a in enumerate(args) if isinstance(a, np.ndarray) and a.size]
+    if len(arrays) < 2:
+        return
+    written = written_params(ir)
+    for k, (i, a) in enumerate(arrays):
+        for j, b in arrays[k + 1:]:
+            if written is not None and i not in written and j not in written:
+                continue
+            if not np.may_share_memory(a, b) or not np.shares_memory(a, b, max_work=10 ** 6):
+                continue
+            names = [ir.params[x].hint or f"argument #{x}" for x in (i, j)]
+            w, other = (names if written is None or i in written else names[::-1])
+            from ..errors import UndefinedBehaviorError
+            raise UndefinedBehaviorError(
+                f"array arguments {names[0]!r} and {names[1]!r} overlap in memory and the "
+                f"kernel writes through {w!r}: its blocks may read {other!r} before or after "
+                f"another block's write, so the result is undefined; pass separate arrays "
+                f"(e.g. a copy)", ir.loc, None, "R-UB-5")
+
+
 def tracker_for(ir, grid: tuple, args: list) -> RaceTracker | None:
     """The launch's tracker, or None when no race is possible: one block, or no array
     written.  Only buffers behind written parameters are tracked (a race needs a write; two
@@ -126,6 +151,20 @@ class RaceTracker:
             entry = (root, low, np.full(n, _NONE, np.int32), np.full(n, _NONE, np.int32))
             self._buffers[key] = entry
         return entry[1], entry[2], entry[3]
+
+    def writer_of(self, array: np.ndarray, index: tuple) -> tuple | None:
+        """The block ``(x, y, z)`` that wrote ``array[index]`` in this launch (None: no block
+        changed it)."""
+        if not self.tracks(array):
+            return None
+        low, writer, _ = self._state(array)
+        addr = array.__array_interface__["data"][0] + sum(
+            i * st for i, st in zip(index, array.strides))
+        who = int(writer[(addr - low) // array.itemsize])
+        if who < 0:
+            return None
+        g0, g1 = self.grid[0], self.grid[1]
+        return (who % g0, who // g0 % g1, who // (g0 * g1))
 
     def _views(self, array: np.ndarray, access: tuple):
         """(writer, reader, slot numbers) for an access: for a window ("win", view) strided

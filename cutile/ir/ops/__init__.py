@@ -3,6 +3,7 @@
 from ..core import OPS  # noqa: F401
 from .control import Break, Continue, For, If, Loop, Return, Yield  # noqa: F401
 from .creation import Constant, Iota  # noqa: F401
+from .debugger import Breakpoint, Watch  # noqa: F401
 from .elementwise import Binary, Compare, Convert, Fma, Select, Unary  # noqa: F401
 from .index import BlockId, NumBlocks  # noqa: F401
 from .matmul import Mma  # noqa: F401

@@ -28,6 +28,6 @@ def lower(*op_classes):
 def load_lowerings() -> dict[type, Callable]:
     global _loaded
     if not _loaded:
-        from . import control, creation, elementwise, index, matmul, memory, reduce, shape  # noqa: F401
+        from . import control, creation, debugger, elementwise, index, matmul, memory, reduce, shape  # noqa: F401
         _loaded = True
     return LOWERINGS
