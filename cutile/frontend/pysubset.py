@@ -210,7 +210,8 @@ def call_value(comp, fn: FVal, args, kwargs, node, env) -> FVal | None:
         return make_dataclass(comp, f, args, kwargs, node)
     if f is dataclasses.replace:
         return replace(comp, args, kwargs, env)
-    if isinstance(f, types.MethodType) and isinstance(f.__func__, types.FunctionType):
+    if isinstance(f, types.MethodType) and isinstance(f.__func__, types.FunctionType) and \
+            dataclasses.is_dataclass(f.__self__):        # a method of a global instance
         return comp.inline_function(f.__func__, [coerce.fval(f.__self__), *args], kwargs, node)
     if f is builtins.sum:
         if len(args) != 1 or kwargs:
