@@ -469,3 +469,45 @@ def test_list_argument_errors():
         ct.launch(None, (1,), k_list, ([x8(), x8().astype(np.float64)], [out, out], 8))
     with pytest.raises(TypeError, match="vary in rank"):
         ct.launch(None, (1,), k_list, ([x8(), x8().reshape(2, 4)], [out, out], 8))
+
+
+# -- return inside a loop of a helper (R-CF-10) ------------------------------------------------
+def find_pair(x, n, v):
+    """(row, col) of the first element equal to v in an n x n row-major x, else (-1, -1)."""
+    for i in range(n):
+        j = 0
+        while j < n:
+            if ct.sum(ct.load(x, (i * n + j,), (1,))) == v:
+                return (i, j)                         # returns out of two nested loops
+            j += 1
+    return (-1, -1)
+
+
+def first_tile_above(x, n, limit):
+    for i in range(n):
+        t = ct.load(x, (i,), (4,))
+        if ct.max(t) > limit:
+            return t
+    return ct.zeros((4,), ct.float32)
+
+
+@ct.kernel
+def k_return_in_loop(x, out, n, v, limit):
+    r, c = find_pair(x, n, v)
+    t = first_tile_above(x, n, limit)
+    ct.store(out, (0,), ct.full((4,), r * 100 + c, ct.float32))
+    ct.store(out, (1,), t)
+
+
+@pytest.mark.parametrize("v,limit", [(6.0, 5.0), (15.0, 13.0), (99.0, 99.0)])
+def test_return_inside_loops_of_a_helper(v, limit):
+    """R-CF-10 (1.7): a helper may return from inside for/while loops (nested too); the loops
+    stop there and the value merges with the return after the loops."""
+    x = np.arange(16, dtype=np.float32)
+    out = np.zeros(8, np.float32)
+    ct.launch(None, (1,), k_return_in_loop, (x, out, 4, v, limit))
+    hit = np.flatnonzero(x == v)
+    rc = divmod(int(hit[0]), 4) if hit.size else (-1, -1)
+    np.testing.assert_array_equal(out[:4], np.full(4, rc[0] * 100 + rc[1], np.float32))
+    rows = [x[i * 4:i * 4 + 4] for i in range(4) if x[i * 4:i * 4 + 4].max() > limit]
+    np.testing.assert_array_equal(out[4:], rows[0] if rows else np.zeros(4, np.float32))

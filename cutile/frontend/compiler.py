@@ -95,6 +95,7 @@ class FunctionCompiler:
         self.loops: list[_LoopInfo] = []
         self.managers: list = []          # entered ``with`` helpers (pysubset._Manager)
         self.chain: tuple = (src.func_name,)   # inlined calls leading here (R-PY-6)
+        self.discovering = False          # see pysubset.loop_with_return
 
     # -- locations and errors ------------------------------------------------------------------
     def loc(self, node) -> Loc:
@@ -132,6 +133,12 @@ class FunctionCompiler:
                 ast.copy_location(s, stmts[i])
                 rest = []
                 stmts = stmts[:i + 1]
+            if (not self.is_kernel and not self.discovering
+                    and isinstance(s, (ast.For, ast.While)) and _contains_return(s)):
+                if self._located(s, pysubset.loop_with_return, self, s, rest, env):
+                    break                          # the rest ran on the no-return path
+                i += 1
+                continue
             self._located(s, self.stmt, s, env)
             if self.ctx.watch is not None and env.live:
                 self._watch(s, env)
@@ -239,9 +246,7 @@ class FunctionCompiler:
             env.term = "return-op"
             return
         if self.loops:
-            raise TileSyntaxError(
-                "Returning from inside a loop of a helper function is not supported by cutile; "
-                "restructure the loop (e.g. break and return after it)")
+            return pysubset.return_in_loop(self, value, env)
         env.term = "return"
         env.ret = value
 
@@ -402,6 +407,8 @@ class FunctionCompiler:
         target = s.target.id if kind == "for" else None
         candidates = [n for n in sorted(assigned_names(s.body))
                       if n in env.vars and n != target and not isinstance(env.vars[n], Invalid)]
+        if pysubset.RET_FLAG in env.vars and _contains_return(s):   # helper return slots
+            candidates += [pysubset.RET_FLAG, pysubset.RET_VALUE]
         dropped: set[str] = set()
         while True:
             carried = [n for n in candidates if n not in dropped]

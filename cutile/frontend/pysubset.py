@@ -388,3 +388,99 @@ def exit_through(comp, kind: str) -> None:
 
 
 _ = UnsupportedCallError
+
+
+# -- return inside a loop of a helper (R-CF-10) -----------------------------------------------
+RET_FLAG, RET_VALUE = "<returned>", "<return value>"
+
+
+class RetFound(BaseException):
+    """Raised by a ``return`` during the discovery run of a loop (see ``loop_with_return``).
+    A BaseException so that the error wrapping of ``_located`` lets it through."""
+
+    def __init__(self, value: FVal):
+        self.value = value
+
+
+def _zero_like(v: FVal) -> FVal:
+    """A runtime value of ``v``'s type (the return slot before anything is returned)."""
+    if isinstance(v, Const) and v.is_number:
+        v = coerce.to_tile(v)
+    if isinstance(v, TileV):
+        return coerce.constant(0, v.dtype, v.shape)
+    if isinstance(v, TupleV):
+        return TupleV(tuple(_zero_like(i) for i in v.items))
+    if isinstance(v, Const):
+        return v
+    raise TileSyntaxError(f"Returning {describe(v)} from inside a loop of a helper is not "
+                          "supported; return it after the loop")
+
+
+def loop_with_return(comp, s: ast.stmt, rest: list, env) -> bool:
+    """A ``for``/``while`` of a helper whose body returns: the return stores its value in a
+    carried slot, sets a carried flag and breaks; after the loop an enclosing loop breaks too,
+    and the outermost one becomes ``if flag: return slot`` else the rest of the body.
+    Returns True when ``rest`` was compiled here."""
+    from ..ir.core import Region
+    outermost = RET_FLAG not in env.vars
+    if outermost:
+        # Discovery: compile the loop once into a discarded region to learn the type of the
+        # first value returned, so the slot can be carried from loop entry (R-CF-7).
+        probe = env.copy()
+        comp.discovering = True
+        try:
+            with comp.ctx.builder.open(Region()):
+                comp.stmt(s, probe)
+            found = None
+        except RetFound as r:
+            found = r.value
+        finally:
+            comp.discovering = False
+        if found is None:
+            comp.stmt(s, env)
+            return False
+        env.vars[RET_FLAG] = coerce.to_tile(Const(False))
+        env.vars[RET_VALUE] = _zero_like(found)
+    comp.stmt(s, env)
+    if not env.live:
+        return False
+    flag = env.vars[RET_FLAG]
+    if not outermost:
+        comp._branch(flag, lambda e: comp._loop_exit("break", e), lambda e: None, env)
+        return False
+
+    def returned(e):
+        e.term, e.ret = "return", e.vars[RET_VALUE]
+
+    def not_returned(e):
+        slot = e.vars.pop(RET_VALUE)
+        del e.vars[RET_FLAG]
+        comp.run_body(rest, e)
+        if e.term == "return":           # constants returned later take the slot's dtypes
+            e.ret = _like(e.ret, slot)
+
+    comp._branch(flag, returned, not_returned, env)
+    return True
+
+
+def return_in_loop(comp, value: FVal, env) -> None:
+    """``return value`` inside a loop of a helper: fill the slot, set the flag, break."""
+    if comp.discovering:
+        raise RetFound(value)
+    slot = env.vars.get(RET_VALUE)
+    if slot is None:
+        raise TileSyntaxError("Returning from inside this loop of a helper is not supported "
+                              "(return after the loop)")
+    env.vars[RET_VALUE] = _like(value, slot)
+    env.vars[RET_FLAG] = coerce.to_tile(Const(True))
+    comp._loop_exit("break", env)
+
+
+def _like(v: FVal, slot: FVal) -> FVal:
+    """``v`` converted to the slot's type where it is a constant (R-CAST-2)."""
+    if isinstance(v, Const) and v.is_number and isinstance(slot, TileV):
+        return coerce.to_tile(coerce.implicit_cast(v, slot.dtype, "returned value")
+                              if v.is_loose else v)
+    if isinstance(v, TupleV) and isinstance(slot, TupleV) and len(v.items) == len(slot.items):
+        return TupleV(tuple(_like(a, b) for a, b in zip(v.items, slot.items)))
+    return v

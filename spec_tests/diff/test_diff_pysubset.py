@@ -77,3 +77,17 @@ def test_static_helpers_example_agrees():
     np.testing.assert_array_equal(outs[0], outs[1])
     ref = static_helpers.reference(np.linspace(-1, 1, 40).astype(np.float32), p)
     np.testing.assert_allclose(outs[0], ref, rtol=1e-6, atol=1e-6)
+
+
+def test_helper_return_in_loop_agrees():
+    """R-CF-10: a helper returning from inside nested loops, on both executors."""
+    from test_python_subset import k_return_in_loop
+    outs = []
+    for executor in ("interp", "numba"):
+        out = np.zeros(8, np.float32)
+        with backend(executor):
+            ct.launch(None, (1,), k_return_in_loop,
+                      (np.arange(16, dtype=np.float32), out, 4, 9.0, 10.0))
+        outs.append(out)
+    np.testing.assert_array_equal(outs[0], outs[1])
+    np.testing.assert_array_equal(outs[0], [201] * 4 + [8, 9, 10, 11])
