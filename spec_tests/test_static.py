@@ -320,3 +320,17 @@ def test_static_functions_refuse_host_calls():
               ct.assume_divisible_by):
         with pytest.raises(RuntimeError, match="Device functions can only be called"):
             f(1)
+
+
+@ct.kernel
+def k_assert_proxy_message(x, out):
+    t = ct.load(x, (0,), (8,))
+    ct.static_assert(t.dtype == ct.int32, f"Expected {t} to be int32")  # E:proxy_msg
+    ct.store(out, (0,), t)
+
+
+def test_static_assert_message_shows_proxies():
+    """R-META-2: the message is evaluated like static_eval; a tile prints as 1.7 prints it."""
+    e = expect_error(k_assert_proxy_message, (x8(), x8()), ct.TileStaticAssertionError,
+                     "Static assertion failed", "proxy_msg")
+    assert e.message == "Static assertion failed: Expected <tile[float32, (8,)]> to be int32"

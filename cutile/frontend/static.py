@@ -49,7 +49,14 @@ class Proxy:
         raise TileStaticEvalError(f"{describe(fv)}.{name} cannot be used inside static_eval()")
 
     def __repr__(self) -> str:
-        return f"<proxy of {describe(self._fval)}>"
+        fv = self._fval                     # as 1.7 prints them in static_assert messages
+        if isinstance(fv, TileV):
+            return f"<tile[{fv.dtype.name}, {fv.shape}]>"
+        if isinstance(fv, ArrayV):
+            return f"<array[{fv.dtype.name}, {fv.ndim}d]>"
+        return f"<{describe(fv)}>"
+
+    __str__ = __repr__
 
     def __bool__(self):
         raise TileStaticEvalError(_NO_VALUE)
