@@ -39,6 +39,9 @@ class Spec:
 def _annotation_meta(ann) -> list:
     if typing.get_origin(ann) is typing.Annotated:
         return list(ann.__metadata__)
+    from .kernel import ArrayAnnotation, ListAnnotation
+    if isinstance(ann, (ArrayAnnotation, ListAnnotation)):    # used bare as the annotation
+        return [ann]
     return []
 
 

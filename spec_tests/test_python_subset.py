@@ -511,3 +511,20 @@ def test_return_inside_loops_of_a_helper(v, limit):
     np.testing.assert_array_equal(out[:4], np.full(4, rc[0] * 100 + rc[1], np.float32))
     rows = [x[i * 4:i * 4 + 4] for i in range(4) if x[i * 4:i * 4 + 4].max() > limit]
     np.testing.assert_array_equal(out[4:], rows[0] if rows else np.zeros(4, np.float32))
+
+
+@ct.kernel
+def k_list_int64(srcs: ct.ListAnnotation(element=ct.ArrayAnnotation(index_dtype=ct.int64)),
+                 out):
+    n = srcs[1].shape[0]
+    ct.store(out, (0,), ct.full((1,), n, ct.int64) + (100 if n.dtype == ct.int64 else 0))
+
+
+def test_list_annotation_element_index_dtype():
+    """R-LAUNCH-4: ListAnnotation(element=ArrayAnnotation(index_dtype=int64)) makes the
+    shapes of the list's arrays int64."""
+    out = np.zeros(1, np.int64)
+    ct.launch(None, (1,), k_list_int64, ([x8(), np.zeros(5, np.float32)], out))
+    assert out[0] == 105
+    with pytest.raises(TypeError, match="expects an ArrayAnnotation"):
+        ct.ListAnnotation(element=int)
