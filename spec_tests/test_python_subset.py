@@ -528,3 +528,31 @@ def test_list_annotation_element_index_dtype():
     assert out[0] == 105
     with pytest.raises(TypeError, match="expects an ArrayAnnotation"):
         ct.ListAnnotation(element=int)
+
+
+def pick_pair(c, i, j):
+    if c > 0:
+        return (i, j, 7)
+    return (-1, -1, 7)
+
+
+@ct.kernel
+def k_tuple_merge(out, c, i):
+    a, b, s = pick_pair(c, i, i + 1)
+    if c > 5:
+        t = (i, 2)
+    else:
+        t = (3, i)
+    ct.store(out, (0,), ct.full((1,), a * 100 + b + s * 1000 + t[0] * 10000 + t[1] * 100000,
+                                ct.int32))
+
+
+@pytest.mark.parametrize("c", [1, 0, 9])
+def test_tuples_merge_item_by_item(c):
+    """R-CF-7 / R-PROMO-7 per tuple item: (runtime, runtime, 7) and (-1, -1, 7) merge into
+    (int32, int32, 7); (i, 2) and (3, i) into two runtime int32s."""
+    out = np.zeros(1, np.int32)
+    ct.launch(None, (1,), k_tuple_merge, (out, c, 4))
+    a, b = (4, 5) if c > 0 else (-1, -1)
+    t = (4, 2) if c > 5 else (3, 4)
+    assert out[0] == a * 100 + b + 7000 + t[0] * 10000 + t[1] * 100000

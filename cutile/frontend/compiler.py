@@ -365,6 +365,18 @@ class FunctionCompiler:
         skel0 = flats[0][0]
         if all(_skel_equal(f[0], skel0) for f in flats):
             return skel0, vals[0], [(lambda lv=f[1]: lv) for f in flats]
+        first = vals[0]
+        if isinstance(first, TupleV) and all(
+                type(v) is type(first) and len(v.items) == len(first.items) for v in vals):
+            # tuples merge item by item (R-CF-7, R-PROMO-7 per item)
+            parts = [self._merge_plan([v.items[k] for v in vals], live)
+                     for k in range(len(first.items))]
+            if any(p is None for p in parts):
+                return None
+            producers = [(lambda b=b: [x for p in parts for x in p[2][b]()])
+                         for b in range(len(vals))]
+            return (("tuple", tuple(p[0] for p in parts)),
+                    type(first)(tuple(p[1] for p in parts)), producers)
         if all(flow.materializable(v) or (isinstance(v, TileV) and v.shape == ())
                for v in vals):
             # R-PROMO-7: differing constants (or a constant and a runtime scalar) merge into
