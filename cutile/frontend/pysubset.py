@@ -14,7 +14,7 @@ import inspect
 import types
 
 from .. import dtypes as dt
-from ..errors import TileSyntaxError, TileTypeError, UnsupportedCallError
+from ..errors import TileSyntaxError, TileTypeError
 from . import coerce
 from .values import (
     BoundMethod,
@@ -386,8 +386,6 @@ def exit_through(comp, kind: str) -> None:
             break
         m.cleanup()
 
-
-_ = UnsupportedCallError
 
 
 # -- return inside a loop of a helper (R-CF-10) -----------------------------------------------

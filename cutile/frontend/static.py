@@ -8,7 +8,6 @@ the function's globals and locals, constants appearing as plain values and runti
 from __future__ import annotations
 
 import ast
-import operator
 from typing import Any
 
 from ..errors import (
@@ -41,11 +40,7 @@ class Proxy:
         if isinstance(fv, DataclassV) and name in fv.fields:
             return to_host(fv.fields[name])
         if isinstance(fv, (TileV, ArrayV)) and name in ("shape", "dtype", "ndim"):
-            if isinstance(fv, ArrayV) and name == "shape":
-                return tuple(Proxy(d) if d is None else d for d in fv.static_shape) \
-                    if all(d is not None for d in fv.static_shape) else Proxy(
-                        methods.get_attribute(fv, "shape"))
-            return to_host(methods.get_attribute(fv, name))
+            return to_host(methods.get_attribute(fv, name))    # array extents: proxies
         raise TileStaticEvalError(f"{describe(fv)}.{name} cannot be used inside static_eval()")
 
     def __repr__(self) -> str:
@@ -262,5 +257,3 @@ def static_for(comp, s: ast.For, items: list[FVal], env) -> None:
         if not env.live:
             break
 
-
-_ = operator
