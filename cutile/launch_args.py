@@ -122,6 +122,9 @@ def _classify(x, plan: ParamPlan, path: str, leaves: list) -> ArgSpec:
             return ArgSpec("const", value=x)
         if isinstance(x, np.generic):
             return ArgSpec("const", value=x.item())
+        if dataclasses.is_dataclass(x) and not isinstance(x, type) and \
+                type(x).__dataclass_params__.frozen:     # (cutile) R-PY-10 as a constant
+            return ArgSpec("const", value=x)
         if isinstance(x, tuple):
             return ArgSpec("tuple", items=tuple(_classify(i, plan, path, leaves) for i in x))
         raise TypeError(f"Could not interpret object of type {type(x).__name__} as a constant "

@@ -556,3 +556,19 @@ def test_tuples_merge_item_by_item(c):
     a, b = (4, 5) if c > 0 else (-1, -1)
     t = (4, 2) if c > 5 else (3, 4)
     assert out[0] == a * 100 + b + 7000 + t[0] * 10000 + t[1] * 100000
+
+
+@ct.kernel
+def k_dataclass_constant(x, out, p: ct.Constant[Affine]):
+    ct.static_assert(p.shift == 2)                    # the fields are compile-time constants
+    ct.store(out, (0,), p.apply(ct.load(x, (0,), (8,))) + p.doubled)
+
+
+def test_dataclass_constant_argument():
+    """(cutile) a frozen dataclass for a ct.Constant parameter: its fields are constants and
+    its value is part of the specialisation."""
+    out = np.zeros(8, np.float32)
+    ct.launch(None, (1,), k_dataclass_constant, (x8(), out, Affine(3.0, 2)))
+    np.testing.assert_array_equal(out, x8() * 3 + 2 + 6)
+    with pytest.raises(ct.TileStaticAssertionError):
+        ct.launch(None, (1,), k_dataclass_constant, (x8(), out, Affine(3.0, 5)))
