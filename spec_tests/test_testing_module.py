@@ -99,7 +99,13 @@ def test_user_example_file_runs_and_catches_the_broken_kernel():
     """examples/test_my_kernel.py, as a user runs it (both executors: the simulator here)."""
     env = dict(os.environ, NUMBA_ENABLE_CUDASIM=os.environ.get("NUMBA_ENABLE_CUDASIM", "1"),
                HYPOTHESIS_PROFILE="ci")
-    r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+    # the cutile_executor fixture comes from cutile's pytest plugin, registered when cutile is
+    # installed (pip install -e .); name it explicitly where this checkout is not installed
+    from importlib.metadata import entry_points
+    installed = any(e.value == "cutile.testing.pytest_plugin"
+                    for e in entry_points(group="pytest11"))
+    plugin = [] if installed else ["-p", "cutile.testing.pytest_plugin"]
+    r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *plugin,
                         "examples/test_my_kernel.py"], capture_output=True, text=True, cwd=ROOT,
                        env=env, timeout=600)
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-2000:]

@@ -2,7 +2,8 @@
 
 - A specialised kernel (one ``KernelIR``) is compiled once per thread count and option set
   (``compile_kernel``): source generation, ``exec`` in the ``rt`` namespace, ``cuda.jit``.
-  Numba itself compiles the PTX on first launch and caches it per argument types.
+  On a GPU each array-layout variant is compiled eagerly (``Compiled.variant``), or loaded
+  from the on-disk cache when an earlier process compiled it (``diskcache.py``).
 - Arguments: NumPy arrays are copied to the device (C-contiguous) and the ones the kernel may
   write are copied back into the caller's array (a view of a larger buffer is written through
   the view, so the rest of the buffer is untouched); Numba device arrays and any object with
@@ -29,7 +30,7 @@ from ..errors import TileCompilerExecutionError, TileUnsupportedFeatureError
 from ..ir import ops
 from ..ir.core import KernelIR, walk
 from ..ir.types import ArrayType, TileType
-from . import rt
+from . import diskcache, rt
 from .codegen import Gen, kernel_fn_name
 from .emitter import describe_op
 from .params import Packer, argument_types, layout, refs, storage_bits
@@ -62,15 +63,31 @@ class Compiled:
         # GPU only (see params.py): one eagerly compiled kernel per tuple of array layouts
         self.variants: dict[tuple, Variant] = {}
         self.n_arrays = sum(isinstance(p.type, ArrayType) for p in ir.params)
+        # the on-disk cache key of the generated kernel (diskcache.py)
+        self.cache_key = diskcache.source_key(source, gen.consts, T, gen.mma_acc)
 
     def variant(self, layouts: tuple | None = None) -> Variant:
-        """The kernel compiled for these array layouts ("C"/"A" per array; default all "C")."""
+        """The kernel compiled for these array layouts ("C"/"A" per array; default all "C"),
+        loaded from the on-disk cache when an earlier process stored it."""
         layouts = layouts or ("C",) * self.n_arrays
         v = self.variants.get(layouts)
         if v is None:
             argtypes = argument_types(self.ir, len(self.strides_used), layouts)
-            kernel = self.dispatcher.compile(argtypes)
-            v = self.variants[layouts] = Variant(argtypes, kernel, Packer(argtypes))
+            key = target = loaded = None
+            if config.cache_enabled():
+                try:
+                    target = diskcache.current_target()
+                    key = diskcache.variant_key(self.cache_key, argtypes, target)
+                    loaded = diskcache.load(key)
+                except Exception as e:      # no device query / toolchain versions: no cache
+                    diskcache.cache.stats.note(f"key {self.name}: {type(e).__name__}: {e}")
+                    key = None
+            if loaded is not None:
+                v = Variant(argtypes, None, Packer(argtypes), loaded)
+            else:
+                v = Variant(argtypes, self.dispatcher.compile(argtypes), Packer(argtypes))
+                v.disk = (key, target) if key is not None else None
+            self.variants[layouts] = v
         return v
 
     def op_at(self, lineno: int):
@@ -81,11 +98,31 @@ class Compiled:
 
 class Variant:
     """One compiled signature of a generated kernel, its parameter packer and whether the
-    packer passed its check against Numba's own (None: not checked yet)."""
+    packer passed its check against Numba's own (None: not checked yet).
 
-    def __init__(self, argtypes: tuple, kernel, packer: Packer):
+    ``kernel`` is Numba's compiled kernel; a variant loaded from the on-disk cache has none,
+    only ``loaded`` = (cuda.core ObjectCode, kernel handle), and is launched through the
+    packing that was checked when it was stored.  ``disk``: (key, target) to store a compiled
+    variant under once its packing is checked (None: not to be stored)."""
+
+    def __init__(self, argtypes: tuple, kernel, packer: Packer, loaded=None):
         self.argtypes, self.kernel, self.packer = argtypes, kernel, packer
-        self.fast: bool | None = None
+        self.loaded = loaded
+        self.fast: bool | None = True if loaded is not None else None
+        self.disk: tuple | None = None
+
+    def handle(self):
+        """The cuda.core kernel handle to launch."""
+        if self.loaded is not None:
+            return self.loaded[1]
+        return self.kernel._codelibrary.get_cufunc().kernel
+
+    def registers(self) -> int:
+        """Registers per thread of the compiled kernel."""
+        if self.kernel is not None:
+            return int(self.kernel.regs_per_thread)
+        n = self.loaded[1].attributes.num_regs
+        return int(n() if callable(n) else n)
 
 
 # -- options ---------------------------------------------------------------------------------
@@ -363,7 +400,7 @@ def _launch_gpu(ck: Compiled, grid3: tuple, args: list, st, core) -> None:
     var = ck.variant(tuple(layout(v) for v in values if isinstance(v, DeviceArrayRef)))
     if var.fast is None:
         try:        # private Numba / cuda.core pieces: any surprise means the slow path
-            var.kernel._codelibrary.get_cufunc().kernel  # noqa: B018
+            var.handle()
             from cuda.core import LaunchConfig, launch  # noqa: F401
             var.fast = var.packer.verify(var.kernel, values, st)
         except Exception:
@@ -372,6 +409,8 @@ def _launch_gpu(ck: Compiled, grid3: tuple, args: list, st, core) -> None:
             warnings.warn(f"cutile: parameter packing for kernel {ck.name!r} disagrees with "
                           "Numba's; launching through the Numba dispatcher (slower)",
                           RuntimeWarning, stacklevel=3)
+        elif var.disk is not None:
+            diskcache.save(var.disk[0], ck, var.kernel, var.disk[1])
     if not var.fast:
         from numba import cuda
         nb = [cuda.as_cuda_array(v) if isinstance(v, DeviceArrayRef) else v for v in values]
@@ -385,7 +424,7 @@ def _launch_gpu(ck: Compiled, grid3: tuple, args: list, st, core) -> None:
             _configs.clear()
         cfg = _configs[key] = LaunchConfig(grid=grid3, block=(ck.T, 1, 1), shmem_size=0)
     from cuda.core import launch
-    launch(core, cfg, var.kernel._codelibrary.get_cufunc().kernel, *var.packer.pack(values))
+    launch(core, cfg, var.handle(), *var.packer.pack(values))
 
 
 def _wrap_error(ck: Compiled, e: Exception) -> Exception:
