@@ -75,6 +75,7 @@ from .api.elementwise import (
 from .api.index import bid, num_blocks
 from .api.matmul import matmul, mma, mma_scaled
 from .api.memory import gather, load, num_tiles, scatter, store
+from .api.meta import assume_divisible_by, ensure_constant, static_assert, static_eval, static_iter
 from .api.reduce import argmax, argmin, max, min, prod, reduce, sum
 from .api.scan import cumprod, cumsum, scan
 from .api.shape import (
@@ -135,6 +136,7 @@ from .kernel import (
     Constant,
     ConstantAnnotation,
     IndexedWithInt64,
+    ListAnnotation,
     ScalarInt64,
     function,
     kernel,
@@ -167,6 +169,8 @@ __all__ = [
     # scans, user reductions, cat/extract/insert, bits (issue 10 part B)
     "bitcast", "cat", "cumprod", "cumsum", "extract", "insert", "pack_to_bytes", "reduce",
     "scan", "unpack_from_bytes",
+    "assume_divisible_by", "ensure_constant", "static_assert", "static_eval", "static_iter",
+    "ListAnnotation",
 ]
 # issue 10 part C: debugging, advanced indexing, mma_scaled, PDL
 __all__ += [

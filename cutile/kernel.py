@@ -51,8 +51,17 @@ class ArrayAnnotation:
 
 
 class ListAnnotation:
+    """A list-of-arrays parameter (R-LAUNCH-4, R-PY-4); ``element`` may give the arrays'
+    ``ArrayAnnotation`` (index dtype)."""
+
     def __init__(self, element=None):
+        if element is not None and not isinstance(element, ArrayAnnotation):
+            raise TypeError(f"ListAnnotation(element=...) expects an ArrayAnnotation, got "
+                            f"{type(element).__name__}")
         self.element = element
+
+    def __repr__(self) -> str:
+        return f"ListAnnotation(element={self.element!r})"
 
 
 Constant = Annotated[T, ConstantAnnotation()]

@@ -5,6 +5,7 @@ API functions (``cutile/api``) run at compile time inside a context and emit IR 
 
 from __future__ import annotations
 
+import threading
 from contextlib import contextmanager
 
 from ..errors import Loc, TileInternalError
@@ -68,3 +69,21 @@ def emit(op: Op) -> Op:
 
 def emit_value(op: Op) -> TileV:
     return current().emit_value(op)
+
+
+_static = threading.local()
+
+
+def in_static_eval() -> bool:
+    """True while host Python runs a ``static_eval`` expression (R-META-1): tile operations
+    called there raise instead of emitting IR."""
+    return getattr(_static, "depth", 0) > 0
+
+
+@contextmanager
+def static_evaluation():
+    _static.depth = getattr(_static, "depth", 0) + 1
+    try:
+        yield
+    finally:
+        _static.depth -= 1
