@@ -8,6 +8,10 @@
 - ``CUTILE_NUMBA_THREADS``: threads per block on the Numba backend (power of two <= 1024).
 - ``CUTILE_NUMBA_MMA_ACC``: ``f32`` (default) or ``exact`` mma accumulation on the Numba
   backend (docs/backend.md).
+- ``CUDA_TILE_COMPILER_TIMEOUT_SEC``: seconds one kernel compilation may take (1.7's name;
+  ``ct.compiler_timeout`` overrides it).
+- ``CUTILE_INTERP_TIMEOUT``: seconds one interpreter launch may run before it is stopped with
+  the block and line where it was (default 300; ``0`` turns the watchdog off).
 - ``CUTILE_FAILLOG`` (spec_tests only): append each test failure to this file as it happens.
 - ``CUTILE_DURLOG`` (spec_tests only): append each test's start and duration to this file.
 """
@@ -50,3 +54,20 @@ def numba_mma_acc() -> str:
     if v not in ("f32", "exact"):
         raise ValueError(f"CUTILE_NUMBA_MMA_ACC must be 'f32' or 'exact', got {v!r}")
     return v
+
+
+def compiler_timeout() -> float | None:
+    v = os.environ.get("CUDA_TILE_COMPILER_TIMEOUT_SEC", "").strip()
+    if not v:
+        return None
+    t = float(v)
+    if t <= 0:
+        raise ValueError(f"CUDA_TILE_COMPILER_TIMEOUT_SEC must be positive, got {v}")
+    return t
+
+
+def interp_timeout() -> float | None:
+    """Wall-clock watchdog of one interpreter launch in seconds (None: off)."""
+    v = os.environ.get("CUTILE_INTERP_TIMEOUT", "300").strip() or "300"
+    t = float(v)
+    return t if t > 0 else None

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import threading
+
 _loaded = False
+_lock = threading.Lock()
 
 
 def load_rules() -> None:
@@ -10,5 +13,6 @@ def load_rules() -> None:
     global _loaded
     if _loaded:
         return
-    from . import control, creation, elementwise, index, matmul, memory, reduce, shape  # noqa
-    _loaded = True
+    with _lock:             # concurrent first launches must not see a half-filled table
+        from . import control, creation, elementwise, index, matmul, memory, reduce, shape  # noqa
+        _loaded = True

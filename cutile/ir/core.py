@@ -146,6 +146,8 @@ class KernelIR:
     # the kernel's launch hints (``@ct.kernel(occupancy=..., numba_threads=...)``), for the
     # executors; values may be ``ByTarget``
     options: dict = dataclasses.field(default_factory=dict)
+    # {index in params: Loc} of the array params some op writes (ir.passes.written_params)
+    written: dict = dataclasses.field(default_factory=dict)
 
 
 def walk(region: Region) -> Iterator[Op]:

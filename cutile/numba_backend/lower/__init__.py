@@ -7,11 +7,13 @@ op and the backend.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 
 LOWERINGS: dict[type, Callable] = {}
 
 _loaded = False
+_lock = threading.Lock()
 
 
 def lower(*op_classes):
@@ -28,6 +30,8 @@ def lower(*op_classes):
 def load_lowerings() -> dict[type, Callable]:
     global _loaded
     if not _loaded:
-        from . import control, creation, elementwise, index, matmul, memory, reduce, shape  # noqa: F401
-        _loaded = True
+        with _lock:
+            from . import (  # noqa: F401
+                control, creation, elementwise, index, matmul, memory, reduce, shape)
+            _loaded = True
     return LOWERINGS
