@@ -95,6 +95,7 @@ from .errors import (
     TileValueError,
     UndefinedBehaviorError,
 )
+from .compile_timeout import compiler_timeout
 from .executors import set_backend
 from .kernel import (
     ArrayAnnotation,
@@ -107,6 +108,8 @@ from .kernel import (
     kernel,
     launch,
 )
+
+from . import compilation, tune  # noqa: E402  (submodules, as in cuda.tile)
 
 __version__ = "0.1.0"
 
@@ -128,5 +131,5 @@ __all__ = [
     "max", "maximum", "min", "minimum", "mma", "mod", "mul", "negative", "not_equal",
     "num_blocks", "num_tiles", "ones", "permute", "pow", "prod", "reshape", "rsqrt", "scatter",
     "sin", "sinh", "sqrt", "store", "sub", "sum", "tan", "tanh", "transpose", "truediv", "where",
-    "zeros", "function", "kernel", "set_backend",
+    "zeros", "function", "kernel", "set_backend", "compiler_timeout", "tune", "compilation",
 ]
