@@ -6,6 +6,7 @@ public names only; importing it never imports numba.
 
 from __future__ import annotations
 
+from . import compilation, tune  # submodules, as in cuda.tile
 from .api.classes import Array, Scalar, Tile, TiledView
 from .api.creation import arange, astile, full, ones, zeros
 from .api.elementwise import (
@@ -58,6 +59,7 @@ from .api.matmul import matmul, mma
 from .api.memory import gather, load, num_tiles, scatter, store
 from .api.reduce import argmax, argmin, max, min, prod, sum
 from .api.shape import broadcast_to, expand_dims, permute, reshape, transpose
+from .compile_timeout import compiler_timeout
 from .dtypes import (
     DType,
     bfloat16,
@@ -95,7 +97,6 @@ from .errors import (
     TileValueError,
     UndefinedBehaviorError,
 )
-from .compile_timeout import compiler_timeout
 from .executors import set_backend
 from .kernel import (
     ArrayAnnotation,
@@ -108,8 +109,6 @@ from .kernel import (
     kernel,
     launch,
 )
-
-from . import compilation, tune  # noqa: E402  (submodules, as in cuda.tile)
 
 __version__ = "0.1.0"
 

@@ -31,7 +31,6 @@ def load_lowerings() -> dict[type, Callable]:
     global _loaded
     if not _loaded:
         with _lock:
-            from . import (  # noqa: F401
-                control, creation, elementwise, index, matmul, memory, reduce, shape)
+            from . import control, creation, elementwise, index, matmul, memory, reduce, shape  # noqa: F401
             _loaded = True
     return LOWERINGS
