@@ -218,7 +218,9 @@ def compile_kernel(ir: KernelIR, T: int, mma_acc: str | None = None) -> Compiled
         per_ir = _cache.setdefault(ir, {})
         ck = per_ir.get(key)
         if ck is None:
-            ck = per_ir[key] = _compile(ir, T, mma_acc)
+            from ..compile_timeout import run_with_timeout
+            ck = per_ir[key] = run_with_timeout(lambda: _compile(ir, T, mma_acc),
+                                                f"kernel {ir.name!r} for the Numba backend")
     return ck
 
 
