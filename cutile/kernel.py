@@ -303,6 +303,8 @@ def launch(stream, grid, kernel_, kernel_args, /, *args, programmatic_dependent_
 def _check_writable(ir, spec) -> None:
     """A read-only array the kernel stores to is refused before anything runs (R-ERR-2)."""
     for i, loc in ir.written.items():
+        if i >= len(spec.leaves):
+            continue
         leaf = spec.leaves[i]
         flags = getattr(leaf, "flags", None)
         readonly = (not flags.writeable) if flags is not None else getattr(leaf, "readonly", False)
