@@ -408,3 +408,35 @@ def test_export_kernel_is_unsupported():
         with pytest.raises(ct.TileUnsupportedFeatureError, match="cannot export NVIDIA"):
             export_kernel(vadd, [sig], io.BytesIO(), gpu_code="sm_100", output_format=fmt)
     assert ct.compilation.KernelSignature is KernelSignature
+
+
+class FakeJax:
+    """A CUDA array that offers only DLPack (as JAX arrays do)."""
+
+    def __dlpack_device__(self):
+        return (2, 0)
+
+    def __dlpack__(self, **kwargs):
+        raise BufferError("no device here")
+
+
+def test_cuda_dlpack_only_array_is_routed_through_a_dlpack_reader(monkeypatch):
+    """A DLPack-only CUDA array is read through PyTorch's or CuPy's ``from_dlpack``; without
+    either it is a TypeError saying what is missing (no GPU here: the export itself fails)."""
+    import builtins
+    real_import = builtins.__import__
+
+    def no_readers(name, *args, **kwargs):
+        if name in ("torch", "cupy"):
+            raise ImportError(name)
+        return real_import(name, *args, **kwargs)
+
+    a = np.zeros(8, np.float32)
+    if HAVE_TORCH:
+        with pytest.raises(TypeError, match="CUDA DLPack export cannot be read"):
+            ct.launch(None, (1,), copy8, (FakeJax(), a))
+    monkeypatch.setattr(builtins, "__import__", no_readers)
+    monkeypatch.setattr("importlib.import_module", lambda name: no_readers(name))
+    with pytest.raises(TypeError, match="needs PyTorch or CuPy"):
+        ct.launch(None, (1,), copy8, (FakeJax(), a))
+    assert describe(object()) is None
