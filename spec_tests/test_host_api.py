@@ -198,6 +198,24 @@ def test_read_only_numpy_array_written_is_refused():
     np.testing.assert_array_equal(c, a + a)
 
 
+def test_read_only_check_follows_views_and_tuples():
+    """The written parameter is found through ``a.slice`` views and inside tuples; only it
+    must be writeable."""
+    @ct.kernel
+    def k(pair, src):
+        out = pair[1].slice(0, 2, 6)
+        ct.store(out, (0,), ct.load(src, (0,), (4,)))
+
+    src = np.arange(4, dtype=np.float32)
+    keep, out = np.zeros(8, np.float32), np.zeros(8, np.float32)
+    keep.flags.writeable = False
+    src.flags.writeable = False
+    ct.launch(None, (1,), k, ((keep, out), src))
+    np.testing.assert_array_equal(out[2:6], src)
+    with pytest.raises(ValueError, match="'pair' of k is a read-only array"):
+        ct.launch(None, (1,), k, ((out, keep), src))
+
+
 @pytest.mark.parametrize("stream", ["abc", 1.5, object(), True, [0]])
 def test_stream_of_wrong_type(stream):
     """R-LAUNCH-1: the stream is None, an int handle or a stream object; anything else is a
