@@ -6,6 +6,7 @@ public names only; importing it never imports numba.
 
 from __future__ import annotations
 
+from . import compilation, tune  # submodules, as in cuda.tile
 from .api.advanced_indexing import Slice, load_advanced_indexing, store_advanced_indexing
 from .api.atomic import (
     atomic_add,
@@ -91,6 +92,7 @@ from .api.shape import (
     transpose,
     unpack_from_bytes,
 )
+from .compile_timeout import compiler_timeout
 from .dtypes import (
     DType,
     bfloat16,
@@ -163,7 +165,7 @@ __all__ = [
     "max", "maximum", "min", "minimum", "mma", "mod", "mul", "negative", "not_equal",
     "num_blocks", "num_tiles", "ones", "permute", "pow", "prod", "reshape", "rsqrt", "scatter",
     "sin", "sinh", "sqrt", "store", "sub", "sum", "tan", "tanh", "transpose", "truediv", "where",
-    "zeros", "function", "kernel", "set_backend",
+    "zeros", "function", "kernel", "set_backend", "compiler_timeout", "tune", "compilation",
     "atomic_add", "atomic_and", "atomic_cas", "atomic_max", "atomic_min", "atomic_or",
     "atomic_xchg", "atomic_xor",
     # scans, user reductions, cat/extract/insert, bits (issue 10 part B)

@@ -16,6 +16,7 @@ import numpy as np
 
 from . import dtypes as dt
 from .device_arrays import describe as describe_device_array
+from .host_arrays import as_host_array
 
 
 @dataclass(frozen=True)
@@ -48,25 +49,6 @@ def _annotation_meta(ann) -> list:
 def _is_constant(ann) -> bool:
     from .kernel import ConstantAnnotation
     return any(isinstance(m, ConstantAnnotation) for m in _annotation_meta(ann))
-
-
-def as_host_array(x) -> np.ndarray | None:
-    """A NumPy view of ``x`` without copying, or None when ``x`` is not a host array."""
-    if isinstance(x, np.ndarray):
-        return x
-    if hasattr(x, "__cuda_array_interface__"):
-        return None
-    if hasattr(x, "__array_interface__") or (hasattr(x, "__array__") and hasattr(x, "shape")):
-        try:
-            a = np.asarray(x)
-        except Exception:
-            return None
-        if a.base is None and not hasattr(x, "__array_interface__"):
-            # np.asarray had to copy: writes to the copy would be lost, so refuse.
-            raise TypeError(f"{type(x).__name__} converts to NumPy only by copying; pass a "
-                            "NumPy array (or an object NumPy can view without a copy)")
-        return a
-    return None
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,15 @@ from ..ir.core import Builder, Op
 from ..ir.types import ArrayType
 from .values import ArrayV, FVal, TileV
 
-_stack: list[CompileContext] = []
+# One stack per Python thread: kernels may be compiled by several threads at once.
+_tls = threading.local()
+
+
+def _stack() -> list[CompileContext]:
+    st = getattr(_tls, "stack", None)
+    if st is None:
+        st = _tls.stack = []
+    return st
 
 
 class CompileContext:
@@ -45,22 +53,24 @@ class CompileContext:
 
 
 def current() -> CompileContext:
-    if not _stack:
+    st = _stack()
+    if not st:
         raise RuntimeError("Device functions can only be called from device code.")
-    return _stack[-1]
+    return st[-1]
 
 
 def in_tile_code() -> bool:
-    return bool(_stack)
+    return bool(_stack())
 
 
 @contextmanager
 def compiling(ctx: CompileContext):
-    _stack.append(ctx)
+    st = _stack()
+    st.append(ctx)
     try:
         yield ctx
     finally:
-        _stack.pop()
+        st.pop()
 
 
 def emit(op: Op) -> Op:
