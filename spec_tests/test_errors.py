@@ -453,6 +453,11 @@ def test_ctrl_c_during_a_launch_names_block_and_line(monkeypatch):
     and the user's line that was running."""
     import _thread
     import threading
+    # compile first (a loaded machine may take longer than the timer to compile), so the
+    # interrupt lands while the interpreter runs
+    monkeypatch.setenv("CUTILE_INTERP_TIMEOUT", "0.2")
+    with pytest.raises(ct.UndefinedBehaviorError, match="wall-clock limit"):
+        ct.launch(None, (1,), k_spin, (I32, 1))
     monkeypatch.setenv("CUTILE_INTERP_TIMEOUT", "0")
     timer = threading.Timer(0.5, _thread.interrupt_main)
     timer.start()
