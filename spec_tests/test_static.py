@@ -1,4 +1,4 @@
-"""Compile-time metaprogramming and hints: §21.3 (R-META-1..4) and §21.4 (R-HINT-1), on the
+"""Compile-time metaprogramming and hints: §21.3 (R-META-1..5) and §21.4 (R-HINT-1), on the
 interpreter.  Error tests assert the class, the message and the user's line (``# E:<name>``)."""
 
 from __future__ import annotations
@@ -316,8 +316,8 @@ def test_ensure_constant_and_hint_errors(kernel, args, cls, fragment, marker):
 
 def test_static_functions_refuse_host_calls():
     """R-PY-7: the static functions are device-only."""
-    for f in (ct.static_eval, ct.static_assert, ct.static_iter, ct.ensure_constant,
-              ct.assume_divisible_by):
+    for f in (ct.static_eval, ct.static_assert, ct.static_iter, ct.static_exception,
+              ct.ensure_constant, ct.assume_divisible_by):
         with pytest.raises(RuntimeError, match="Device functions can only be called"):
             f(1)
 
@@ -334,3 +334,91 @@ def test_static_assert_message_shows_proxies():
     e = expect_error(k_assert_proxy_message, (x8(), x8()), ct.TileStaticAssertionError,
                      "Static assertion failed", "proxy_msg")
     assert e.message == "Static assertion failed: Expected <tile[float32, (8,)]> to be int32"
+
+
+# -- static_exception / StaticException (R-META-5, 1.7) ----------------------------------------
+def checked_n(n):
+    if n > 16:
+        raise ct.static_exception(ValueError(f"N={n} is too large"))  # E:static_exc
+    return n
+
+
+@ct.kernel
+def k_static_exc(x, out, N: ct.Constant[int]):
+    ct.store(out, (0,), ct.load(x, (0,), (8,)) + checked_n(N))
+
+
+@ct.kernel
+def k_static_exc_runtime_branch(x, out, n):
+    t = ct.load(x, (0,), (8,))
+    if n > 3:                                # a runtime condition: both branches compile
+        raise ct.static_exception(KeyError("k"))  # E:exc_runtime
+    ct.store(out, (0,), t)
+
+
+@ct.kernel
+def k_raise_plain(out):
+    raise ValueError("no")  # E:raise_plain
+
+
+@ct.kernel
+def k_raise_from(out):
+    raise ct.static_exception(ValueError("a")) from None  # E:raise_from
+
+
+@ct.kernel
+def k_static_exc_elsewhere(out):
+    e = ct.static_exception(ValueError("a"))  # E:exc_elsewhere
+    ct.store(out, (0,), ct.full((8,), 1, ct.float32))
+
+
+@ct.kernel
+def k_static_exc_class(out):
+    raise ct.static_exception(ValueError)  # E:exc_class
+
+
+@ct.kernel
+def k_static_exc_arity(out):
+    raise ct.static_exception(ValueError("a"), 2)  # E:exc_arity
+
+
+def test_static_exception_not_reached_compiles():
+    """R-META-5: a raise in a branch folded away by a constant condition is never reached."""
+    out = np.zeros(8, np.float32)
+    ct.launch(None, (1,), k_static_exc, (x8(), out, 4))
+    np.testing.assert_array_equal(out, x8() + 4)
+
+
+def test_static_exception_reached_fails_compilation():
+    """R-META-5: reaching ``raise ct.static_exception(exc)`` raises ct.StaticException (a
+    TileStaticEvalError) naming the exception, at the raise line of the helper."""
+    e = expect_error(k_static_exc, (x8(), np.zeros(8, np.float32), 20), ct.StaticException,
+                     "Exception was raised at compile time", "static_exc")
+    assert e.message == "Exception was raised at compile time (ValueError: N=20 is too large)"
+    assert isinstance(e, ct.TileStaticEvalError)
+    e = expect_error(k_static_exc_runtime_branch, (x8(), x8(), 1), ct.StaticException,
+                     "KeyError", "exc_runtime")
+
+
+@pytest.mark.parametrize("kernel,args,cls,fragment,marker", [
+    (k_raise_plain, (x8(),), ct.TileSyntaxError,
+     r"Raised exception must be wrapped in static_exception\(\)", "raise_plain"),
+    (k_raise_from, (x8(),), ct.TileSyntaxError, "'raise from' syntax is not supported",
+     "raise_from"),
+    (k_static_exc_elsewhere, (x8(),), ct.TileSyntaxError,
+     r"static_exception\(\) is only allowed after `raise`", "exc_elsewhere"),
+    (k_static_exc_class, (x8(),), ct.StaticException,
+     "'type' is not derived from 'BaseException'", "exc_class"),
+    (k_static_exc_arity, (x8(),), ct.TileSyntaxError,
+     r"static_exception\(\) expects a single expression", "exc_arity"),
+])
+def test_static_exception_errors(kernel, args, cls, fragment, marker):
+    """R-META-5 / R-PY-1: only ``raise ct.static_exception(<exception instance>)`` is accepted;
+    ``raise ... from`` and static_exception() outside a raise are TileSyntaxError."""
+    expect_error(kernel, args, cls, fragment, marker)
+
+
+def test_static_eval_exception_is_a_static_exception():
+    """R-META-1 (1.7): an exception inside static_eval is a ct.StaticException."""
+    expect_error(k_eval_unknown, (np.zeros(8, np.float32),), ct.StaticException,
+                 r"Exception was raised inside static_eval\(\): NameError", "unknown")

@@ -296,6 +296,9 @@ class FunctionCompiler:
     def stmt_With(self, s, env):
         pysubset.stmt_with(self, s, env)
 
+    def stmt_Raise(self, s, env):
+        static.stmt_raise(self, s, env)
+
     # -- branches ------------------------------------------------------------------------------
     def _branch(self, cond: TileV, then_fn, else_fn, env: Env) -> None:
         b = self.ctx.builder

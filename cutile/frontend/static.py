@@ -11,6 +11,7 @@ import ast
 from typing import Any
 
 from ..errors import (
+    StaticException,
     TileError,
     TileStaticAssertionError,
     TileStaticEvalError,
@@ -152,19 +153,24 @@ def host_eval(comp, node: ast.expr, env, what: str = "static_eval") -> Any:
     except TileError:
         raise
     except Exception as e:
-        raise TileStaticEvalError(f"Exception was raised inside {what}(): "
-                                  f"{type(e).__name__}: {e}") from e
+        raise StaticException(f"Exception was raised inside {what}(): {_type_and_str(e)}") from e
+
+
+def _type_and_str(e: BaseException) -> str:
+    text = str(e)
+    return f"{type(e).__name__}: {text}" if text else type(e).__name__
 
 
 def static_kind(fn: FVal) -> str | None:
-    """'eval' / 'assert' / 'iter' when ``fn`` is one of the source-reading builtins."""
+    """'eval' / 'assert' / 'iter' / 'exception' when ``fn`` is one of the source-reading
+    builtins."""
     if isinstance(fn, Const):
         return getattr(fn.value, "_cutile_static", None)
     return None
 
 
 def call(comp, kind: str, node: ast.Call, env) -> FVal:
-    """A call of static_eval / static_assert / static_iter in tile code."""
+    """A call of static_eval / static_assert / static_iter / static_exception in tile code."""
     if isinstance(node.func, ast.Name) and node.func.id in comp.locals:
         raise TileSyntaxError(f"static_{kind}() must be used directly, not through a variable")
     if kind == "eval":
@@ -173,6 +179,9 @@ def call(comp, kind: str, node: ast.Call, env) -> FVal:
         return to_fval(host_eval(comp, node.args[0], env))
     if kind == "assert":
         return _static_assert(comp, node, env)
+    if kind == "exception":
+        raise TileSyntaxError("static_exception() is only allowed after `raise`, e.g. "
+                              "`raise ct.static_exception(ValueError('message'))`")
     raise TileSyntaxError("static_iter() is only allowed as the iterable of a for loop or of a "
                           "tuple comprehension")
 
@@ -222,9 +231,31 @@ def iter_items(comp, node: ast.expr, env) -> list[FVal] | None:
     except TileError:
         raise
     except Exception as e:
-        raise TileStaticEvalError(f"Exception was raised inside static_iter(): "
-                                  f"{type(e).__name__}: {e}") from e
+        raise StaticException(f"Exception was raised inside static_iter(): "
+                              f"{_type_and_str(e)}") from e
     return [to_fval(x) for x in items]
+
+
+def stmt_raise(comp, s: ast.Raise, env) -> None:
+    """``raise ct.static_exception(exc)``: reaching it fails the compilation with
+    ``StaticException`` at this line (R-META-5); any other ``raise`` is refused."""
+    if s.cause is not None:
+        raise TileSyntaxError("'raise from' syntax is not supported", comp.loc(s.cause))
+    node = s.exc
+    if not (isinstance(node, ast.Call) and static_kind(comp.expr(node.func, env)) == "exception"):
+        raise TileSyntaxError("Raised exception must be wrapped in static_exception(), e.g. "
+                              "`raise ct.static_exception(ValueError('message'))`")
+    if isinstance(node.func, ast.Name) and node.func.id in comp.locals:
+        raise TileSyntaxError("static_exception() must be used directly, not through a variable")
+    if len(node.args) != 1 or node.keywords or isinstance(node.args[0], ast.Starred):
+        raise TileSyntaxError("static_exception() expects a single expression")
+    exc = host_eval(comp, node.args[0], env, "static_exception")
+    if not isinstance(exc, BaseException):
+        raise StaticException(f"Exception was raised inside static_exception(): TypeError: "
+                              f"'{type(exc).__name__}' is not derived from 'BaseException'")
+    err = StaticException(f"Exception was raised at compile time ({_type_and_str(exc)})")
+    err.__cause__ = exc
+    raise err
 
 
 _FORBIDDEN = {ast.Break: "Break", ast.Continue: "Continue", ast.Return: "Return"}
