@@ -136,8 +136,10 @@ def _namespace(comp, env) -> dict:
     return ns
 
 
-def host_eval(comp, node: ast.expr, env, what: str = "static_eval") -> Any:
-    """Run one expression of tile code with host Python (R-META-1)."""
+def host_eval(comp, node: ast.expr, env, what: str = "static_eval", part: str = "") -> Any:
+    """Run one expression of tile code with host Python (R-META-1); an exception it raises
+    becomes ``StaticException`` naming ``what``'s ``part`` as 1.7 does ("static_assert()
+    condition", "static_iter() iterable", ...)."""
     from .context import in_static_eval
     if in_static_eval():
         raise TileStaticEvalError(f"{what}() cannot be used inside static_eval()")
@@ -153,7 +155,8 @@ def host_eval(comp, node: ast.expr, env, what: str = "static_eval") -> Any:
     except TileError:
         raise
     except Exception as e:
-        raise StaticException(f"Exception was raised inside {what}(): {_type_and_str(e)}") from e
+        where = f"{what}() {part}".rstrip()
+        raise StaticException(f"Exception was raised inside {where} ({_type_and_str(e)})") from e
 
 
 def _type_and_str(e: BaseException) -> str:
@@ -190,7 +193,7 @@ def _static_assert(comp, node, env) -> FVal:
     if not 1 <= len(node.args) <= 2 or node.keywords or any(
             isinstance(a, ast.Starred) for a in node.args):
         raise TileSyntaxError("static_assert(cond, msg=None, /)")
-    cond = to_fval(host_eval(comp, node.args[0], env, "static_assert"))
+    cond = to_fval(host_eval(comp, node.args[0], env, "static_assert", "condition"))
     if not isinstance(cond, Const):
         raise TileTypeError("static_assert() condition must be a compile-time constant, got "
                             f"{describe(cond)}")
@@ -202,7 +205,9 @@ def _static_assert(comp, node, env) -> FVal:
                             f"{type(value).__name__} {value!r}")
     if value:
         return Const(None)
-    msg = host_eval(comp, node.args[1], env, "static_assert") if len(node.args) == 2 else None
+    msg = None
+    if len(node.args) == 2:
+        msg = host_eval(comp, node.args[1], env, "static_assert", "message")
     text = "" if msg is None else str(msg)
     raise TileStaticAssertionError("Static assertion failed" + (f": {text}" if text else ""))
 
@@ -218,7 +223,7 @@ def iter_items(comp, node: ast.expr, env) -> list[FVal] | None:
         raise TileSyntaxError("static_iter() must be used directly, not through a variable")
     if len(node.args) != 1 or node.keywords:
         raise TileSyntaxError("static_iter() expects a single iterable")
-    iterable = host_eval(comp, node.args[0], env, "static_iter")
+    iterable = host_eval(comp, node.args[0], env, "static_iter", "iterable")
     items = []
     try:
         with static_evaluation():
@@ -231,8 +236,8 @@ def iter_items(comp, node: ast.expr, env) -> list[FVal] | None:
     except TileError:
         raise
     except Exception as e:
-        raise StaticException(f"Exception was raised inside static_iter(): "
-                              f"{_type_and_str(e)}") from e
+        raise StaticException(f"Exception was raised inside static_iter() iterable "
+                              f"({_type_and_str(e)})") from e
     return [to_fval(x) for x in items]
 
 
@@ -249,10 +254,11 @@ def stmt_raise(comp, s: ast.Raise, env) -> None:
         raise TileSyntaxError("static_exception() must be used directly, not through a variable")
     if len(node.args) != 1 or node.keywords or isinstance(node.args[0], ast.Starred):
         raise TileSyntaxError("static_exception() expects a single expression")
-    exc = host_eval(comp, node.args[0], env, "static_exception")
+    exc = host_eval(comp, node.args[0], env, "static_exception", "expression")
     if not isinstance(exc, BaseException):
-        raise StaticException(f"Exception was raised inside static_exception(): TypeError: "
-                              f"'{type(exc).__name__}' is not derived from 'BaseException'")
+        raise StaticException(f"Exception was raised inside static_exception() expression "
+                              f"(TypeError: '{type(exc).__name__}' is not derived from "
+                              "'BaseException')")
     err = StaticException(f"Exception was raised at compile time ({_type_and_str(exc)})")
     err.__cause__ = exc
     raise err
