@@ -52,6 +52,10 @@ def _len(comp, args, kwargs, env):
     if isinstance(v, TupleV) or (isinstance(v, Const) and isinstance(v.value, (tuple, str))):
         return Const(len(coerce.tuple_items(v, "len") if not isinstance(v.value if isinstance(
             v, Const) else None, str) else v.value))
+    from ..frontend import dataclass_ops
+    r = dataclass_ops.length(comp, v)                 # __len__ of a dataclass (1.7)
+    if r is not None:
+        return r
     raise TileTypeError(f"len() is not supported for {describe(v)}")
 
 

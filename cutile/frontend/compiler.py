@@ -27,7 +27,7 @@ from ..errors import (
 )
 from ..ir import ops
 from ..ir.core import Region, Value, walk
-from . import calls, coerce, flow, pysubset, static
+from . import calls, coerce, dataclass_ops, flow, pysubset, static
 from .calls import bind_ast_args, chain_text, global_value
 from .context import CompileContext
 from .source import SourceInfo, assigned_names, closure_values, parse_function
@@ -195,6 +195,8 @@ class FunctionCompiler:
                 self.assign(t, v, env)
         elif isinstance(target, ast.Subscript):
             obj = self.expr(target.value, env)
+            if dataclass_ops.setitem(self, obj, self.expr(target.slice, env), value):
+                return
             if isinstance(obj, ArrayV):
                 raise TileTypeError("Arrays do not support item assignment")
             if isinstance(obj, TileV):
@@ -426,21 +428,24 @@ class FunctionCompiler:
         if pysubset.RET_FLAG in env.vars and _contains_return(s):   # helper return slots
             candidates += [pysubset.RET_FLAG, pysubset.RET_VALUE]
         dropped: set[str] = set()
+        deep: set[str] = set()      # tuples/dataclasses whose constant items become runtime
         while True:
             carried = [n for n in candidates if n not in dropped]
             try:
-                self._loop_attempt(s, env, kind, bounds, carried, dropped)
+                self._loop_attempt(s, env, kind, bounds, carried, dropped, deep)
                 return
             except _CarryMismatch as m:
-                dropped.add(m.name)
+                if m.name not in deep and flow.has_constants(env.vars[m.name]):
+                    deep.add(m.name)
+                else:
+                    dropped.add(m.name)
 
-    def _loop_attempt(self, s, env, kind, bounds, carried, dropped) -> None:
+    def _loop_attempt(self, s, env, kind, bounds, carried, dropped, deep) -> None:
         b = self.ctx.builder
         inits, skels, templates = [], [], []
         for n in carried:
-            v = env.vars[n]
-            if flow.materializable(v):
-                v = coerce.to_tile(v)          # R-CONST-7: carried constants materialise
+            # R-CONST-7: carried constants materialise (inside aggregates once they change)
+            v = flow.materialize(env.vars[n], n in deep)
             skel, leaves = flow.flatten(v)
             skels.append(skel)
             templates.append(v)
@@ -476,6 +481,8 @@ class FunctionCompiler:
                     if env_b.live:
                         self.ctx.emit(ops.Yield(tuple(self._carry_leaves(info, env_b))))
                 except _CarryMismatch as m:
+                    if m.name not in deep and flow.has_constants(env.vars[m.name]):
+                        raise                    # retried with its constant items runtime
                     if _uses_any(body, _arg_slice(args, carried, skels, m.name)):
                         raise TileTypeError(
                             f"Type of loop-carried variable {m.name} changes inside the loop; "
@@ -521,12 +528,7 @@ class FunctionCompiler:
             v = env.vars.get(n)
             if v is None or isinstance(v, Invalid):
                 raise _CarryMismatch(n)
-            if flow.materializable(v) and isinstance(skel, flow.Leaf):
-                v = coerce.implicit_cast(v, skel.type.dtype, "loop-carried value") \
-                    if v.is_loose else v
-                if isinstance(v, Const):
-                    v = coerce.to_tile(v)
-            s2, leaves = flow.flatten(v)
+            s2, leaves = flow.flatten(flow.fit(v, skel))
             if not _skel_equal(s2, skel):
                 raise _CarryMismatch(n)
             out.extend(leaves)
@@ -625,6 +627,9 @@ class FunctionCompiler:
         if op_type is ast.Add and debug.is_string(left) and debug.is_string(right) and (
                 isinstance(left, FmtV) or isinstance(right, FmtV)):
             return debug.concat(left, right)
+        r = dataclass_ops.binop(self, op_type.__name__, left, right)
+        if r is not None:
+            return r
         if isinstance(left, TupleV) or isinstance(right, TupleV):
             if op_type is ast.Add and isinstance(left, TupleV) and isinstance(right, TupleV):
                 return TupleV(left.items + right.items)
@@ -682,6 +687,8 @@ class FunctionCompiler:
             if r is not None:
                 r = Const(r.value == isinstance(op, ast.In))
             else:
+                r = dataclass_ops.compare(self, type(op).__name__, left, right)
+            if r is None:
                 r = elementwise.apply_compare(type(op).__name__, left, right)
             result = r if result is None else elementwise.logical_and(result, r)
             left = right
@@ -765,7 +772,7 @@ class FunctionCompiler:
         fnode, src = parse_function(f)
         closure = closure_values(f)
         try:
-            bound = inspect.signature(f).bind(*args, **kwargs)
+            bound = inspect.signature(f, follow_wrapped=False).bind(*args, **kwargs)
         except TypeError as e:
             raise TileTypeError(f"{f.__name__}(): {e}") from None
         bound.apply_defaults()

@@ -103,3 +103,46 @@ def same_skeleton(a: Any, b: Any) -> bool:
     if isinstance(a, Leaf) and isinstance(b, Leaf):
         return a.type == b.type
     return a == b
+
+
+def has_constants(v: FVal) -> bool:
+    """Whether a tuple or dataclass value holds numeric constants (which a loop may turn
+    into runtime values, R-PROMO-7 per item)."""
+    if isinstance(v, TupleV):
+        return any(materializable(i) or has_constants(i) for i in v.items)
+    if isinstance(v, DataclassV):
+        return any(materializable(i) or has_constants(i) for i in v.fields.values())
+    return False
+
+
+def materialize(v: FVal, deep: bool = False) -> FVal:
+    """A loop-carried value on loop entry: a numeric constant becomes a runtime value
+    (R-CONST-7); with ``deep``, so do the numeric constants inside tuples and dataclasses."""
+    from . import coerce
+    if materializable(v):
+        return coerce.to_tile(v)
+    if deep and isinstance(v, TupleV):
+        return type(v)(tuple(materialize(i, True) for i in v.items))
+    if deep and isinstance(v, DataclassV):
+        return DataclassV(v.cls, {n: materialize(i, True) for n, i in v.fields.items()})
+    return v
+
+
+def fit(v: FVal, skel: Any) -> FVal:
+    """``v`` shaped to a carried skeleton: numeric constants where ``skel`` has a runtime
+    leaf are cast to that leaf's dtype and materialised, inside tuples and dataclasses too."""
+    from . import coerce
+    if isinstance(skel, Leaf):
+        if materializable(v):
+            if v.is_loose:
+                v = coerce.implicit_cast(v, skel.type.dtype, "loop-carried value")
+            if isinstance(v, Const):
+                v = coerce.to_tile(v)
+        return v
+    if isinstance(skel, tuple) and skel and skel[0] == "tuple" and isinstance(v, TupleV) \
+            and len(v.items) == len(skel[1]):
+        return type(v)(tuple(fit(i, s) for i, s in zip(v.items, skel[1])))
+    if isinstance(skel, tuple) and skel and skel[0] == "dataclass" and \
+            isinstance(v, DataclassV) and v.cls is skel[1] and tuple(v.fields) == skel[2]:
+        return DataclassV(v.cls, {n: fit(i, s) for (n, i), s in zip(v.fields.items(), skel[3])})
+    return v

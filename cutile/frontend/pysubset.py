@@ -141,11 +141,13 @@ def replace(comp, args, kwargs, env) -> FVal:
     return make_dataclass(comp, obj.cls, [], {**obj.fields, **kwargs}, None)
 
 
-def from_instance(inst) -> DataclassV:
-    """A frozen dataclass instance (a global or a constant argument) as a value."""
+def from_instance(inst, convert=None) -> DataclassV:
+    """A frozen dataclass instance (a global, a constant argument or a static_eval result,
+    whose fields ``convert`` turns into values) as a value."""
     from .calls import global_value
     _check_dataclass(type(inst))
-    return DataclassV(type(inst), {f.name: global_value(getattr(inst, f.name))
+    convert = convert or global_value
+    return DataclassV(type(inst), {f.name: convert(getattr(inst, f.name))
                                    for f in dataclasses.fields(inst)})
 
 
@@ -217,11 +219,28 @@ def call_value(comp, fn: FVal, args, kwargs, node, env) -> FVal | None:
         if len(args) != 1 or kwargs:
             raise TileTypeError("sum() in tile code takes one tuple")
         return _sum(coerce.tuple_items(args[0], "sum()"))
+    if isinstance(f, types.BuiltinMethodType) and f.__name__ == "join" and \
+            isinstance(f.__self__, str):
+        return str_join(f.__self__, args, kwargs)
     if f is builtins.dict:
         if args:
             raise TileTypeError("dict() in tile code takes keyword arguments only")
         return Const(dict(kwargs))
     return None
+
+
+def str_join(sep: str, args, kwargs) -> FVal:
+    """``sep.join(strings)`` (1.7): a tuple of constant strings or f-strings."""
+    from ..api import debug
+    if len(args) != 1 or kwargs:
+        raise TileTypeError("str.join() takes exactly one argument")
+    parts: list = []
+    for i, item in enumerate(coerce.tuple_items(args[0], "str.join()")):
+        if not debug.is_string(item):
+            raise TileTypeError(f"str.join(): sequence item {i}: expected a string, got "
+                                f"{describe(item)}")
+        parts += ([sep] if i else []) + debug.str_parts(item)
+    return debug.make_string(parts)
 
 
 def dtype_default(dtype) -> FVal:

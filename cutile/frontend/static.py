@@ -8,6 +8,7 @@ the function's globals and locals, constants appearing as plain values and runti
 from __future__ import annotations
 
 import ast
+import dataclasses
 from typing import Any
 
 from ..errors import (
@@ -122,6 +123,9 @@ def to_fval(x: Any) -> FVal:
         return x
     if isinstance(x, (tuple, list)) and any(isinstance(i, Proxy) for i in x):
         return TupleV(tuple(to_fval(i) for i in x))
+    if dataclasses.is_dataclass(x) and not isinstance(x, type):
+        from .pysubset import from_instance  # fields may hold proxies (runtime values)
+        return from_instance(x, to_fval)
     return global_value(x)
 
 
