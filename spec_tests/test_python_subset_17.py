@@ -274,3 +274,55 @@ def test_wraps_wrapper_with_variadic_parameters():
     out = np.zeros(4, np.int32)
     ct.launch(None, (1,), k_wraps_variadic, (out,))
     np.testing.assert_array_equal(out, np.full(4, 2 + 2000, np.int32))
+
+
+def make_adder(k):
+    def add(v):
+        return v + k
+    return add
+
+
+def make_store(default):
+    def store(x, i, t=default):                   # the default is evaluated here
+        ct.scatter(x, i, t)
+    default = -1
+    return store
+
+
+@ct.kernel
+def k_closure_merge(out):
+    i = ct.bid(0)
+    if i == 0:                                    # a runtime condition
+        add = make_adder(30)
+        st = make_store(3)
+        p = Vec2(1, 2)
+    else:
+        add = make_adder(40)
+        st = make_store(4)
+        p = Vec2(5, 2)
+    ct.scatter(out, i, add(ct.gather(out, i)) + p.a * 100 + p.b * 1000)
+    st(out, i + 2)
+
+
+def test_closures_and_dataclasses_merge_across_runtime_branches():
+    """R-PY-6 / R-CF-7 (1.7): closures of one def with different captured values or
+    defaults, and dataclasses with different constant fields, merge where a runtime branch
+    joins (the differing items become runtime values)."""
+    out = np.ones(4, np.int32)
+    ct.launch(None, (2,), k_closure_merge, (out,))
+    np.testing.assert_array_equal(out, [31 + 100 + 2000, 41 + 500 + 2000, 3, 4])
+
+
+@ct.kernel
+def k_closure_mismatch(out):
+    if ct.bid(0) == 0:
+        f = make_adder(1)
+    else:
+        f = make_store(2)
+    f(out, 0)  # E:closure_mismatch
+
+
+def test_different_functions_do_not_merge():
+    """R-CF-7: two different functions on two paths: using the name is an error."""
+    expect_error(k_closure_mismatch, (np.zeros(4, np.int32),), ct.TileTypeError,
+                 "depends on path taken", "closure_mismatch")

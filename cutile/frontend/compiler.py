@@ -371,18 +371,18 @@ class FunctionCompiler:
         skel0 = flats[0][0]
         if all(_skel_equal(f[0], skel0) for f in flats):
             return skel0, vals[0], [(lambda lv=f[1]: lv) for f in flats]
-        first = vals[0]
-        if isinstance(first, TupleV) and all(
-                type(v) is type(first) and len(v.items) == len(first.items) for v in vals):
-            # tuples merge item by item (R-CF-7, R-PROMO-7 per item)
-            parts = [self._merge_plan([v.items[k] for v in vals], live)
-                     for k in range(len(first.items))]
+        agg = flow.split_aggregate(vals)
+        if agg is not None:
+            # tuples, dataclasses and closures merge item by item (R-CF-7, R-PROMO-7 per item)
+            head, items, rebuild = agg
+            parts = [self._merge_plan([it[k] for it in items], live)
+                     for k in range(len(items[0]))]
             if any(p is None for p in parts):
                 return None
             producers = [(lambda b=b: [x for p in parts for x in p[2][b]()])
                          for b in range(len(vals))]
-            return (("tuple", tuple(p[0] for p in parts)),
-                    type(first)(tuple(p[1] for p in parts)), producers)
+            return head + (tuple(p[0] for p in parts),), rebuild([p[1] for p in parts]), \
+                producers
         if all(flow.materializable(v) or (isinstance(v, TileV) and v.shape == ())
                for v in vals):
             # R-PROMO-7: differing constants (or a constant and a runtime scalar) merge into
@@ -827,6 +827,9 @@ def _leaf_types(skel) -> list:
         elif isinstance(s, tuple) and s and s[0] == "dataclass":
             for i in s[3]:
                 go(i)
+        elif isinstance(s, tuple) and s and s[0] == "closure":
+            for i in s[4]:
+                go(i)
 
     go(skel)
     return out
@@ -842,6 +845,8 @@ def _skel_equal(a, b) -> bool:
             return _skel_equal(a[1], b[1]) and a[2:] == b[2:]
         if a[0] == "dataclass":
             return a[1:3] == b[1:3] and all(_skel_equal(x, y) for x, y in zip(a[3], b[3]))
+        if a[0] == "closure":
+            return a[1:4] == b[1:4] and all(_skel_equal(x, y) for x, y in zip(a[4], b[4]))
     return a == b
 
 
