@@ -240,21 +240,58 @@ def k_iter_dynamic(out, n):
     ct.store(out, (0,), ct.full((8,), 1, ct.float32))
 
 
+@ct.kernel
+def k_iter_not_iterable(out):
+    for i in ct.static_iter(42):  # E:not_iterable
+        pass
+    ct.store(out, (0,), ct.full((8,), 1, ct.float32))
+
+
+@ct.kernel
+def k_iter_bad_item(out):
+    for i in ct.static_iter(([1, 2], [3, 4])):  # E:bad_item
+        pass
+    ct.store(out, (0,), ct.full((8,), 1, ct.float32))
+
+
+def failing_gen():
+    yield 1
+    raise KeyError("k")
+
+
+@ct.kernel
+def k_iter_raises(out):
+    for i in ct.static_iter(failing_gen()):  # E:iter_raises
+        pass
+    ct.store(out, (0,), ct.full((8,), 1, ct.float32))
+
+
 @pytest.mark.parametrize("kernel,args,cls,fragment,marker", [
     (k_iter_break, (x8(),), ct.TileSyntaxError,
      r"Break in a for loop with static_iter\(\) is not supported", "break"),
-    (k_iter_return, (x8(),), ct.TileSyntaxError, "Return in a for loop with static_iter",
+    (k_iter_return, (x8(),), ct.TileSyntaxError, "Returning from a for loop with static_iter",
      "return"),
-    (k_iter_elsewhere, (x8(),), ct.TileSyntaxError, "only allowed as the iterable",
+    (k_iter_elsewhere, (x8(),), ct.TileSyntaxError,
+     r"static_iter\(\) is only allowed as iterable in a `for` loop",
      "elsewhere"),
     (k_iter_too_many, (x8(),), ct.TileStaticEvalError,
      r"Maximum number of iterations \(1000\) has been reached", "too_many"),
-    (k_iter_dynamic, (x8(), 3), ct.TileStaticEvalError, "Symbolic tile has no concrete value",
+    (k_iter_not_iterable, (x8(),), ct.TileTypeError,
+     re.escape("Invalid static_iter() iterable: 'int' object is not iterable"), "not_iterable"),
+    (k_iter_bad_item, (x8(),), ct.TileStaticEvalError,
+     re.escape("Invalid item #0 of static_iter() iterable: Cannot create constant from value "
+               "of type"), "bad_item"),
+    (k_iter_raises, (x8(),), ct.TileTypeError,
+     re.escape("Error was raised while obtaining item #1 from the static_iter() iterable: 'k'"),
+     "iter_raises"),
+    (k_iter_dynamic, (x8(), 3), ct.StaticException,
+     "Symbolic tile has no concrete value and thus cannot be converted to an integer",
      "dynamic"),
 ])
 def test_static_iter_errors(kernel, args, cls, fragment, marker):
     """R-META-3 / R-CF-9: break/continue/return inside, use outside a for/comprehension,
-    more than 1000 items and runtime bounds are rejected."""
+    more than 1000 items, a non-iterable, an item that is not a tile-code value, an iterator
+    that raises and runtime bounds are rejected (1.7's classes and messages)."""
     expect_error(kernel, args, cls, fragment, marker)
 
 

@@ -55,10 +55,24 @@ class Proxy:
 
     __str__ = __repr__
 
+    # A runtime value has no host value: a ValueError, which static_eval reports as
+    # StaticException("Exception was raised inside ... (ValueError: Symbolic tile ...)") (1.7)
     def __bool__(self):
-        raise TileStaticEvalError(_NO_VALUE)
+        raise ValueError(f"{_NO_VALUE} and thus cannot be converted to boolean")
 
-    __index__ = __int__ = __float__ = __len__ = __iter__ = __bool__
+    def __index__(self):
+        raise ValueError(f"{_NO_VALUE} and thus cannot be converted to an integer")
+
+    __int__ = __index__
+
+    def __float__(self):
+        raise ValueError(f"{_NO_VALUE} and thus cannot be converted to a float")
+
+    def __len__(self):
+        raise ValueError(f"{_NO_VALUE} and thus has no length")
+
+    def __iter__(self):
+        raise ValueError(f"{_NO_VALUE} and thus cannot be iterated")
 
     def __getitem__(self, idx):
         if isinstance(self._fval, TupleV):
@@ -123,6 +137,8 @@ def to_fval(x: Any) -> FVal:
         return x
     if isinstance(x, (tuple, list)) and any(isinstance(i, Proxy) for i in x):
         return TupleV(tuple(to_fval(i) for i in x))
+    if isinstance(x, (list, set, bytearray)):    # mutable host containers are no values
+        raise TileTypeError(f"Cannot create constant from value of type {type(x).__name__}.")
     if dataclasses.is_dataclass(x) and not isinstance(x, type):
         from .pysubset import from_instance  # fields may hold proxies (runtime values)
         return from_instance(x, to_fval)
@@ -179,7 +195,8 @@ def static_kind(fn: FVal) -> str | None:
 def call(comp, kind: str, node: ast.Call, env) -> FVal:
     """A call of static_eval / static_assert / static_iter / static_exception in tile code."""
     if isinstance(node.func, ast.Name) and node.func.id in comp.locals:
-        raise TileSyntaxError(f"static_{kind}() must be used directly, not through a variable")
+        raise TileSyntaxError(f"static_{kind}() must be used directly by name, e.g. "
+                              f"ct.static_{kind}()")
     if kind == "eval":
         if len(node.args) != 1 or node.keywords or isinstance(node.args[0], ast.Starred):
             raise TileSyntaxError("static_eval() expects a single expression")
@@ -189,8 +206,8 @@ def call(comp, kind: str, node: ast.Call, env) -> FVal:
     if kind == "exception":
         raise TileSyntaxError("static_exception() is only allowed after `raise`, e.g. "
                               "`raise ct.static_exception(ValueError('message'))`")
-    raise TileSyntaxError("static_iter() is only allowed as the iterable of a for loop or of a "
-                          "tuple comprehension")
+    raise TileSyntaxError("static_iter() is only allowed as iterable in a `for` loop or a tuple "
+                          "comprehension, i.e. `for i in ct.static_iter(...)`")
 
 
 def _static_assert(comp, node, env) -> FVal:
@@ -224,25 +241,46 @@ def iter_items(comp, node: ast.expr, env) -> list[FVal] | None:
     if static_kind(fn) != "iter":
         return None
     if isinstance(node.func, ast.Name) and node.func.id in comp.locals:
-        raise TileSyntaxError("static_iter() must be used directly, not through a variable")
+        raise TileSyntaxError("static_iter() must be used directly by name, e.g. "
+                              "ct.static_iter()")
     if len(node.args) != 1 or node.keywords:
         raise TileSyntaxError("static_iter() expects a single iterable")
     iterable = host_eval(comp, node.args[0], env, "static_iter", "iterable")
-    items = []
-    try:
-        with static_evaluation():
+    with static_evaluation():
+        try:
             it = iter(iterable)
-            for x in it:
-                if len(items) == MAX_STATIC_ITER:
-                    raise TileStaticEvalError(
-                        f"Maximum number of iterations ({MAX_STATIC_ITER}) has been reached")
-                items.append(x)
-    except TileError:
-        raise
-    except Exception as e:
-        raise StaticException(f"Exception was raised inside static_iter() iterable "
-                              f"({_type_and_str(e)})") from e
-    return [to_fval(x) for x in items]
+        except TileError:
+            raise
+        except Exception as e:
+            raise TileTypeError(f"Invalid static_iter() iterable{_colon(e)}") from e
+        items = []
+        while True:
+            try:
+                x = next(it)
+            except StopIteration:
+                break
+            except TileError:
+                raise
+            except Exception as e:
+                raise TileTypeError(f"Error was raised while obtaining item #{len(items)} from "
+                                    f"the static_iter() iterable{_colon(e)}") from e
+            if len(items) == MAX_STATIC_ITER:
+                raise TileStaticEvalError(
+                    f"Maximum number of iterations ({MAX_STATIC_ITER}) has been reached while "
+                    "unpacking the static_iter() iterable")
+            items.append(x)
+    out = []
+    for i, x in enumerate(items):
+        try:
+            out.append(to_fval(x))
+        except TileTypeError as e:
+            raise TileStaticEvalError(f"Invalid item #{i} of static_iter() iterable: "
+                                      f"{e.message}") from None
+    return out
+
+
+def _colon(e: BaseException) -> str:
+    return f": {e}" if str(e) else ""
 
 
 def stmt_raise(comp, s: ast.Raise, env) -> None:
@@ -255,7 +293,8 @@ def stmt_raise(comp, s: ast.Raise, env) -> None:
         raise TileSyntaxError("Raised exception must be wrapped in static_exception(), e.g. "
                               "`raise ct.static_exception(ValueError('message'))`")
     if isinstance(node.func, ast.Name) and node.func.id in comp.locals:
-        raise TileSyntaxError("static_exception() must be used directly, not through a variable")
+        raise TileSyntaxError("static_exception() must be used directly by name, e.g. "
+                              "ct.static_exception()")
     if len(node.args) != 1 or node.keywords or isinstance(node.args[0], ast.Starred):
         raise TileSyntaxError("static_exception() expects a single expression")
     exc = host_eval(comp, node.args[0], env, "static_exception", "expression")
@@ -268,7 +307,7 @@ def stmt_raise(comp, s: ast.Raise, env) -> None:
     raise err
 
 
-_FORBIDDEN = {ast.Break: "Break", ast.Continue: "Continue", ast.Return: "Return"}
+_FORBIDDEN = {ast.Break: "Break in", ast.Continue: "Continue in", ast.Return: "Returning from"}
 
 
 def check_static_body(comp, body: list[ast.stmt]) -> None:
@@ -277,7 +316,7 @@ def check_static_body(comp, body: list[ast.stmt]) -> None:
         for kind, word in _FORBIDDEN.items():
             if isinstance(n, kind) and (kind is ast.Return or not in_loop):
                 raise TileSyntaxError(
-                    f"{word} in a for loop with static_iter() is not supported", comp.loc(n))
+                    f"{word} a for loop with static_iter() is not supported", comp.loc(n))
         if isinstance(n, (ast.FunctionDef, ast.Lambda, ast.ClassDef)):
             return
         inner = in_loop or isinstance(n, (ast.For, ast.While))
