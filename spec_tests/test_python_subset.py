@@ -151,7 +151,7 @@ def k_with_not_cm(x, out):
 def test_with_errors():
     """R-PY-12: exactly one yield outside conditionals, no return, one entry per object, and
     only @contextmanager helpers."""
-    expect_error(k_two_yields, (x8(), x8()), ct.TileTypeError, "must have one yield",
+    expect_error(k_two_yields, (x8(), x8()), ct.TileTypeError, "must have one `yield` statement",
                  "two_yields")
     with pytest.raises(ct.TileSyntaxError, match="Returning from a generator-based context"):
         ct.launch(None, (1,), k_returns, (x8(), x8()))

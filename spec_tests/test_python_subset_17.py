@@ -7,6 +7,7 @@ Runs on the interpreter and, with ``CUTILE_TEST_BACKEND=numba``, on the Numba ba
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import os
@@ -326,3 +327,101 @@ def test_different_functions_do_not_merge():
     """R-CF-7: two different functions on two paths: using the name is an error."""
     expect_error(k_closure_mismatch, (np.zeros(4, np.int32),), ct.TileTypeError,
                  "depends on path taken", "closure_mismatch")
+
+
+# -- with / @contextmanager (R-PY-12, 1.7) ------------------------------------------------------
+def log(x, v):
+    """Append ``v`` to the log ``x`` (x[0] counts the entries)."""
+    i = ct.gather(x, 0) + 1
+    ct.scatter(x, 0, i)
+    ct.scatter(x, i, v)
+
+
+@contextlib.contextmanager
+def span(x, start, end):
+    log(x, start)
+    yield start
+    log(x, end)
+
+
+@contextlib.contextmanager
+def outer_span(x, a, b, c, d):
+    log(x, a)
+    with span(x, b, c) as s:                      # the yield sits inside a with
+        yield s + 1
+    log(x, d)
+
+
+@contextlib.contextmanager
+def dead_second_yield(x):
+    log(x, 1)
+    yield
+    while True:
+        log(x, 3)
+        break
+        yield                                     # unreachable: not a second yield
+
+
+@contextlib.contextmanager
+def yields_closure(x, a):
+    def emit():
+        log(x, a)
+    yield emit
+    a += 1                                        # the closure sees this after the block
+
+
+@dataclasses.dataclass(frozen=True)
+class Logger:
+    x: Any
+
+    @contextlib.contextmanager
+    def section(self, start, end):
+        log(self.x, start)
+        yield start
+        log(self.x, end)
+
+
+@ct.kernel
+def k_with_17(x):
+    with outer_span(x, 10, 20, 40, 50) as r:
+        ct.static_assert(r == 21)
+        log(x, 30)
+    with dead_second_yield(x):
+        log(x, 2)
+    with yields_closure(x, 60) as emit:
+        emit()
+    emit()
+    with Logger(x).section(70, 80):
+        log(x, 75)
+
+
+def test_with_17_constructs():
+    """R-PY-12 (1.7): a yield inside a with of the manager, an unreachable second yield,
+    a yielded closure that sees the cleanup's assignments, a @contextmanager method of a
+    dataclass."""
+    x = np.zeros(16, np.int32)
+    ct.launch(None, (1,), k_with_17, (x,))
+    np.testing.assert_array_equal(x, [13, 10, 20, 30, 40, 50, 1, 2, 3, 60, 61, 70, 75, 80, 0,
+                                      0])
+
+
+def returns_from_with(x, early):
+    with span(x, 1, 2) as v:
+        log(x, 5)
+        if early:
+            return v                              # the cleanup runs, then the helper returns
+    return v + 10
+
+
+@ct.kernel
+def k_return_in_with(x, early):
+    log(x, returns_from_with(x, early))
+
+
+@pytest.mark.parametrize("early", [True, False])
+def test_helper_return_inside_with(early):
+    """R-PY-12 / R-CF-10: a helper returning from inside a with (on a runtime path) leaves the
+    block first; the statements after the block run on the other paths."""
+    x = np.zeros(6, np.int32)
+    ct.launch(None, (1,), k_return_in_with, (x, early))
+    np.testing.assert_array_equal(x, [4, 1, 5, 2, 1 if early else 11, 0])

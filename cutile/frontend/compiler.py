@@ -27,7 +27,7 @@ from ..errors import (
 )
 from ..ir import ops
 from ..ir.core import Region, Value, walk
-from . import calls, coerce, dataclass_ops, flow, pysubset, static
+from . import calls, coerce, contexts, dataclass_ops, flow, pysubset, static
 from .calls import bind_ast_args, chain_text, global_value
 from .context import CompileContext
 from .source import SourceInfo, assigned_names, closure_values, parse_function
@@ -94,7 +94,7 @@ class FunctionCompiler:
         body = node.body if isinstance(node.body, list) else [node.body]
         self.locals = assigned_names(body) | {a.arg for a in calls.all_args(node.args)}
         self.loops: list[_LoopInfo] = []
-        self.managers: list = []          # entered ``with`` helpers (pysubset._Manager)
+        self.managers: list = []          # entered ``with`` helpers (contexts._Manager)
         self.chain: tuple = (src.func_name,)   # inlined calls leading here (R-PY-6)
         self.discovering = False          # see pysubset.loop_with_return
 
@@ -132,6 +132,14 @@ class FunctionCompiler:
                 # did not return, so push it into both branches (each stops at its return).
                 s = ast.If(test=s.test, body=s.body + rest, orelse=s.orelse + rest)
                 ast.copy_location(s, stmts[i])
+                rest = []
+                stmts = stmts[:i + 1]
+            if (not self.is_kernel and isinstance(s, ast.With) and rest
+                    and isinstance(rest[-1], ast.Return) and _contains_return(s)):
+                # A return inside a helper's `with`: the rest of the block (it ends with a
+                # return) moves into the body as its last statement, after the cleanup, so the
+                # If rule above pushes it into the paths that did not return.
+                s = contexts.with_rest(s, rest)
                 rest = []
                 stmts = stmts[:i + 1]
             if (not self.is_kernel and not self.discovering
@@ -243,7 +251,7 @@ class FunctionCompiler:
         value = self.expr(s.value, env) if s.value is not None else Const(None)
         if self.is_kernel and not (isinstance(value, Const) and value.value is None):
             raise TileTypeError("Tile kernels cannot return values")
-        pysubset.exit_through(self, "return")
+        contexts.exit_through(self, "return")
         if self.is_kernel:
             self.ctx.emit(ops.Return())
             env.term = "return-op"
@@ -263,7 +271,7 @@ class FunctionCompiler:
         if not self.loops:
             raise TileSyntaxError(f"'{kind}' outside a loop")
         info = self.loops[-1]
-        pysubset.exit_through(self, kind)
+        contexts.exit_through(self, kind)
         leaves = self._carry_leaves(info, env)
         self.ctx.emit(ops.Break(tuple(leaves)) if kind == "break" else ops.Continue(tuple(leaves)))
         env.term = kind
@@ -296,7 +304,16 @@ class FunctionCompiler:
         self._loop(s, env, "while", None)
 
     def stmt_With(self, s, env):
-        pysubset.stmt_with(self, s, env)
+        contexts.stmt_with(self, s, env)
+
+    def stmt_AfterWith(self, s, env):
+        contexts.after_with(self, s, env)
+
+    def stmt_EnterWith(self, s, env):
+        contexts.enter_with(self, s, env)
+
+    def stmt_ExitWith(self, s, env):
+        contexts.exit_with(self, s, env)
 
     def stmt_Raise(self, s, env):
         static.stmt_raise(self, s, env)
