@@ -460,3 +460,56 @@ def test_static_eval_exception_is_a_static_exception():
     """R-META-1 (1.7): an exception inside static_eval is a ct.StaticException."""
     expect_error(k_eval_unknown, (np.zeros(8, np.float32),), ct.StaticException,
                  r"Exception was raised inside static_eval\(\) \(NameError: ", "unknown")
+
+
+# -- static_eval: pure ct operations, reprs, methods (R-META-1, 1.7) ----------------------------
+REPRS: list = []
+
+
+@ct.kernel
+def k_eval_pure_ops(x, out):
+    t = ct.load(x, (0,), (8,))
+    n = ct.static_eval(ct.cdiv(len(SIZES) * 7, 2))          # constants fold: 11
+    m = ct.static_eval(ct.minimum(t, 3.0) + ct.maximum(t, 5.0))   # proxies: runtime tiles
+    ct.static_eval(REPRS.append(repr(x)))
+    ct.static_eval(REPRS.append(repr(t)))
+    sl = ct.static_eval(x.slice)                              # a method, called in tile code
+    first = ct.gather(sl(0, 1, 8), 0)
+    ct.store(out, (0,), m * n + first)
+
+
+def test_static_eval_pure_ops_reprs_and_methods():
+    """R-META-1 (1.7): the pure ct arithmetic/comparison ops work inside static_eval (on
+    constants and on proxies); repr shows dtype and shape (unknown extents as ?); a method
+    of an array may be returned and called in tile code."""
+    REPRS.clear()
+    out = np.zeros(8, np.float32)
+    ct.launch(None, (1,), k_eval_pure_ops, (x8(), out))
+    x = x8()
+    np.testing.assert_array_equal(out, (np.minimum(x, 3) + np.maximum(x, 5)) * 11 + x[1])
+    assert REPRS == ["<array[float32, (?,)]>", "<tile[float32, (8,)]>"]
+
+
+@ct.kernel
+def k_eval_calls_closure(out):
+    def f(n):
+        return n + 1
+    v = ct.static_eval(f(3))  # E:eval_closure
+    ct.store(out, (0,), ct.full((8,), v, ct.float32))
+
+
+@ct.kernel
+def k_eval_calls_method(x, out):
+    v = ct.static_eval(x.slice(0, 1, 2))  # E:eval_method
+    ct.store(out, (0,), ct.full((8,), 1, ct.float32))
+
+
+@pytest.mark.parametrize("kernel,args,fragment,marker", [
+    (k_eval_calls_closure, (x8(),), r"function cannot be called inside static_eval\(\)",
+     "eval_closure"),
+    (k_eval_calls_method, (x8(), x8()), r"slice\(\) cannot be called inside static_eval\(\)",
+     "eval_method"),
+])
+def test_static_eval_refuses_tile_code_calls(kernel, args, fragment, marker):
+    """R-META-1: a tile-code function or a method call inside static_eval."""
+    expect_error(kernel, args, ct.TileStaticEvalError, fragment, marker)

@@ -20,7 +20,7 @@ from ..errors import (
     TileTypeError,
 )
 from .context import static_evaluation
-from .values import ArrayV, Const, DataclassV, FVal, TileV, TupleV, describe
+from .values import ArrayV, BoundMethod, Const, DataclassV, FVal, TileV, TupleV, describe
 
 MAX_STATIC_ITER = 1000
 _NO_VALUE = "Symbolic tile has no concrete value"
@@ -43,6 +43,13 @@ class Proxy:
             return to_host(fv.fields[name])
         if isinstance(fv, (TileV, ArrayV)) and name in ("shape", "dtype", "ndim"):
             return to_host(methods.get_attribute(fv, name))    # array extents: proxies
+        if isinstance(fv, (TileV, ArrayV)):
+            try:
+                m = methods.get_attribute(fv, name)
+            except TileError:
+                m = None
+            if isinstance(m, BoundMethod):   # returned to tile code, called there (1.7)
+                return Proxy(m)
         raise TileStaticEvalError(f"{describe(fv)}.{name} cannot be used inside static_eval()")
 
     def __repr__(self) -> str:
@@ -50,7 +57,9 @@ class Proxy:
         if isinstance(fv, TileV):
             return f"<tile[{fv.dtype.name}, {fv.shape}]>"
         if isinstance(fv, ArrayV):
-            return f"<array[{fv.dtype.name}, {fv.ndim}d]>"
+            dims = ["?" if d is None else str(d) for d in fv.static_shape]
+            shape = f"({dims[0]},)" if len(dims) == 1 else f"({', '.join(dims)})"
+            return f"<array[{fv.dtype.name}, {shape}]>"
         return f"<{describe(fv)}>"
 
     __str__ = __repr__
@@ -73,6 +82,11 @@ class Proxy:
 
     def __iter__(self):
         raise ValueError(f"{_NO_VALUE} and thus cannot be iterated")
+
+    def __call__(self, *args, **kwargs):
+        fv = self._fval
+        what = f"{fv.name}()" if isinstance(fv, BoundMethod) else describe(fv)
+        raise TileStaticEvalError(f"{what} cannot be called inside static_eval()")
 
     def __getitem__(self, idx):
         if isinstance(self._fval, TupleV):
@@ -110,6 +124,24 @@ for _py, _ast in (("lt", "Lt"), ("le", "LtE"), ("gt", "Gt"), ("ge", "GtE"), ("eq
 Proxy.__hash__ = object.__hash__
 Proxy.__neg__ = lambda self: to_host(_unary("USub", self))
 Proxy.__invert__ = lambda self: to_host(_unary("Invert", self))
+
+
+# ct operations that static_eval may call on constants and proxies: the pure arithmetic and
+# comparisons (1.7 marks the same ones); they emit IR for proxied runtime values.
+SAFE_OPS = frozenset({
+    "matmul", "add", "sub", "mul", "truediv", "floordiv", "pow", "mod", "divmod",
+    "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_lshift", "bitwise_rshift",
+    "bitwise_not", "minimum", "maximum", "cdiv", "greater", "greater_equal", "less",
+    "less_equal", "equal", "not_equal", "negative"})
+
+
+def call_op(op, args, kwargs) -> Any:
+    """A ``ct`` operation called by host code inside static_eval (``TileOp.__call__``)."""
+    if op.op_name not in SAFE_OPS:
+        raise TileStaticEvalError(f"{op.op_name}() cannot be called inside static_eval()")
+    from .calls import call_op as call
+    return to_host(call(op, [to_fval(a) for a in args],
+                        {k: to_fval(v) for k, v in kwargs.items()}))
 
 
 def _unary(name, p):
