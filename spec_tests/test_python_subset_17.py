@@ -425,3 +425,36 @@ def test_helper_return_inside_with(early):
     x = np.zeros(6, np.int32)
     ct.launch(None, (1,), k_return_in_with, (x, early))
     np.testing.assert_array_equal(x, [4, 1, 5, 2, 1 if early else 11, 0])
+
+
+def first_fib_above(n):
+    a, b = 1, 1
+    while True:                                   # left only by the return
+        a, b = b, a + b
+        if b > n:
+            return b
+
+
+def use_missing_op(x):
+    return ct.abracadabra(x)  # E:missing_op
+
+
+@ct.kernel
+def k_endless_return(n, y):
+    t = ct.load(n, index=(0,), shape=(1,))
+    ct.store(y, (0,), ct.full((1,), first_fib_above(t.item()), dtype=ct.int32))
+
+
+@ct.kernel
+def k_missing_op(x):
+    use_missing_op(x)
+
+
+def test_return_from_endless_while_and_missing_module_attribute():
+    """R-CF-10 (1.7): a helper whose `while True:` is left only by a return has no
+    fall-through path (no None return to merge); a missing ct name says so."""
+    y = np.zeros(1, np.int32)
+    ct.launch(None, (1,), k_endless_return, (np.array([15], np.int32), y))
+    assert y[0] == 21
+    expect_error(k_missing_op, (np.zeros(4, np.float32),), ct.TileTypeError,
+                 "Module 'cutile' has no attribute 'abracadabra'", "missing_op")

@@ -365,6 +365,10 @@ def loop_with_return(comp, s: ast.stmt, rest: list, env) -> bool:
     def returned(e):
         e.term, e.ret = "return", e.vars[RET_VALUE]
 
+    if _endless(s):          # `while True:` left only by return: the rest is unreachable
+        returned(env)
+        return True
+
     def not_returned(e):
         slot = e.vars.pop(RET_VALUE)
         del e.vars[RET_FLAG]
@@ -374,6 +378,20 @@ def loop_with_return(comp, s: ast.stmt, rest: list, env) -> bool:
 
     comp._branch(flag, returned, not_returned, env)
     return True
+
+
+def _endless(s: ast.stmt) -> bool:
+    """A ``while <true constant>:`` with no ``break`` of its own."""
+    if not (isinstance(s, ast.While) and isinstance(s.test, ast.Constant) and s.test.value):
+        return False
+
+    def breaks(n) -> bool:
+        if isinstance(n, ast.Break):
+            return True
+        if isinstance(n, (ast.For, ast.While, ast.FunctionDef, ast.Lambda)):
+            return False
+        return any(breaks(c) for c in ast.iter_child_nodes(n))
+    return not any(breaks(b) for b in s.body)
 
 
 def return_in_loop(comp, value: FVal, env) -> None:
