@@ -458,3 +458,33 @@ def test_return_from_endless_while_and_missing_module_attribute():
     assert y[0] == 21
     expect_error(k_missing_op, (np.zeros(4, np.float32),), ct.TileTypeError,
                  "Module 'cutile' has no attribute 'abracadabra'", "missing_op")
+
+
+@dataclasses.dataclass(frozen=True)
+class DivModder:
+    x: Any
+
+    def __divmod__(self, other):
+        return 7, self.x, other.a
+
+    def __rdivmod__(self, other):
+        return 8, other.a, self.x
+
+
+@ct.kernel
+def k_divmod_and_isinstance(out):
+    r = divmod(DivModder(1), Plain(2)) + divmod(Plain(3), DivModder(4))
+    for j, v in ct.static_iter(enumerate(r)):
+        ct.scatter(out, j, v)
+    p = Plain(ct.bid(0) + 5)                              # a runtime field
+    ok = ct.static_eval(isinstance(p, Plain) and not isinstance(p, Vec2))
+    q = ct.static_eval(dataclasses.replace(p, a=p.a * 2))   # host dataclasses API on it
+    ct.scatter(out, 6, q.a if ok else -1)
+
+
+def test_divmod_dunders_and_dataclasses_seen_from_static_eval():
+    """R-PY-10 / R-META-1 (1.7): divmod() calls __divmod__/__rdivmod__; static_eval sees a
+    dataclass value as an instance of its class (isinstance, dataclasses.replace work)."""
+    out = np.zeros(7, np.int32)
+    ct.launch(None, (1,), k_divmod_and_isinstance, (out,))
+    np.testing.assert_array_equal(out, [7, 1, 2, 8, 3, 4, 10])

@@ -120,6 +120,10 @@ def _operator(fn):
 def _divmod(comp, args, kwargs, env):
     if len(args) != 2 or kwargs:
         raise TileTypeError("divmod() takes exactly two arguments")
+    from ..frontend import dataclass_ops
+    r = dataclass_ops.binop(comp, "divmod", args[0], args[1])   # __divmod__ (1.7)
+    if r is not None:
+        return r
     from .elementwise import divmod as ct_divmod
     return ct_divmod.impl(args[0], args[1])
 

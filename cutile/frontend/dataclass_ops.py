@@ -18,7 +18,7 @@ _BINARY = {"Add": ("+", "add"), "Sub": ("-", "sub"), "Mult": ("*", "mul"),
            "MatMult": ("@", "matmul"), "Div": ("/", "truediv"),
            "FloorDiv": ("//", "floordiv"), "Mod": ("%", "mod"), "Pow": ("**", "pow"),
            "LShift": ("<<", "lshift"), "RShift": (">>", "rshift"), "BitAnd": ("&", "and"),
-           "BitXor": ("^", "xor"), "BitOr": ("|", "or")}
+           "BitXor": ("^", "xor"), "BitOr": ("|", "or"), "divmod": ("divmod", "divmod")}
 _COMPARE = {"Eq": ("==", "eq"), "NotEq": ("!=", "ne"), "Lt": ("<", "lt"), "LtE": ("<=", "le"),
             "Gt": (">", "gt"), "GtE": (">=", "ge")}
 

@@ -39,8 +39,6 @@ class Proxy:
         if name.startswith("__"):
             raise AttributeError(name)
         fv = self._fval
-        if isinstance(fv, DataclassV) and name in fv.fields:
-            return to_host(fv.fields[name])
         if isinstance(fv, (TileV, ArrayV)) and name in ("shape", "dtype", "ndim"):
             return to_host(methods.get_attribute(fv, name))    # array extents: proxies
         if isinstance(fv, (TileV, ArrayV)):
@@ -157,6 +155,11 @@ def to_host(v: FVal) -> Any:
         return v.value
     if isinstance(v, TupleV):
         return tuple(to_host(i) for i in v.items)
+    if isinstance(v, DataclassV):        # an instance of the class (isinstance, methods work)
+        inst = object.__new__(v.cls)
+        for name, f in v.fields.items():
+            object.__setattr__(inst, name, to_host(f))
+        return inst
     return Proxy(v)
 
 
