@@ -188,6 +188,25 @@ def test_16bit_add_rounds_once_R_ATOM_3_4(dtype):
         assert cur == float(x[i])
 
 
+@ct.kernel
+def _raw_add16(x, out):
+    o = ct.arange(4, dtype=ct.int32)
+    ct.store(out, (0,), x.get_raw_memory().atomic_add_offset(o * x.strides[0] + 1, 0.5,
+                                                             mask=o < 3))
+
+
+@pytest.mark.parametrize("dtype", [np.float16, ml_dtypes.bfloat16])
+def test_16bit_raw_add_offset_R_ATOM_3(dtype):
+    """§7 RawArrayMemory.atomic_add_offset on float16/bfloat16 (column 1 of rows 0..2)."""
+    x = np.arange(16, dtype=dtype).reshape(4, 4)
+    want = x.copy()
+    want[:3, 1] += dtype(0.5)
+    out = np.zeros(4, dtype)
+    ct.launch(None, (1,), _raw_add16, (x, out))
+    np.testing.assert_array_equal(x, want)
+    np.testing.assert_array_equal(out[:3], np.array([1, 5, 9], dtype))
+
+
 def test_float_xchg():
     """R-ATOM-3: xchg on float64 stores the update and returns the old value."""
     @ct.kernel
