@@ -175,10 +175,23 @@ def run_kernel(ir: KernelIR, grid: tuple, args: list, *, strict: bool | None = N
     if strict:
         check_overlapping_args(ir, args)
     races = recorder if recorder is not None else tracker_for(ir, grid, args) if strict else None
-    for bid in block_order(grid, seed) if blocks is None else blocks:
+
+    def run_block(bid):
         block = bid[0] + grid[0] * (bid[1] + grid[1] * bid[2])
         frame = Frame(bid, grid, strict, races, block)
         for p, a in zip(ir.params, params):
             frame.values[p] = a
         frame.run_region(ir.body, [])
+
+    order = block_order(grid, seed) if blocks is None else blocks
+    from . import batch
+    if (blocks is None and recorder is None and len(order) > 1 and config.batch()
+            and batch.batchable(ir)):
+        # Batches of blocks, exactly as one by one (interp/batch.py, docs/interpreter.md).
+        batch.run_batched(ir, grid, args, params, strict, order, races, run_block)
+        return races
+    batch.LAST.clear()
+    batch.LAST.update(mode="per-block")
+    for bid in order:
+        run_block(bid)
     return races

@@ -1,0 +1,282 @@
+"""Batched execution (issue 14): many blocks of a launch at once, the block as a leading axis.
+
+Every value of a batch is the per-block value with one leading axis of length ``n`` (the
+batch) or 1 (the same for every block: constants, grid extents, anything computed only from
+them).  A batched rule (``@batched_rule(ops.X)``, table ``BATCHED``) computes an op for the
+whole batch with the same NumPy operations as the per-block rule, so every block gets the same
+bits (elementwise rules are the per-block ones: ``numerics`` broadcasts).  Control flow keeps
+the batch together while the blocks agree and splits it by predicate where they do not
+(``batch_control``).  Memory accesses are one gather/scatter per batch (``batch_memory``).
+
+Exactness does not rely on the batch being well behaved: a batch runs as a transaction.  Its
+stores keep undo records and its accesses are logged; anything the batched path does not
+model exactly (undefined behaviour, a race, blocks of the batch touching one element, an op
+without a batched rule reached, a divergence it cannot split) raises ``Fallback`` or the
+rule's own error, the batch's stores are undone and its blocks run again one by one on the
+per-block machine, which produces the exact result or the exact error report.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from .. import config
+from ..errors import TileInternalError
+from ..ir.core import KernelIR, Op, Region, Value, walk
+from ..ir.types import TileType
+from .machine import _TERMINATORS, PTile, Signal
+
+BATCHED: dict[type, Callable] = {}
+
+
+class Fallback(Exception):
+    """The batched path cannot run this batch exactly: undo it and run its blocks one by one."""
+
+
+def batched_rule(*op_classes):
+    """Register the batched rule of IR op classes: ``fn(bframe, op) -> result(s)``."""
+
+    def wrap(fn):
+        for cls in op_classes:
+            BATCHED[cls] = fn
+        return fn
+
+    return wrap
+
+
+def lead(t) -> int:
+    """Length of the leading (batch) axis of a batched value: 1 (uniform) or the batch."""
+    return t.data.shape[0]
+
+
+def subset(x, sel: np.ndarray):
+    """Value ``x`` restricted to the blocks ``sel`` of its batch (uniform values unchanged)."""
+    if not isinstance(x, PTile) or x.data.shape[0] == 1:
+        return x
+    return PTile(x.data[sel], None if x.poison is None else x.poison[sel])
+
+
+def expand(x: PTile, n: int) -> PTile:
+    """``x`` with a leading axis of exactly ``n`` (a broadcast view where it was uniform)."""
+    if x.data.shape[0] == n:
+        return x
+    shape = (n,) + x.data.shape[1:]
+    return PTile(np.broadcast_to(x.data, shape),
+                 None if x.poison is None else np.broadcast_to(x.poison, shape))
+
+
+def merge(n: int, parts: list) -> PTile:
+    """One value for a batch of ``n`` from ``(sel, value)`` parts covering it."""
+    t0 = parts[0][1]
+    out = np.empty((n,) + t0.data.shape[1:], t0.data.dtype)
+    poison = None
+    for sel, t in parts:
+        out[sel] = t.data
+        if t.poison is not None:
+            if poison is None:
+                poison = np.zeros(out.shape, bool)
+            poison[sel] = t.poison
+    return PTile(out, poison)
+
+
+class BatchFrame:
+    """The state of a batch of blocks: batched values keyed by IR value.
+
+    ``bids`` is an (n, 3) int64 array of the blocks' ids; a sub-frame (``sub``) runs part of
+    the batch (a split by predicate) and takes the values it has not computed itself from its
+    parent, restricted to its blocks.  ``top`` marks the frames running the kernel body's own
+    region, where blocks may leave by ``return`` while the others go on."""
+
+    __slots__ = ("values", "bids", "n", "grid", "strict", "log", "parent", "sel")
+
+    def __init__(self, bids: np.ndarray, grid: tuple, strict: bool, log, parent=None,
+                 sel=None):
+        self.values: dict[Value, object] = {}
+        self.bids = bids
+        self.n = len(bids)
+        self.grid = grid
+        self.strict = strict
+        self.log = log
+        self.parent = parent
+        self.sel = sel
+
+    def __getitem__(self, v: Value):
+        vals = self.values
+        x = vals.get(v, _MISSING)
+        if x is _MISSING:
+            if self.parent is None:
+                raise KeyError(v)
+            x = vals[v] = subset(self.parent[v], self.sel)
+        return x
+
+    def sub(self, sel: np.ndarray) -> BatchFrame:
+        return BatchFrame(self.bids[sel], self.grid, self.strict, self.log, self, sel)
+
+    def blocks(self) -> np.ndarray:
+        """Linear block numbers of the batch (bid(0) fastest), as the race tracker counts."""
+        g = self.grid
+        b = self.bids
+        return b[:, 0] + g[0] * (b[:, 1] + g[1] * b[:, 2])
+
+    def run_region(self, region: Region, args: list, top: bool = False):
+        """Run ``region`` for the batch.  Returns a Signal (every block of the batch left the
+        same way) or None; at the top level an ``If`` may instead narrow the batch to the
+        blocks that did not return, and the rest of the region runs for those."""
+        f = self
+        vals = f.values
+        for a, x in zip(region.args, args):
+            vals[a] = x
+        for op in region.ops:
+            if op.is_terminator:
+                return Signal(_TERMINATORS[type(op).__name__],
+                              [f[v] for v in getattr(op, "values", ())])
+            out = BATCHED[type(op)](f, op)
+            if isinstance(out, Signal):
+                return out
+            if isinstance(out, Narrow):
+                if not top:
+                    raise Fallback("blocks leave by return inside a nested region")
+                f = f.sub(out.sel)
+                vals = f.values
+                out = out.values
+            results = op.results
+            if not results:
+                continue
+            if isinstance(out, list):
+                for r, x in zip(results, out):
+                    vals[r] = x
+            else:
+                _check_result(op, results[0], out, f.n)
+                vals[results[0]] = out
+        return None
+
+
+_MISSING = object()
+
+
+class Narrow:
+    """Result of a top-level ``If`` after which only the blocks ``sel`` go on."""
+
+    __slots__ = ("sel", "values")
+
+    def __init__(self, sel: np.ndarray, values: list):
+        self.sel = sel
+        self.values = values
+
+
+def _check_result(op: Op, v: Value, out, n: int) -> None:
+    """The batched twin of machine._check_result: per-block dtype and shape exactly."""
+    t = v.type
+    if isinstance(t, TileType):
+        d = out.data
+        if d.shape[1:] != t.shape or d.dtype != t.dtype.np_dtype or d.shape[0] not in (1, n):
+            raise TileInternalError(
+                f"batched rule for {type(op).__name__} produced {d.dtype}{list(d.shape)}, "
+                f"IR says {t} for a batch of {n}", op.loc)
+
+
+# -- which kernels run batched ------------------------------------------------------------------
+# Ops without a batched rule, and why: a kernel using one runs per block entirely.
+FALLBACK: dict[str, str] = {
+    "AtomicRMW": "atomics apply in a defined per-block order (R-ATOM); blocks of a batch would "
+                 "interleave them",
+    "AtomicCAS": "atomics apply in a defined per-block order (R-ATOM)",
+    "RawLoad": "raw-memory accesses sit beside atomics (spin-wait flags); per-block order",
+    "RawStore": "raw-memory accesses sit beside atomics (spin-wait flags); per-block order",
+    "Print": "output appears in block order, one block's lines together",
+    "Assert": "the first failing block in block order is reported, after the prints before it",
+    "Breakpoint": "the debugger stops in one block at a time (pdb shows one block's values)",
+    "Watch": "trace records are kept per block in execution order",
+    "ForeignPointer": "addresses of per-block array views; rare, kept per block",
+    "FromForeign": "builds a per-block array view from an address; rare, kept per block",
+    "AdvancedGather": "advanced indexing of a per-block view; no batched rule yet (per block)",
+    "AdvancedScatter": "advanced indexing of a per-block view; no batched rule yet (per block)",
+    "ReduceFn": "user combine functions run a region per tree step; no batched rule yet",
+    "ScanFn": "user combine functions run a region per scan step; no batched rule yet",
+    "CumScan": "no batched rule yet (per block)",
+    "MmaScaled": "no batched rule yet (per block)",
+    "Cat": "no batched rule yet (per block)",
+    "Extract": "no batched rule yet (per block)",
+    "Insert": "no batched rule yet (per block)",
+    "Bitcast": "no batched rule yet (per block)",
+    "PackBytes": "no batched rule yet (per block)",
+    "UnpackBytes": "no batched rule yet (per block)",
+}
+
+# Region terminators: handled by the region runner, not a table.
+STRUCTURAL = {"Yield", "Continue", "Break", "Return"}
+
+_batchable: dict = {}
+
+
+def batchable(ir: KernelIR) -> bool:
+    """Whether every op of the kernel has a batched rule (cached per kernel IR)."""
+    ok = _batchable.get(id(ir))
+    if ok is None or ok[0] is not ir:
+        good = all(type(op) in BATCHED or type(op).__name__ in STRUCTURAL
+                   for op in walk(ir.body))
+        ok = _batchable[id(ir)] = (ir, good)
+    return ok[1]
+
+
+def batch_size(ir: KernelIR, nblocks: int) -> int:
+    """Blocks per batch: the memory budget (``CUTILE_BATCH_BYTES``) over a block's footprint,
+    taken as the bytes of every tile value the kernel defines (an upper bound of what one block
+    holds at once, poison masks included)."""
+    per_block = 64
+    for op in walk(ir.body):
+        for r in op.results:
+            t = r.type
+            if isinstance(t, TileType):
+                size = int(np.prod(t.shape)) if t.shape else 1
+                per_block += size * (t.dtype.np_dtype.itemsize + 1)
+    return max(1, min(nblocks, config.batch_bytes() // per_block))
+
+
+# -- the driver ------------------------------------------------------------------------------
+# What the last launch did (tests check that batching ran): mode, batches, fallback batches.
+LAST: dict = {}
+
+
+def _log_roots(ir: KernelIR, args: list, races) -> set | None:
+    """Buffers whose accesses are logged: those the kernel may write (None: all)."""
+    from .races import _root, written_params
+    if races is not None:
+        return races.roots
+    written = written_params(ir)
+    if written is None:
+        return None
+    return {id(_root(a)) for i, a in enumerate(args) if i in written and isinstance(a, np.ndarray)}
+
+
+def run_batched(ir: KernelIR, grid: tuple, args: list, params: list, strict: bool, order: list,
+                races, run_block) -> None:
+    """Run the blocks ``order`` in batches (see the module doc); ``run_block(bid)`` runs one
+    block on the per-block machine, for batches that fall back."""
+    from .batch_log import BatchLog
+    size = batch_size(ir, len(order))
+    roots = _log_roots(ir, args, races)
+    scratch: dict = {}
+    bparams = [PTile(np.asarray(a.data)[None]) if isinstance(a, PTile) else a for a in params]
+    bids_all = np.array(order, dtype=np.int64).reshape(-1, 3)
+    stats = {"mode": "batched", "batch": size, "batches": 0, "fallbacks": 0, "why": []}
+    LAST.clear()
+    LAST.update(stats)
+    for s in range(0, len(order), size):
+        log = BatchLog(races, roots, scratch)
+        frame = BatchFrame(bids_all[s:s + size], grid, strict, log)
+        for p, a in zip(ir.params, bparams):
+            frame.values[p] = a
+        LAST["batches"] += 1
+        try:
+            frame.run_region(ir.body, [], top=True)
+            log.commit()
+        except Exception as e:      # anything: the per-block machine decides, exactly
+            log.rollback()
+            LAST["fallbacks"] += 1
+            if len(LAST["why"]) < 8:
+                LAST["why"].append(f"{type(e).__name__}: {e}")
+            for bid in order[s:s + size]:
+                run_block(bid)
