@@ -118,7 +118,7 @@ class BatchFrame:
         """Linear block numbers of the batch (bid(0) fastest), as the race tracker counts."""
         g = self.grid
         b = self.bids
-        return b[:, 0] + g[0] * (b[:, 1] + g[1] * b[:, 2])
+        return (b[:, 0] + g[0] * (b[:, 1] + g[1] * b[:, 2])).astype(np.int32)
 
     def run_region(self, region: Region, args: list, top: bool = False):
         """Run ``region`` for the batch.  Returns a Signal (every block of the batch left the
@@ -276,6 +276,7 @@ def run_batched(ir: KernelIR, grid: tuple, args: list, params: list, strict: boo
         except Exception as e:      # anything: the per-block machine decides, exactly
             log.rollback()
             LAST["fallbacks"] += 1
+            log.forget_fresh()
             if len(LAST["why"]) < 8:
                 LAST["why"].append(f"{type(e).__name__}: {e}")
             for bid in order[s:s + size]:

@@ -20,6 +20,7 @@ from ..ir import ops
 from . import memory as per_block
 from . import memory_model as mm
 from .batch import Fallback, batched_rule, expand, lead
+from .batch_log import TileGeo
 from .machine import PTile
 
 
@@ -101,6 +102,27 @@ def _tiled(view, shape, steps, writeable):
                       strides=tuple(s * x for s, x in zip(steps, st)) + st, writeable=writeable)
 
 
+def _tile_key(idx: list) -> tuple:
+    """Indexer of the tiled view selecting tile ``idx[.][j]`` for block j: basic slices when
+    at most one coordinate varies, by a constant step (rows of a grid: a strided view, no
+    gather), else the index arrays."""
+    n = len(idx[0])
+    varying = [k for k, i in enumerate(idx) if n > 1 and not (i == i[0]).all()]
+    if len(varying) > 1:
+        return tuple(idx)
+    key = [int(i[0]) for i in idx]
+    if not varying:
+        return tuple(key[:-1]) + (slice(key[-1], key[-1] + 1),) if n == 1 else tuple(idx)
+    k = varying[0]
+    i = idx[k]
+    d = int(i[1] - i[0])
+    if d == 0 or not (np.diff(i) == d).all():
+        return tuple(idx)
+    stop = int(i[0]) + d * n
+    key[k] = slice(int(i[0]), stop if stop >= 0 else None, d)
+    return tuple(key)
+
+
 def _coords(starts, shape, nonempty):
     """Per-axis coordinate arrays broadcastable to (n, *shape), and the in-bounds lane mask."""
     n, nd = starts.shape
@@ -118,6 +140,20 @@ def _lanes(view, cs, nonempty):
     return inb
 
 
+def _tile_geo(log, a, view, shape, steps) -> TileGeo:
+    """The element slots of the tiled view of ``view`` (for the race log)."""
+    base, unit = log.slot_base(a, view)
+    est = tuple(st // unit for st in view.strides)
+    counts = tuple((nn - t) // s + 1 for nn, t, s in zip(view.shape, shape, steps))
+    # Disjoint tiles need steps >= tile and a view whose own elements do not overlap.
+    dims = sorted((abs(e), m) for e, m in zip(est, view.shape) if m > 1)
+    flat_ok = all(dims[i + 1][0] >= dims[i][0] * dims[i][1] for i in range(len(dims) - 1))
+    disjoint = flat_ok and all(d[0] > 0 for d in dims) and all(
+        s >= t for s, t in zip(steps, shape))
+    return TileGeo(base, counts, shape, tuple(s * e for s, e in zip(steps, est)), est,
+                   disjoint)
+
+
 def _window_slots(log, a, view, cs):
     """Element slots (for the race log) of the lanes at coordinates ``cs`` of ``view``."""
     base, unit = log.slot_base(a, view)
@@ -131,19 +167,27 @@ def _window_slots(log, a, view, cs):
 def load(f, op):
     a = f[op.array]
     n = f.n
-    view, shape, steps, idx, starts, full, nonempty = _geometry(f, op, a, op.shape)
     log = f.log
     tracked = log.tracks(a)
-    blk = None
+    if not tracked and all(lead(f[v]) == 1 for v in op.index):
+        # The same tile for every block: load it once (the per-block model, errors included).
+        one = _One(f)
+        data, poison = mm.tile_space_load(
+            a, per_block._index(one, op.index), op.shape, order=op.order, steps=op.steps,
+            padding=op.padding, check_bounds=op.check_bounds, strict=f.strict)
+        return PTile(data[None], None if poison is None else poison[None])
+    view, shape, steps, idx, starts, full, nonempty = _geometry(f, op, a, op.shape)
     if full.all():
-        data = _tiled(view, shape, steps, False)[tuple(idx)]
-        poison = None
+        key = _tile_key(idx)
+        data = _tiled(view, shape, steps, False)[key]
         if tracked:
-            cs = _coords(starts, shape, nonempty)
-            slots = _window_slots(log, a, view, cs)
-            blk = f.blocks().reshape((n,) + (1,) * len(shape))
-            log.record(a, False, slots, blk)
-        return PTile(data, poison)
+            # A buffer the kernel writes: copy (a later store must not change this tile).
+            data = np.array(data)
+            log.record_tiles(a, False, _tile_geo(log, a, view, shape, steps), idx, key,
+                             f.blocks())
+        # else a view: nothing writes the buffer during the launch, and rules never write
+        # their operands.
+        return PTile(data)
     cs = _coords(starts, shape, nonempty)
     inb = _lanes(view, cs, nonempty)
     undet = ~nonempty | (~full & (not op.check_bounds))    # reachable with strict off only
@@ -180,15 +224,13 @@ def store(f, op):
         if t.poison is not None and f.strict and t.poison.any():
             raise Fallback("UNDETERMINED padding stored")
         tv = _tiled(view, shape, steps, True)
-        key = tuple(idx)
-        old = tv[key]
+        key = _tile_key(idx)
+        old = np.array(tv[key])
         log.undo.append((tv, key, old))
         tv[key] = data
         if log.tracks(a):
-            cs = _coords(starts, shape, nonempty)
-            slots = _window_slots(log, a, view, cs)
-            blk = np.broadcast_to(f.blocks().reshape((n,) + (1,) * len(shape)), full_shape)
-            log.record(a, True, slots, blk, _changed(old, data))
+            log.record_tiles(a, True, _tile_geo(log, a, view, shape, steps), idx, key,
+                             f.blocks(), _changed(old, data))
         return None
     cs = _coords(starts, shape, nonempty)
     inb = np.broadcast_to(_lanes(view, cs, nonempty), full_shape)
