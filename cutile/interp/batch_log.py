@@ -25,6 +25,11 @@ from .batch import Fallback
 from .races import _MANY, _NONE, _byte_bounds, _root
 
 
+def _basic(key: tuple) -> bool:
+    """Whether ``key`` is basic indexing (ints and slices: ``view[key]`` is a view)."""
+    return all(isinstance(k, (int, slice)) for k in key)
+
+
 class Rec:
     """One logged access of a batch: element ``slots`` (or ``tiles``: windows of a tiled
     view) by ``blocks``; ``changed`` marks the lanes of a write whose bits changed."""
@@ -269,9 +274,11 @@ class BatchLog:
             else:
                 cur = None if fr else reader[r.slots]
                 blk = r.blocks
-            new = np.where(m, _MANY, blk)
+            new = np.empty(np.broadcast_shapes(np.shape(m), blk.shape), np.int32)
+            new[...] = blk
+            new[np.broadcast_to(m, new.shape)] = _MANY
             if cur is not None:
-                new = np.where(cur == _NONE, new, _MANY)
+                new[cur != _NONE] = _MANY
             news.append((r, new))
         for r, new in news:
             if r.tiles is not None:
@@ -279,7 +286,6 @@ class BatchLog:
                 geo.view(reader)[tk] = new
             else:
                 reader[r.slots] = new
-        first = fw
         for r in recs:
             if not r.write:
                 continue
@@ -287,14 +293,13 @@ class BatchLog:
                 geo, _, tk = r.tiles
                 v = geo.view(writer)
                 blk = r.blocks.reshape((-1,) + (1,) * len(geo.shape))
-                if first and r.changed.all():
-                    v[tk] = blk
-                else:
-                    v[tk] = np.where(r.changed, blk, _NONE if first else v[tk])
-                first = False
+                if r.changed.any():
+                    cur = v[tk]             # a view for basic keys, else a copy
+                    np.copyto(cur, blk, where=r.changed)
+                    if not _basic(tk):
+                        v[tk] = cur
             else:
                 writer[r.slots[r.changed]] = r.blocks[r.changed]
-                first = False
         wrote = fw and not any(r.write for r in recs)
         read = fr and all(r.write for r in recs)
         fresh[key] = (wrote, read)
