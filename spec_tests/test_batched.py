@@ -194,6 +194,17 @@ def k_slice(x, y, T: ct.Constant[int]):
     ct.store(y, (b,), ct.load(s, (b,), (T,)) + ct.load(x.slice(0, b, b + T), (0,), (T,)))
 
 
+@ct.kernel
+def k_scan_shape(x, out, T: ct.Constant[int]):
+    b = ct.bid(0)
+    t = ct.load(x, (b, 0), (2, T), padding_mode=ct.PaddingMode.ZERO)
+    c = ct.cat((ct.cumsum(t, 1), ct.cumsum(t, 0, reverse=True)), axis=0)     # (4, T)
+    e = ct.extract(c, (1, 0), (2, T))
+    r = ct.insert(t, (0, 0), e * 2)
+    bits = ct.bitcast(ct.bitcast(r, ct.int32) ^ 1, ct.float32)
+    ct.store(out, (b, 0), bits)
+
+
 def _f32(rng, *shape):
     return rng.standard_normal(shape).astype(np.float32)
 
@@ -222,12 +233,15 @@ def _case(name):
                                                         np.zeros(48, np.float32), 8]),
         "divzero": lambda: (k_divzero, (6,), [np.arange(48, dtype=np.int32),
                                               np.zeros(48, np.int32), 8]),
+        "scan_shape": lambda: (k_scan_shape, (5,), [_f32(rng, 9, 8), np.zeros((10, 8),
+                                                                            np.float32), 8]),
         "slice": lambda: (k_slice, (5,), [_f32(rng, 60), np.zeros(40, np.float32), 8]),
     }
     return cases[name]()
 
 
-CASES = ["elementwise", "reduce_shape", "mma", "divergent", "gather_scatter", "race",
+CASES = ["elementwise", "reduce_shape", "mma", "divergent", "gather_scatter", "scan_shape",
+         "race",
          "read_write_race", "same_flag", "oob", "undetermined", "divzero", "slice"]
 UB_CASES = {"race", "read_write_race", "oob", "undetermined", "divzero"}
 ENVS = {"default": {}, "shuffled": {"CUTILE_SHUFFLE_BLOCKS": "7"},
@@ -258,7 +272,8 @@ def test_kernels_same_bits_and_reports(monkeypatch, name, env):
 def test_batching_really_batches(monkeypatch):
     """The well-behaved kernels run without falling back (the speed of issue 14)."""
     monkeypatch.setenv("CUTILE_BATCH", "1")
-    for name in ("elementwise", "reduce_shape", "mma", "divergent", "gather_scatter"):
+    for name in ("elementwise", "reduce_shape", "mma", "divergent", "gather_scatter",
+                 "scan_shape"):
         kernel, grid, args = _case(name)
         ct.launch(None, grid, kernel, tuple(args))
         assert batch.LAST["mode"] == "batched" and batch.LAST["fallbacks"] == 0, \

@@ -195,14 +195,9 @@ FALLBACK: dict[str, str] = {
     "AdvancedScatter": "advanced indexing of a per-block view; no batched rule yet (per block)",
     "ReduceFn": "user combine functions run a region per tree step; no batched rule yet",
     "ScanFn": "user combine functions run a region per scan step; no batched rule yet",
-    "CumScan": "no batched rule yet (per block)",
-    "MmaScaled": "no batched rule yet (per block)",
-    "Cat": "no batched rule yet (per block)",
-    "Extract": "no batched rule yet (per block)",
-    "Insert": "no batched rule yet (per block)",
-    "Bitcast": "no batched rule yet (per block)",
-    "PackBytes": "no batched rule yet (per block)",
-    "UnpackBytes": "no batched rule yet (per block)",
+    "MmaScaled": "block-scaled mma, rare; no batched rule yet (per block)",
+    "PackBytes": "flattens the whole tile into bytes; no batched rule yet (per block)",
+    "UnpackBytes": "flattens the whole tile into bytes; no batched rule yet (per block)",
 }
 
 # Region terminators: handled by the region runner, not a table.

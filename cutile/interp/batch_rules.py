@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..ir import ops
-from . import creation, elementwise, numerics
+from . import creation, elementwise, numerics, scan, shape
 from .batch import Fallback, batched_rule, expand, lead
 from .machine import PTile
 
@@ -120,4 +120,70 @@ def mma(f, op):
         if y.poison is not None:
             p |= y.poison.any(axis=-2)[..., None, :]
         poison = p if poison is None else (poison | p)
+    return PTile(data, poison)
+
+
+class _Shifted:
+    """``op`` seen with its ``axis`` one further (the batch axis leads)."""
+
+    def __init__(self, op, axis: int):
+        self._op, self.axis = op, axis
+
+    def __getattr__(self, name):
+        return getattr(self._op, name)
+
+
+@batched_rule(ops.CumScan)
+def cum_scan(f, op):
+    return scan.cum_scan(f, _Shifted(op, op.axis % len(op.x.type.shape) + 1))
+
+
+batched_rule(ops.Bitcast)(shape.bitcast)     # elementwise on the bytes: any leading axis
+
+
+@batched_rule(ops.Cat)
+def cat(f, op):
+    a, b = f[op.a], f[op.b]
+    n = max(lead(a), lead(b))
+    return shape.cat(_Expanded(f, n), _Shifted(op, op.axis % len(op.a.type.shape) + 1))
+
+
+class _Expanded:
+    """The batch frame with every tile operand expanded to a leading axis of ``n``."""
+
+    def __init__(self, f, n: int):
+        self.f, self.n = f, n
+
+    def __getitem__(self, v):
+        x = self.f[v]
+        return expand(x, self.n) if isinstance(x, PTile) else x
+
+
+def _cell(f, op, cell) -> tuple:
+    """The per-block rule's slices of grid cell ``op.index`` (the same in every block, else
+    Fallback), behind the batch axis."""
+    from .batch_memory import _One
+    return (slice(None),) + shape._cell(_One(f), op, op.x.type.shape, cell)
+
+
+@batched_rule(ops.Extract)
+def extract(f, op):
+    x = f[op.x]
+    sl = _cell(f, op, op.shape)
+    return _both(x, lambda a: np.array(a[sl]))
+
+
+@batched_rule(ops.Insert)
+def insert(f, op):
+    x, v = f[op.x], f[op.value]
+    sl = _cell(f, op, op.value.type.shape)
+    n = max(lead(x), lead(v))
+    data = np.array(np.broadcast_to(x.data, (n,) + x.data.shape[1:]))
+    data[sl] = v.data
+    poison = None
+    if x.poison is not None or v.poison is not None:
+        poison = np.zeros(data.shape, bool)
+        if x.poison is not None:
+            poison[...] = x.poison
+        poison[sl] = False if v.poison is None else v.poison
     return PTile(data, poison)

@@ -600,9 +600,13 @@ def _narrow_matmul(a64, b64, c64, acc_dtype: dt.DType) -> np.ndarray:
         a64f, b64f = np.where(fa, a64, 0.0), np.where(fb, b64, 0.0)
     else:
         a64f, b64f = a64, b64
-    r = (np.matmul(a64f, b64f) + 0.0) + c64
+    m = np.matmul(a64f, b64f)
+    r = (m + 0.0) + c64
     res = _round_acc(r, acc_dtype)
-    t = np.matmul(np.abs(a64f), np.abs(b64f))
+    # |a| @ |b| is the same product when no operand is negative (only zero signs differ,
+    # which the bound ignores): skip the second matmul then.
+    nonneg = not (a64f < 0).any() and not (b64f < 0).any()
+    t = m if nonneg else np.matmul(np.abs(a64f), np.abs(b64f))
     err = (2 * k + 8) * _U * (t + np.abs(c64) + np.abs(r))
     todo = np.isfinite(r) & (_bits(_round_acc(r - err, acc_dtype))
                              != _bits(_round_acc(r + err, acc_dtype)))
