@@ -89,16 +89,17 @@ class BatchFrame:
     parent, restricted to its blocks.  ``top`` marks the frames running the kernel body's own
     region, where blocks may leave by ``return`` while the others go on."""
 
-    __slots__ = ("values", "bids", "n", "grid", "strict", "log", "parent", "sel")
+    __slots__ = ("values", "bids", "n", "grid", "strict", "log", "watchdog", "parent", "sel")
 
-    def __init__(self, bids: np.ndarray, grid: tuple, strict: bool, log, parent=None,
-                 sel=None):
+    def __init__(self, bids: np.ndarray, grid: tuple, strict: bool, log, watchdog,
+                 parent=None, sel=None):
         self.values: dict[Value, object] = {}
         self.bids = bids
         self.n = len(bids)
         self.grid = grid
         self.strict = strict
         self.log = log
+        self.watchdog = watchdog        # the launch's wall-clock limit (loops poll it)
         self.parent = parent
         self.sel = sel
 
@@ -112,7 +113,8 @@ class BatchFrame:
         return x
 
     def sub(self, sel: np.ndarray) -> BatchFrame:
-        return BatchFrame(self.bids[sel], self.grid, self.strict, self.log, self, sel)
+        return BatchFrame(self.bids[sel], self.grid, self.strict, self.log, self.watchdog,
+                          self, sel)
 
     def blocks(self) -> np.ndarray:
         """Linear block numbers of the batch (bid(0) fastest), as the race tracker counts."""
@@ -247,10 +249,11 @@ def _log_roots(ir: KernelIR, args: list, races) -> set | None:
 
 
 def run_batched(ir: KernelIR, grid: tuple, args: list, params: list, strict: bool, order: list,
-                races, run_block) -> None:
+                races, run_block, watchdog) -> None:
     """Run the blocks ``order`` in batches (see the module doc); ``run_block(bid)`` runs one
     block on the per-block machine, for batches that fall back."""
     from .batch_log import BatchLog
+    from .machine import watchdog_before_block
     size = batch_size(ir, len(order))
     roots = _log_roots(ir, args, races)
     scratch: dict = {}
@@ -260,8 +263,9 @@ def run_batched(ir: KernelIR, grid: tuple, args: list, params: list, strict: boo
     LAST.clear()
     LAST.update(stats)
     for s in range(0, len(order), size):
+        watchdog_before_block(watchdog, ir, order[s])
         log = BatchLog(races, roots, scratch)
-        frame = BatchFrame(bids_all[s:s + size], grid, strict, log)
+        frame = BatchFrame(bids_all[s:s + size], grid, strict, log, watchdog)
         for p, a in zip(ir.params, bparams):
             frame.values[p] = a
         LAST["batches"] += 1

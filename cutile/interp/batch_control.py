@@ -18,7 +18,7 @@ import numpy as np
 
 from ..ir import ops
 from .batch import Fallback, Narrow, batched_rule, expand, lead, merge, subset
-from .control import MAX_LOOP_ITERATIONS
+from .control import _POLL, MAX_LOOP_ITERATIONS, _pure
 from .machine import PTile
 
 
@@ -77,7 +77,11 @@ def for_(f, op):
     carried = [f[v] for v in op.inits]
     if _uniform(start) and _uniform(stop) and _uniform(step):
         iv, hi, st = start[0].item(), stop[0].item(), step[0].item()
+        k = 0
         while iv < hi:
+            k += 1
+            if not k & _POLL:
+                f.watchdog.check()
             sig = f.run_region(op.body, [PTile(np.array([iv], dtype=dtype)), *carried])
             if sig is not None:
                 if sig.kind in ("yield", "continue"):
@@ -94,7 +98,11 @@ def for_(f, op):
     hi = np.broadcast_to(stop, (n,)).astype(object)
     st = np.broadcast_to(step, (n,)).astype(object)
     active = iv < hi
+    k = 0
     while active.any():
+        k += 1
+        if not k & _POLL:
+            f.watchdog.check()
         sel = np.flatnonzero(active)
         whole = sel.size == n
         g = f if whole else f.sub(sel)
@@ -123,17 +131,44 @@ def _put(full: PTile, sel: np.ndarray, part: PTile, n: int) -> PTile:
 @batched_rule(ops.Loop)
 def loop(f, op):
     carried = [f[v] for v in op.inits]
-    for _ in range(MAX_LOOP_ITERATIONS):
+    pure = _pure(op)
+    for k in range(MAX_LOOP_ITERATIONS):
+        if not k & _POLL:
+            f.watchdog.check()
         sig = f.run_region(op.body, carried)
         if sig is None:
             raise Fallback("loop body fell through without yield")
         if sig.kind in ("yield", "continue"):
+            if pure and _some_block_same(sig.values, carried, f.n):
+                raise Fallback("a block's while loop repeats itself (R-EXEC-7)")
             carried = sig.values
         elif sig.kind == "break":
             return sig.values
         else:
             return sig
     raise Fallback("while loop did not terminate")
+
+
+def _some_block_same(new: list, old: list, n: int) -> bool:
+    """Whether some block's carried values are all bit-identical after an iteration (the
+    per-block machine reports that loop as never ending: control._same)."""
+    same = np.ones(n, bool)
+    for x, y in zip(new, old):
+        if x is y:
+            continue
+        if not (isinstance(x, PTile) and isinstance(y, PTile)):
+            return False
+        a, b = expand(x, n), expand(y, n)
+        w = a.data.dtype.itemsize
+        if a.data.dtype != b.data.dtype or w not in (1, 2, 4, 8):
+            return False
+        u = f"u{w}"
+        eq = np.ascontiguousarray(a.data).view(u) == np.ascontiguousarray(b.data).view(u)
+        same &= eq.reshape(n, -1).all(axis=1)
+        pa = np.zeros(a.data.shape, bool) if a.poison is None else a.poison
+        pb = np.zeros(b.data.shape, bool) if b.poison is None else b.poison
+        same &= (pa == pb).reshape(n, -1).all(axis=1)
+    return bool(same.any())
 
 
 _ = lead
