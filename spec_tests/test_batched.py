@@ -205,6 +205,33 @@ def k_scan_shape(x, out, T: ct.Constant[int]):
     ct.store(out, (b, 0), bits)
 
 
+@ct.kernel
+def k_exits(x, out, T: ct.Constant[int]):
+    b = ct.bid(0)
+    t = ct.load(x, (b,), (T,))
+    acc = ct.zeros((T,), dtype=ct.float32)
+    for i in range(8):
+        if i == b % 5:
+            break                                   # blocks break at different iterations
+        if i % 2 == b % 2:
+            continue
+        acc = acc + t * i
+    n = 0
+    s = ct.sum(ct.abs(t))
+    while s > 1.0:                                  # data-dependent trip count
+        s = s * 0.5
+        n += 1
+        if n > 6 + b % 3:
+            break
+    if b == 3:
+        return
+    for j in range(b % 3, 4):
+        if j == 2 and b % 4 == 1:
+            return                                  # return from inside a loop
+        acc = acc + j
+    ct.store(out, (b,), acc + n)
+
+
 def _f32(rng, *shape):
     return rng.standard_normal(shape).astype(np.float32)
 
@@ -235,13 +262,14 @@ def _case(name):
                                               np.zeros(48, np.int32), 8]),
         "scan_shape": lambda: (k_scan_shape, (5,), [_f32(rng, 9, 8), np.zeros((10, 8),
                                                                             np.float32), 8]),
+        "exits": lambda: (k_exits, (10,), [_f32(rng, 80) * 3, np.zeros(80, np.float32), 8]),
         "slice": lambda: (k_slice, (5,), [_f32(rng, 60), np.zeros(40, np.float32), 8]),
     }
     return cases[name]()
 
 
-CASES = ["elementwise", "reduce_shape", "mma", "divergent", "gather_scatter", "scan_shape",
-         "race",
+CASES = ["elementwise", "reduce_shape", "mma", "divergent", "exits", "gather_scatter",
+         "scan_shape", "race",
          "read_write_race", "same_flag", "oob", "undetermined", "divzero", "slice"]
 UB_CASES = {"race", "read_write_race", "oob", "undetermined", "divzero"}
 ENVS = {"default": {}, "shuffled": {"CUTILE_SHUFFLE_BLOCKS": "7"},
@@ -272,8 +300,8 @@ def test_kernels_same_bits_and_reports(monkeypatch, name, env):
 def test_batching_really_batches(monkeypatch):
     """The well-behaved kernels run without falling back (the speed of issue 14)."""
     monkeypatch.setenv("CUTILE_BATCH", "1")
-    for name in ("elementwise", "reduce_shape", "mma", "divergent", "gather_scatter",
-                 "scan_shape"):
+    for name in ("elementwise", "reduce_shape", "mma", "divergent", "exits",
+                 "gather_scatter", "scan_shape"):
         kernel, grid, args = _case(name)
         ct.launch(None, grid, kernel, tuple(args))
         assert batch.LAST["mode"] == "batched" and batch.LAST["fallbacks"] == 0, \

@@ -58,9 +58,9 @@ def subset(x, sel: np.ndarray):
     return PTile(x.data[sel], None if x.poison is None else x.poison[sel])
 
 
-def expand(x: PTile, n: int) -> PTile:
+def expand(x, n: int):
     """``x`` with a leading axis of exactly ``n`` (a broadcast view where it was uniform)."""
-    if x.data.shape[0] == n:
+    if not isinstance(x, PTile) or x.data.shape[0] == n:
         return x
     shape = (n,) + x.data.shape[1:]
     return PTile(np.broadcast_to(x.data, shape),
@@ -70,6 +70,10 @@ def expand(x: PTile, n: int) -> PTile:
 def merge(n: int, parts: list) -> PTile:
     """One value for a batch of ``n`` from ``(sel, value)`` parts covering it."""
     t0 = parts[0][1]
+    if not isinstance(t0, PTile):       # arrays (and lists of them): one for the whole batch
+        if any(t is not t0 for _, t in parts):
+            raise Fallback("blocks hold different arrays")
+        return t0
     out = np.empty((n,) + t0.data.shape[1:], t0.data.dtype)
     poison = None
     for sel, t in parts:
@@ -123,23 +127,33 @@ class BatchFrame:
         return (b[:, 0] + g[0] * (b[:, 1] + g[1] * b[:, 2])).astype(np.int32)
 
     def run_region(self, region: Region, args: list, top: bool = False):
-        """Run ``region`` for the batch.  Returns a Signal (every block of the batch left the
-        same way) or None; at the top level an ``If`` may instead narrow the batch to the
-        blocks that did not return, and the rest of the region runs for those."""
+        """Run ``region`` for the batch.  Returns a Signal or None when every block left the
+        region the same way, else a ``Multi`` (which blocks left how).  An op may leave only
+        some blocks going on (``Narrow``: the others took a break/continue/return); the rest
+        of the region then runs for those.  At the kernel's top level (``top``) blocks that
+        return are simply done."""
         f = self
         vals = f.values
+        pos = None              # positions of f's blocks in this frame's batch (None: all)
+        exits: list = []
         for a, x in zip(region.args, args):
             vals[a] = x
         for op in region.ops:
             if op.is_terminator:
-                return Signal(_TERMINATORS[type(op).__name__],
-                              [f[v] for v in getattr(op, "values", ())])
+                sig = Signal(_TERMINATORS[type(op).__name__],
+                             [f[v] for v in getattr(op, "values", ())])
+                return _finish(sig, exits, pos, self.n)
             out = BATCHED[type(op)](f, op)
             if isinstance(out, Signal):
-                return out
+                return _finish(out, exits, pos, self.n)
             if isinstance(out, Narrow):
-                if not top:
-                    raise Fallback("blocks leave by return inside a nested region")
+                for kind, sel, xs in out.exits:
+                    if not (top and kind == "return"):
+                        exits.append((kind, sel if pos is None else pos[sel], xs))
+                if len(out.sel) == 0:
+                    return _finish(Signal("return", []) if top else None, exits, pos,
+                                   self.n, empty=True)
+                pos = out.sel if pos is None else pos[out.sel]
                 f = f.sub(out.sel)
                 vals = f.values
                 out = out.values
@@ -152,20 +166,70 @@ class BatchFrame:
             else:
                 _check_result(op, results[0], out, f.n)
                 vals[results[0]] = out
-        return None
+        return _finish(None, exits, pos, self.n)
 
 
 _MISSING = object()
 
 
 class Narrow:
-    """Result of a top-level ``If`` after which only the blocks ``sel`` go on."""
+    """An op's result after which only the blocks ``sel`` (of the frame that ran it) go on,
+    with ``values`` for those; ``exits`` lists the others: ``(kind, sel, values)``."""
 
-    __slots__ = ("sel", "values")
+    __slots__ = ("sel", "values", "exits")
 
-    def __init__(self, sel: np.ndarray, values: list):
+    def __init__(self, sel: np.ndarray, values: list, exits: list):
         self.sel = sel
         self.values = values
+        self.exits = exits
+
+
+class Multi:
+    """How the blocks of a frame left a region when they did not all leave it the same way:
+    ``parts`` of ``(kind, sel, values)`` (kind None: fell through), covering the batch."""
+
+    __slots__ = ("parts",)
+
+    def __init__(self, parts: list):
+        self.parts = parts
+
+
+def _finish(sig, exits: list, pos, n: int, empty: bool = False):
+    if not exits:
+        return sig
+    parts = list(exits)
+    if not empty:
+        parts.append((None if sig is None else sig.kind,
+                      np.arange(n) if pos is None else pos, [] if sig is None else sig.values))
+    return Multi(parts)
+
+
+def parts_of(sig, sel: np.ndarray) -> list:
+    """``(kind, sel, values)`` parts of a region's outcome for the blocks ``sel`` (kind None:
+    fell through)."""
+    if isinstance(sig, Multi):
+        return [(k, sel[s], xs) for k, s, xs in sig.parts]
+    if sig is None:
+        return [(None, sel, [])]
+    return [(sig.kind, sel, sig.values)]
+
+
+def merge_parts(n: int, parts: list, count: int) -> list:
+    """``count`` values for a batch of ``n`` from ``(sel, values)`` parts covering it."""
+    if len(parts) == 1 and len(parts[0][0]) == n and (parts[0][0] == np.arange(n)).all():
+        return list(parts[0][1])
+    return [merge(n, [(sel, xs[k]) for sel, xs in parts]) for k in range(count)]
+
+
+def narrow(n: int, stay: list, exits: list, count: int):
+    """The result of an op whose blocks ``stay`` parts go on and ``exits`` parts left."""
+    if not exits:
+        return merge_parts(n, stay, count)
+    if not stay:
+        return Narrow(np.zeros(0, np.int64), [], exits)
+    sel = np.sort(np.concatenate([s for s, _ in stay]))
+    local = [(np.searchsorted(sel, s), xs) for s, xs in stay]
+    return Narrow(sel, merge_parts(len(sel), local, count), exits)
 
 
 def _check_result(op: Op, v: Value, out, n: int) -> None:

@@ -2,14 +2,16 @@
 predicate where they do not.
 
 - ``If``: a condition equal in every block runs one branch for the batch; otherwise each
-  branch runs for its own blocks (a sub-frame) and the yielded values are merged.  A branch
-  that returns ends its blocks: at the kernel's top level the rest of the body runs for the
-  others; elsewhere (and for a divergent ``break``/``continue``) the batch falls back.
-- ``For``: equal bounds iterate the batch together; bounds that differ run masked, each
-  iteration for the blocks still inside their range, carried values merged back.
-- ``Loop``: iterates the batch together; a ``break`` taken by some blocks only falls back.
-Poisoned conditions and bounds (R-UB-2), non-positive steps (R-UB-4) and a body that falls
-through fall back: the per-block rerun reports them exactly.
+  branch runs for its own blocks (a sub-frame) and the yielded values are merged.
+- Leaving a region: blocks that take ``break``/``continue``/``return`` while others go on
+  leave as a ``Narrow``; the rest of the region runs for the others (``BatchFrame.run_region``)
+  and the enclosing loop (or the kernel, for ``return``) sorts the blocks out.
+- ``For``/``Loop``: every iteration runs the body for the blocks still looping (all of them
+  while they agree): blocks leave at the end of their own range (bounds may differ), by
+  ``break`` (with their values) or by ``return``; carried values are merged back per block.
+Poisoned conditions and bounds (R-UB-2), non-positive steps (R-UB-4), a body that falls
+through and a pure ``while`` loop repeating itself fall back: the per-block rerun reports them
+exactly.
 """
 
 from __future__ import annotations
@@ -17,9 +19,20 @@ from __future__ import annotations
 import numpy as np
 
 from ..ir import ops
-from .batch import Fallback, Narrow, batched_rule, expand, lead, merge, subset
+from .batch import (
+    Fallback,
+    Multi,
+    batched_rule,
+    expand,
+    lead,
+    merge,
+    merge_parts,
+    narrow,
+    parts_of,
+    subset,
+)
 from .control import _POLL, MAX_LOOP_ITERATIONS, _pure
-from .machine import PTile
+from .machine import PTile, Signal
 
 
 def _uniform(x: np.ndarray) -> bool:
@@ -36,29 +49,27 @@ def if_(f, op):
         sig = f.run_region(op.then if cd[0] else op.orelse, [])
         if sig is None:
             return []
+        if isinstance(sig, Multi):
+            return _split(f.n, parts_of(sig, np.arange(f.n)), len(op.results))
         if sig.kind == "yield":
             return sig.values
         return sig
-    parts, stay = [], []
+    parts = []
     for region, sel in ((op.then, np.flatnonzero(cd)), (op.orelse, np.flatnonzero(~cd))):
-        sig = f.sub(sel).run_region(region, [])
-        if sig is None or sig.kind == "yield":
-            parts.append((sel, [] if sig is None else sig.values))
-            stay.append(sel)
-        elif sig.kind != "return":
-            raise Fallback(f"divergent {sig.kind}")
-    if not stay:
-        return _signal("return")
-    if len(stay) == 1:
-        sel, values = parts[0]
-        return Narrow(sel, values)
-    return [merge(f.n, [(sel, vals[k]) for sel, vals in parts])
-            for k in range(len(op.results))]
+        parts += parts_of(f.sub(sel).run_region(region, []), sel)
+    return _split(f.n, parts, len(op.results))
 
 
-def _signal(kind):
-    from .machine import Signal
-    return Signal(kind, [])
+def _split(n: int, parts: list, count: int):
+    """The If's result from its blocks' outcomes: values where they yielded (or fell
+    through), the others leave (break/continue/return) as a Narrow."""
+    stay = [(sel, xs) for k, sel, xs in parts if k in (None, "yield") and len(sel)]
+    exits = [(k, sel, xs) for k, sel, xs in parts if k not in (None, "yield") and len(sel)]
+    if not exits and len(stay) == 1 and len(stay[0][0]) == n:
+        return list(stay[0][1])
+    if exits and not stay and len({k for k, _, _ in exits}) == 1 and exits[0][0] == "return":
+        return Signal("return", [])
+    return narrow(n, stay, exits, count)
 
 
 def _bound(f, v) -> np.ndarray:
@@ -73,80 +84,129 @@ def for_(f, op):
     start, stop, step = (_bound(f, v) for v in (op.start, op.stop, op.step))
     if (step <= 0).any():
         raise Fallback("non-positive step")
-    dtype = op.start.type.dtype.np_dtype
-    carried = [f[v] for v in op.inits]
-    if _uniform(start) and _uniform(stop) and _uniform(step):
-        iv, hi, st = start[0].item(), stop[0].item(), step[0].item()
-        k = 0
-        while iv < hi:
-            k += 1
-            if not k & _POLL:
-                f.watchdog.check()
-            sig = f.run_region(op.body, [PTile(np.array([iv], dtype=dtype)), *carried])
-            if sig is not None:
-                if sig.kind in ("yield", "continue"):
-                    carried = sig.values
-                elif sig.kind == "break":
-                    return sig.values
-                else:
-                    return sig
-            iv += st
-        return carried
-    # Masked: every iteration runs for the blocks still inside their range.
     n = f.n
-    iv = np.broadcast_to(start, (n,)).astype(object)      # Python ints: no wraparound
-    hi = np.broadcast_to(stop, (n,)).astype(object)
-    st = np.broadcast_to(step, (n,)).astype(object)
-    active = iv < hi
-    k = 0
-    while active.any():
-        k += 1
-        if not k & _POLL:
-            f.watchdog.check()
-        sel = np.flatnonzero(active)
-        whole = sel.size == n
-        g = f if whole else f.sub(sel)
-        cur = carried if whole else [subset(c, sel) for c in carried]
-        ivt = PTile(np.array(list(iv[sel]), dtype=dtype))
-        sig = g.run_region(op.body, [ivt, *cur])
-        if sig is not None:
-            if sig.kind not in ("yield", "continue"):
-                raise Fallback(f"{sig.kind} in a loop whose blocks iterate differently")
-            new = sig.values
+    dtype = op.start.type.dtype.np_dtype
+    if _uniform(start) and _uniform(step):
+        iv0, st = int(start[0]), int(step[0])      # Python ints: no wraparound
+        if _uniform(stop):
+            hi0 = int(stop[0])
+
+            def running(k):
+                return np.full(n, iv0 + k * st < hi0)
+        else:
+            hi = np.broadcast_to(stop, (n,)).astype(object)
+
+            def running(k):
+                return ((iv0 + k * st) < hi).astype(bool)
+
+        def ivs(k, sel, whole):
+            v = iv0 + k * st
             if whole:
-                carried = new
-            else:
-                carried = [_put(c, sel, x, n) for c, x in zip(carried, new)]
-        iv[sel] = iv[sel] + st[sel]
-        active = iv < hi
-    return carried
+                return PTile(np.array([v], dtype=dtype))
+            return PTile(np.full(len(sel), v, dtype=dtype))
+    else:
+        lo = np.broadcast_to(start, (n,)).astype(object)
+        hi = np.broadcast_to(stop, (n,)).astype(object)
+        stp = np.broadcast_to(step, (n,)).astype(object)
 
+        def ivs(k, sel, whole):
+            return PTile(np.array(list(lo[sel] + k * stp[sel]), dtype=dtype))
 
-def _put(full: PTile, sel: np.ndarray, part: PTile, n: int) -> PTile:
-    """``full`` with the blocks ``sel`` replaced by ``part`` (a fresh value for the batch)."""
-    rest = np.setdiff1d(np.arange(n), sel, assume_unique=True)
-    return merge(n, [(rest, subset(expand(full, n), rest)), (sel, part)])
+        def running(k):
+            return ((lo + k * stp) < hi).astype(bool)
+    return _loop(f, op, running, ivs)
 
 
 @batched_rule(ops.Loop)
 def loop(f, op):
+    return _loop(f, op, None, None)
+
+
+def _loop(f, op, running, ivs):
+    """A loop over the batch: each iteration runs the body for the blocks still looping
+    (all of them while they agree); blocks leave by the end of their range, ``break`` or
+    ``return``; carried values are merged back per block."""
+    n = f.n
+    count = len(op.results)
     carried = [f[v] for v in op.inits]
-    pure = _pure(op)
-    for k in range(MAX_LOOP_ITERATIONS):
+    active = np.ones(n, bool) if running is None else running(0)
+    done: list = []                 # (sel, values) of blocks that left the loop
+    gone: list = []                 # blocks that returned
+    pure = running is None and _pure(op)
+    k = 0
+    while active.any():
         if not k & _POLL:
             f.watchdog.check()
-        sig = f.run_region(op.body, carried)
-        if sig is None:
-            raise Fallback("loop body fell through without yield")
-        if sig.kind in ("yield", "continue"):
-            if pure and _some_block_same(sig.values, carried, f.n):
+        if running is None and k >= MAX_LOOP_ITERATIONS:
+            raise Fallback("while loop did not terminate")
+        sel = np.flatnonzero(active)
+        whole = sel.size == n
+        g = f if whole else f.sub(sel)
+        cur = carried if whole else [subset(c, sel) for c in carried]
+        args = cur if ivs is None else [ivs(k, sel, whole), *cur]
+        sig = g.run_region(op.body, args)
+        parts = parts_of(sig, np.arange(sel.size))
+        new = []
+        for kind, ls, xs in parts:
+            if not len(ls):
+                continue
+            gs = sel[ls]
+            if kind is None:
+                if running is None:
+                    raise Fallback("loop body fell through without yield")
+                new.append((gs, [subset(c, gs) for c in carried]))
+            elif kind in ("yield", "continue"):
+                new.append((gs, xs))
+            elif kind == "break":
+                done.append((gs, xs))
+                active[gs] = False
+            else:                                   # return: the block ends here
+                gone.append(gs)
+                active[gs] = False
+        if new:
+            if pure and _some_block_same_parts(new, carried, n):
                 raise Fallback("a block's while loop repeats itself (R-EXEC-7)")
-            carried = sig.values
-        elif sig.kind == "break":
-            return sig.values
-        else:
-            return sig
-    raise Fallback("while loop did not terminate")
+            if len(new) == 1 and len(new[0][0]) == n:
+                carried = list(new[0][1])
+            else:
+                carried = [_put_parts(c, [(gs, xs[j]) for gs, xs in new], n)
+                           for j, c in enumerate(carried)]
+        k += 1
+        if running is not None:
+            active &= running(k)
+    left = np.ones(n, bool)
+    for gs, _ in done:
+        left[gs] = False
+    for gs in gone:
+        left[gs] = False
+    rest = np.flatnonzero(left)
+    if len(rest):
+        done.append((rest, [subset(expand(c, n), rest) if len(rest) < n else c
+                            for c in carried]))
+    if not gone:
+        return merge_parts(n, done, count)
+    return narrow(n, done, [("return", np.concatenate(gone), [])], count)
+
+
+def _put_parts(full, parts: list, n: int):
+    """``full`` with the blocks of each ``(sel, value)`` part replaced."""
+    if not isinstance(full, PTile):
+        return merge(n, parts)
+    covered = np.zeros(n, bool)
+    for sel, _ in parts:
+        covered[sel] = True
+    rest = np.flatnonzero(~covered)
+    pieces = list(parts)
+    if len(rest):
+        pieces.append((rest, subset(expand(full, n), rest)))
+    return merge(n, pieces)
+
+
+def _some_block_same_parts(new: list, carried: list, n: int) -> bool:
+    for gs, xs in new:
+        if _some_block_same(xs, [subset(expand(c, n), gs) for c in carried], len(gs)):
+            return True
+    return False
 
 
 def _some_block_same(new: list, old: list, n: int) -> bool:
