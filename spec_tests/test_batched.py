@@ -79,9 +79,10 @@ def test_examples_same_bits_batched_or_not(monkeypatch, name):
         err = mod.run(launch=launch)
         return shots, err
 
-    off, on, _ = both(monkeypatch, run)
+    off, on, last = both(monkeypatch, run)
     assert off == on
     assert off[0] == "ok"
+    _no_internal_errors(last)
 
 
 # -- kernels covering the batched rules -------------------------------------------------------
@@ -284,17 +285,40 @@ def test_kernels_same_bits_and_reports(monkeypatch, name, env):
     def run():
         kernel, grid, args = _case(name)
         try:
-            ct.launch(None, grid, kernel, tuple(args))
+            tracker = _launch(kernel, grid, args)
         except ct.UndefinedBehaviorError as e:
             return ("raised", str(e), _snap(args))
-        return _snap(args)
+        return _snap(args), _tracker_state(tracker)
 
     off, on, last = both(monkeypatch, run, **ENVS[env])
     assert off[0] == "ok", off
     assert off == on
+    _no_internal_errors(last)
     if env == "default":
         assert (off[1][0] == "raised") == (name in UB_CASES), off[1][:2]
     assert last["mode"] == "batched"
+
+
+def _launch(kernel, grid, args):
+    """``ct.launch`` on the interpreter, returning the launch's race tracker (its record of
+    writers and readers must not depend on batching either: cutile.testing reads it)."""
+    from cutile.interp.machine import run_kernel
+    from cutile.kernel import _check_grid
+    spec = kernel.specialize(tuple(args))
+    return run_kernel(kernel.compile(spec), _check_grid(grid), spec.leaves)
+
+
+def _tracker_state(tracker):
+    if tracker is None:
+        return None
+    return sorted((k[1], e[2].tobytes(), e[3].tobytes()) for k, e in tracker._buffers.items())
+
+
+def _no_internal_errors(last):
+    """A batch may fall back only for a modelled reason, never because a batched rule broke
+    (the per-block rerun would hide the bug)."""
+    for why in last.get("why", []):
+        assert why.startswith(("Fallback", "UB", "OutOfBounds", "PoisonObserved")), why
 
 
 def test_batching_really_batches(monkeypatch):

@@ -271,10 +271,12 @@ class BatchLog:
                 cur = None if fr else geo.view(reader)[tk]
                 blk = r.blocks.reshape((-1,) + (1,) * len(geo.shape))
                 m = m.reshape(blk.shape)
+                full = (len(r.blocks),) + geo.shape
             else:
                 cur = None if fr else reader[r.slots]
                 blk = r.blocks
-            new = np.empty(np.broadcast_shapes(np.shape(m), blk.shape), np.int32)
+                full = blk.shape
+            new = np.empty(full, np.int32)
             new[...] = blk
             new[np.broadcast_to(m, new.shape)] = _MANY
             if cur is not None:
