@@ -18,6 +18,8 @@ per-block machine, which produces the exact result or the exact error report.
 
 from __future__ import annotations
 
+import math
+import weakref
 from collections.abc import Callable
 
 import numpy as np
@@ -269,31 +271,40 @@ FALLBACK: dict[str, str] = {
 # Region terminators: handled by the region runner, not a table.
 STRUCTURAL = {"Yield", "Continue", "Break", "Return"}
 
-_batchable: dict = {}
+_batchable: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def batchable(ir: KernelIR) -> bool:
     """Whether every op of the kernel has a batched rule (cached per kernel IR)."""
-    ok = _batchable.get(id(ir))
-    if ok is None or ok[0] is not ir:
-        good = all(type(op) in BATCHED or type(op).__name__ in STRUCTURAL
-                   for op in walk(ir.body))
-        ok = _batchable[id(ir)] = (ir, good)
-    return ok[1]
+    ok = _batchable.get(ir)
+    if ok is None:
+        ok = _batchable[ir] = all(type(op) in BATCHED or type(op).__name__ in STRUCTURAL
+                                  for op in walk(ir.body))
+    return ok
 
 
 def batch_size(ir: KernelIR, nblocks: int) -> int:
     """Blocks per batch: the memory budget (``CUTILE_BATCH_BYTES``) over a block's footprint,
     taken as the bytes of every tile value the kernel defines (an upper bound of what one block
     holds at once, poison masks included)."""
-    per_block = 64
-    for op in walk(ir.body):
-        for r in op.results:
-            t = r.type
-            if isinstance(t, TileType):
-                size = int(np.prod(t.shape)) if t.shape else 1
-                per_block += size * (t.dtype.np_dtype.itemsize + 1)
-    return max(1, min(nblocks, config.batch_bytes() // per_block))
+    cached = _footprint.get(ir)
+    if cached is None:
+        per_block = 64
+        for op in walk(ir.body):
+            for r in op.results:
+                t = r.type
+                if isinstance(t, TileType):
+                    size = math.prod(t.shape)
+                    per_block += size * (t.dtype.np_dtype.itemsize + 1)
+        cached = _footprint[ir] = per_block
+    return max(1, min(nblocks, config.batch_bytes() // cached))
+
+
+_footprint: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+# Fewer blocks than this run one by one: a batch has a fixed cost of a few hundred
+# microseconds (the race log, strided views), more than a block or two of small tiles.
+MIN_BATCH_BLOCKS = 4
 
 
 # -- the driver ------------------------------------------------------------------------------

@@ -227,8 +227,8 @@ def run_kernel(ir: KernelIR, grid: tuple, args: list, *, strict: bool | None = N
 
     order = block_order(grid, seed) if blocks is None else blocks
     from . import batch
-    if (blocks is None and recorder is None and len(order) > 1 and config.batch()
-            and batch.batchable(ir)):
+    if (blocks is None and recorder is None and len(order) >= batch.MIN_BATCH_BLOCKS
+            and config.batch() and batch.batchable(ir)):
         # Batches of blocks, exactly as one by one (interp/batch.py, docs/interpreter.md).
         batch.run_batched(ir, grid, args, params, strict, order, races, run_block, watchdog)
         return races
