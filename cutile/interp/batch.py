@@ -309,6 +309,7 @@ MIN_BATCH_BLOCKS = 4
 
 # -- the driver ------------------------------------------------------------------------------
 # What the last launch did (tests check that batching ran): mode, batches, fallback batches.
+# Each launch builds its own dict and publishes it here (concurrent launches never share one).
 LAST: dict = {}
 
 
@@ -335,23 +336,23 @@ def run_batched(ir: KernelIR, grid: tuple, args: list, params: list, strict: boo
     bparams = [PTile(np.asarray(a.data)[None]) if isinstance(a, PTile) else a for a in params]
     bids_all = np.array(order, dtype=np.int64).reshape(-1, 3)
     stats = {"mode": "batched", "batch": size, "batches": 0, "fallbacks": 0, "why": []}
-    LAST.clear()
-    LAST.update(stats)
+    global LAST
+    LAST = stats
     for s in range(0, len(order), size):
         watchdog_before_block(watchdog, ir, order[s])
         log = BatchLog(races, roots, scratch)
         frame = BatchFrame(bids_all[s:s + size], grid, strict, log, watchdog)
         for p, a in zip(ir.params, bparams):
             frame.values[p] = a
-        LAST["batches"] += 1
+        stats["batches"] += 1
         try:
             frame.run_region(ir.body, [], top=True)
             log.commit()
         except Exception as e:      # anything: the per-block machine decides, exactly
             log.rollback()
-            LAST["fallbacks"] += 1
+            stats["fallbacks"] += 1
             log.forget_fresh()
-            if len(LAST["why"]) < 8:
-                LAST["why"].append(f"{type(e).__name__}: {e}")
+            if len(stats["why"]) < 8:
+                stats["why"].append(f"{type(e).__name__}: {e}")
             for bid in order[s:s + size]:
                 run_block(bid)

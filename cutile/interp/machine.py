@@ -232,8 +232,7 @@ def run_kernel(ir: KernelIR, grid: tuple, args: list, *, strict: bool | None = N
         # Batches of blocks, exactly as one by one (interp/batch.py, docs/interpreter.md).
         batch.run_batched(ir, grid, args, params, strict, order, races, run_block, watchdog)
         return races
-    batch.LAST.clear()
-    batch.LAST.update(mode="per-block")
+    batch.LAST = {"mode": "per-block"}
     for bid in order:
         run_block(bid)
     return races
