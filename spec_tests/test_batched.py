@@ -233,6 +233,16 @@ def k_exits(x, out, T: ct.Constant[int]):
     ct.store(out, (b,), acc + n)
 
 
+@ct.kernel
+def k_mixed_tiles(x, y, T: ct.Constant[int]):
+    b = ct.bid(0)
+    t = ct.load(x, (b, 0), (1, T))                       # x is written too: logged
+    u = ct.load(x, (b, 1), (1, T // 2))                  # another tiling of the same buffer
+    w = ct.load(x, (0, 0), (1, T))                       # every block reads row 0
+    ct.store(y, (b, 0), t + w)
+    ct.store(x, (b + 8, 0), ct.cat((u, u), axis=1) + t)  # rows no block reads
+
+
 def _f32(rng, *shape):
     return rng.standard_normal(shape).astype(np.float32)
 
@@ -264,13 +274,15 @@ def _case(name):
         "scan_shape": lambda: (k_scan_shape, (5,), [_f32(rng, 9, 8), np.zeros((10, 8),
                                                                             np.float32), 8]),
         "exits": lambda: (k_exits, (10,), [_f32(rng, 80) * 3, np.zeros(80, np.float32), 8]),
+        "mixed_tiles": lambda: (k_mixed_tiles, (6,), [_f32(rng, 16, 8),
+                                                      np.zeros((8, 8), np.float32), 8]),
         "slice": lambda: (k_slice, (5,), [_f32(rng, 60), np.zeros(40, np.float32), 8]),
     }
     return cases[name]()
 
 
 CASES = ["elementwise", "reduce_shape", "mma", "divergent", "exits", "gather_scatter",
-         "scan_shape", "race",
+         "scan_shape", "mixed_tiles", "race",
          "read_write_race", "same_flag", "oob", "undetermined", "divzero", "slice"]
 UB_CASES = {"race", "read_write_race", "oob", "undetermined", "divzero"}
 ENVS = {"default": {}, "shuffled": {"CUTILE_SHUFFLE_BLOCKS": "7"},
@@ -325,7 +337,7 @@ def test_batching_really_batches(monkeypatch):
     """The well-behaved kernels run without falling back (the speed of issue 14)."""
     monkeypatch.setenv("CUTILE_BATCH", "1")
     for name in ("elementwise", "reduce_shape", "mma", "divergent", "exits",
-                 "gather_scatter", "scan_shape"):
+                 "gather_scatter", "scan_shape", "mixed_tiles", "slice"):
         kernel, grid, args = _case(name)
         ct.launch(None, grid, kernel, tuple(args))
         assert batch.LAST["mode"] == "batched" and batch.LAST["fallbacks"] == 0, \

@@ -37,6 +37,10 @@ class Fallback(Exception):
     """The batched path cannot run this batch exactly: undo it and run its blocks one by one."""
 
 
+class DifferentArrays(Fallback):
+    """Values to merge are different arrays in different blocks (a ``Split`` may follow)."""
+
+
 def batched_rule(*op_classes):
     """Register the batched rule of IR op classes: ``fn(bframe, op) -> result(s)``."""
 
@@ -74,7 +78,7 @@ def merge(n: int, parts: list) -> PTile:
     t0 = parts[0][1]
     if not isinstance(t0, PTile):       # arrays (and lists of them): one for the whole batch
         if any(t is not t0 for _, t in parts):
-            raise Fallback("blocks hold different arrays")
+            raise DifferentArrays("blocks hold different arrays")
         return t0
     out = np.empty((n,) + t0.data.shape[1:], t0.data.dtype)
     poison = None
@@ -132,15 +136,21 @@ class BatchFrame:
         """Run ``region`` for the batch.  Returns a Signal or None when every block left the
         region the same way, else a ``Multi`` (which blocks left how).  An op may leave only
         some blocks going on (``Narrow``: the others took a break/continue/return); the rest
-        of the region then runs for those.  At the kernel's top level (``top``) blocks that
-        return are simply done."""
+        of the region then runs for those.  An op whose blocks hold different arrays
+        (``Split``) has the rest of the region run once per group of blocks.  At the kernel's
+        top level (``top``) blocks that return are simply done."""
+        vals = self.values
+        for a, x in zip(region.args, args):
+            vals[a] = x
+        return self._run(region.ops, 0, top)
+
+    def _run(self, ops: list, start: int, top: bool):
         f = self
         vals = f.values
         pos = None              # positions of f's blocks in this frame's batch (None: all)
         exits: list = []
-        for a, x in zip(region.args, args):
-            vals[a] = x
-        for op in region.ops:
+        for i in range(start, len(ops)):
+            op = ops[i]
             if op.is_terminator:
                 sig = Signal(_TERMINATORS[type(op).__name__],
                              [f[v] for v in getattr(op, "values", ())])
@@ -159,6 +169,18 @@ class BatchFrame:
                 f = f.sub(out.sel)
                 vals = f.values
                 out = out.values
+            if isinstance(out, Split):
+                parts = []
+                for sel, xs in out.groups:
+                    g = f.sub(sel)
+                    for r, x in zip(op.results, xs):
+                        g.values[r] = x
+                    sig = g._run(ops, i + 1, top)
+                    if not top:
+                        parts += parts_of(sig, sel if pos is None else pos[sel])
+                if top:
+                    return None
+                return Multi(exits + parts)
             results = op.results
             if not results:
                 continue
@@ -169,6 +191,16 @@ class BatchFrame:
                 _check_result(op, results[0], out, f.n)
                 vals[results[0]] = out
         return _finish(None, exits, pos, self.n)
+
+
+class Split:
+    """An op's results when its blocks hold different arrays: ``(sel, values)`` per group of
+    blocks holding the same ones (the rest of the region runs once per group)."""
+
+    __slots__ = ("groups",)
+
+    def __init__(self, groups: list):
+        self.groups = groups
 
 
 _MISSING = object()

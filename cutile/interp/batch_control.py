@@ -20,8 +20,10 @@ import numpy as np
 
 from ..ir import ops
 from .batch import (
+    DifferentArrays,
     Fallback,
     Multi,
+    Split,
     batched_rule,
     expand,
     lead,
@@ -69,7 +71,12 @@ def _split(n: int, parts: list, count: int):
         return list(stay[0][1])
     if exits and not stay and len({k for k, _, _ in exits}) == 1 and exits[0][0] == "return":
         return Signal("return", [])
-    return narrow(n, stay, exits, count)
+    try:
+        return narrow(n, stay, exits, count)
+    except DifferentArrays:
+        if exits:
+            raise
+        return Split(stay)          # e.g. ``a = As[i]`` with i differing between blocks
 
 
 def _bound(f, v) -> np.ndarray:

@@ -270,8 +270,9 @@ class BatchLog:
                 geo, _, tk = r.tiles
                 cur = None if fr else geo.view(reader)[tk]
                 blk = r.blocks.reshape((-1,) + (1,) * len(geo.shape))
-                m = m.reshape(blk.shape)
                 full = (len(r.blocks),) + geo.shape
+                # per tile (by-tile check) or per lane (element check)
+                m = m.reshape(blk.shape if m.size == len(r.blocks) else full)
             else:
                 cur = None if fr else reader[r.slots]
                 blk = r.blocks

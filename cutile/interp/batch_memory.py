@@ -19,7 +19,7 @@ from ..enums import PaddingMode
 from ..ir import ops
 from . import memory as per_block
 from . import memory_model as mm
-from .batch import Fallback, batched_rule, expand, lead
+from .batch import Fallback, Split, batched_rule, expand, lead
 from .batch_log import TileGeo
 from .machine import PTile
 
@@ -71,7 +71,23 @@ class _One:
 
 @batched_rule(ops.ArraySlice)
 def array_slice(f, op):
-    return per_block.array_slice(_One(f), op)
+    """One view when every block slices alike, else a Split: the rest of the region runs
+    once per group of blocks with the same bounds."""
+    lo, hi = f[op.start], f[op.stop]
+    if lead(lo) == 1 and lead(hi) == 1:
+        return per_block.array_slice(_One(f), op)
+    n = f.n
+    key = np.stack([np.broadcast_to(_clean(f, lo).astype(np.int64), (n,)),
+                    np.broadcast_to(_clean(f, hi).astype(np.int64), (n,))], axis=1)
+    _, group = np.unique(key, axis=0, return_inverse=True)
+    group = group.reshape(-1)
+    if group.max() == 0:
+        return per_block.array_slice(_One(f), op)
+    out = []
+    for g in range(group.max() + 1):
+        sel = np.flatnonzero(group == g)
+        out.append((sel, [per_block.array_slice(_One(f.sub(sel)), op)]))
+    return Split(out)
 
 
 def _geometry(f, op, a: np.ndarray, shape):
