@@ -5,6 +5,10 @@
   detected undefined behaviour; ``0`` degrades to the documented fallbacks (R-UB §6.6).
 - ``CUTILE_DUMP_IR``: ``1`` prints each specialised kernel's IR when it is compiled.
 - ``CUTILE_SHUFFLE_BLOCKS``: ``<seed>`` runs the interpreter's blocks in a shuffled order.
+- ``CUTILE_BATCH``: ``0`` makes the interpreter run one block at a time; default ``1`` runs
+  the blocks of a launch in batches, exactly (docs/interpreter.md, "Batched execution").
+- ``CUTILE_BATCH_BYTES``: memory budget of one batch, bytes or ``64M``/``1G`` (default
+  ``64M``): blocks per batch = budget / (bytes of every tile value of the kernel per block).
 - ``CUTILE_NUMBA_THREADS``: threads per block on the Numba backend (power of two <= 1024).
 - ``CUTILE_NUMBA_MMA_ACC``: ``f32`` (default) or ``exact`` mma accumulation on the Numba
   backend (docs/backend.md).
@@ -49,6 +53,16 @@ def shuffle_blocks() -> int | None:
     """``CUTILE_SHUFFLE_BLOCKS=<seed>`` runs the interpreter's blocks in a shuffled order."""
     v = os.environ.get("CUTILE_SHUFFLE_BLOCKS", "").strip()
     return int(v) if v else None
+
+
+def batch() -> bool:
+    """``CUTILE_BATCH=0`` turns the interpreter's batched execution off (default on)."""
+    return os.environ.get("CUTILE_BATCH", "1").strip().lower() not in _OFF
+
+
+def batch_bytes() -> int:
+    """``CUTILE_BATCH_BYTES``: the interpreter's memory budget per batch (default 64M)."""
+    return _byte_size("CUTILE_BATCH_BYTES", "64M")
 
 
 def numba_threads() -> int | None:
@@ -100,11 +114,14 @@ _UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
 
 def cache_size() -> int:
     """The cache's size cap in bytes (``CUTILE_CACHE_SIZE``: ``1G``, ``512M``, ``1000000``)."""
-    v = os.environ.get("CUTILE_CACHE_SIZE", "").strip() or "1G"
+    return _byte_size("CUTILE_CACHE_SIZE", "1G")
+
+
+def _byte_size(name: str, default: str) -> int:
+    v = os.environ.get(name, "").strip() or default
     m = re.fullmatch(r"(\d+(?:\.\d*)?)\s*([kmgt]?)(?:i?b)?", v, re.IGNORECASE)
     if m is None:
-        raise ValueError(f"CUTILE_CACHE_SIZE must be a byte count like 1000000, 512M or 2G, "
-                         f"got {v!r}")
+        raise ValueError(f"{name} must be a byte count like 1000000, 512M or 2G, got {v!r}")
     return int(float(m.group(1)) * _UNITS[m.group(2).upper()])
 
 

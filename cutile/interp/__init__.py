@@ -17,6 +17,9 @@ def load_rules() -> None:
         from . import (  # noqa: F401
             advanced_indexing,
             atomic,
+            batch_control,
+            batch_memory,
+            batch_rules,
             control,
             creation,
             debug,

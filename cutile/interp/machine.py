@@ -216,14 +216,31 @@ def run_kernel(ir: KernelIR, grid: tuple, args: list, *, strict: bool | None = N
     races = recorder if recorder is not None else tracker_for(ir, grid, args) if strict else None
     limit = launch_time_limit.get()
     watchdog = Watchdog(limit if limit is not None else config.interp_timeout())
-    for bid in block_order(grid, seed) if blocks is None else blocks:
+
+    def run_block(bid):
         block = bid[0] + grid[0] * (bid[1] + grid[1] * bid[2])
-        if watchdog.deadline is not None and time.monotonic() > watchdog.deadline:
-            raise UndefinedBehaviorError(f"the launch ran longer than its {watchdog.limit:g} s "
-                                         "wall-clock limit (CUTILE_INTERP_TIMEOUT)", ir.loc,
-                                         bid, "R-EXEC-7")
+        watchdog_before_block(watchdog, ir, bid)
         frame = Frame(bid, grid, strict, races, block, watchdog)
         for p, a in zip(ir.params, params):
             frame.values[p] = a
         frame.run_region(ir.body, [])
+
+    order = block_order(grid, seed) if blocks is None else blocks
+    from . import batch
+    if (blocks is None and recorder is None and len(order) >= batch.MIN_BATCH_BLOCKS
+            and config.batch() and batch.batchable(ir)):
+        # Batches of blocks, exactly as one by one (interp/batch.py, docs/interpreter.md).
+        batch.run_batched(ir, grid, args, params, strict, order, races, run_block, watchdog)
+        return races
+    batch.LAST = {"mode": "per-block"}
+    for bid in order:
+        run_block(bid)
     return races
+
+
+def watchdog_before_block(watchdog: Watchdog, ir: KernelIR, bid: tuple) -> None:
+    """The launch's wall-clock limit, checked before each block (and each batch)."""
+    if watchdog.deadline is not None and time.monotonic() > watchdog.deadline:
+        raise UndefinedBehaviorError(f"the launch ran longer than its {watchdog.limit:g} s "
+                                     "wall-clock limit (CUTILE_INTERP_TIMEOUT)", ir.loc,
+                                     bid, "R-EXEC-7")

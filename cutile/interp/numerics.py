@@ -235,10 +235,40 @@ def fma(a, b, c, dtype: dt.DType) -> np.ndarray:
     with np.errstate(all="ignore"):
         if dtype is dt.float64:
             r = rd.fma64(x, y, z)
+        elif dtype in (dt.float32, dt.float16):
+            r = _fma_odd(x, y, z, dtype)
         else:
             s, e = rd.two_sum(x.astype(F64) * y.astype(F64), z.astype(F64))
             r = round_from_f64(s, np.where(np.isfinite(s), sgn(e), 0).astype(np.int8), dtype)
     return _done(r, shape, dtype)
+
+
+_FMA_GRID = {dt.float32: (29, 2.0 ** -126), dt.float16: (42, 2.0 ** -14)}
+
+
+def _fma_odd(x, y, z, dtype: dt.DType) -> np.ndarray:
+    """float32/float16 fma, fast and still one rounding.  The product is exact in float64 and
+    s = fl64(p + c) is the float64 nearest the exact sum.  Rounding s to the dtype is then the
+    correct rounding of the exact sum unless s sits exactly on a midpoint of the dtype's grid
+    (every midpoint is a float64 value, so float64 rounding cannot cross one): those lanes,
+    and results below the dtype's normal range, take the exact path (TwoSum, round-to-odd
+    image, then the cast; float64 has more than 2p+1 bits for both dtypes)."""
+    drop, tiny = _FMA_GRID[dtype]
+    p = x.astype(F64)
+    p *= y
+    c = z.astype(F64)
+    s = p + c
+    bits = s.view(np.int64)
+    low = bits & ((1 << drop) - 1)
+    hard = (low == (1 << (drop - 1))) | (np.abs(s) < tiny)
+    if hard.any():
+        k = np.flatnonzero(hard)
+        sk, e = rd.two_sum(p[k], c[k])
+        bk = sk.view(np.int64)
+        need = (e != 0) & ((bk & 1) == 0) & np.isfinite(sk)
+        # +1 on the bit pattern grows the magnitude, -1 shrinks it (either sign).
+        s[k] = (bk + np.where((e > 0) == (sk > 0), 1, -1) * need).view(F64)
+    return s.astype(dtype.np_dtype)
 
 
 # -- unary -------------------------------------------------------------------------------------
@@ -570,9 +600,13 @@ def _narrow_matmul(a64, b64, c64, acc_dtype: dt.DType) -> np.ndarray:
         a64f, b64f = np.where(fa, a64, 0.0), np.where(fb, b64, 0.0)
     else:
         a64f, b64f = a64, b64
-    r = (np.matmul(a64f, b64f) + 0.0) + c64
+    m = np.matmul(a64f, b64f)
+    r = (m + 0.0) + c64
     res = _round_acc(r, acc_dtype)
-    t = np.matmul(np.abs(a64f), np.abs(b64f))
+    # |a| @ |b| is the same product when no operand is negative (only zero signs differ,
+    # which the bound ignores): skip the second matmul then.
+    nonneg = not (a64f < 0).any() and not (b64f < 0).any()
+    t = m if nonneg else np.matmul(np.abs(a64f), np.abs(b64f))
     err = (2 * k + 8) * _U * (t + np.abs(c64) + np.abs(r))
     todo = np.isfinite(r) & (_bits(_round_acc(r - err, acc_dtype))
                              != _bits(_round_acc(r + err, acc_dtype)))
