@@ -19,7 +19,7 @@ from ..errors import TileInternalError, TileUnsupportedFeatureError
 from ..ir import ops
 from ..ir.core import KernelIR, Op, Region, Value
 from ..ir.types import ArrayType
-from . import exprs
+from . import exprs, rt
 from . import layout as L
 from .assign import Assignment
 from .barriers import BarrierState
@@ -72,7 +72,7 @@ class Gen:
         self.mma_acc = mma_acc
         self.e = Emitter(indent=1)
         self.assign = Assignment(ir, T)
-        self.smem = SmemPlan(shared=shared_smem)
+        self.smem = SmemPlan(shared=shared_smem, aligned=not rt.simulator())
         self.bar = BarrierState()
         self.vals: dict[int, TV] = {}
         self.arrays: dict[int, AV] = {}
@@ -86,6 +86,7 @@ class Gen:
         self.stores: set[int] = set()
         self._tmp = itertools.count()
         self.params: list[str] = []
+        self.plans: list[str] = []             # mma strategies chosen (kernel.inspect)
 
     # -- naming -----------------------------------------------------------------------------
     def vname(self, v: Value) -> str:
@@ -272,8 +273,8 @@ class Gen:
         return names
 
     # -- shared memory and barriers ----------------------------------------------------------
-    def buffer(self, site, slot: int, dtype, nelems: int) -> str:
-        return self.smem.buffer(site, slot, exprs.cast(dtype), nelems)
+    def buffer(self, site, slot: int, dtype, nelems: int, align16: bool = False) -> str:
+        return self.smem.buffer(site, slot, exprs.cast(dtype), nelems, align16)
 
     def barrier(self) -> None:
         self.line("cuda.syncthreads()")

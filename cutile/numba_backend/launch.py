@@ -33,7 +33,7 @@ from . import rt
 from .codegen import Gen, kernel_fn_name
 from .emitter import describe_op
 from .params import Packer, argument_types, layout, refs, storage_bits
-from .smem import SOFT_BUDGET, STATIC_LIMIT
+from .smem import H100_OPTIN_LIMIT, SOFT_BUDGET
 
 # Thread counts: the simulator runs every thread as a Python thread, so keep it small there.
 SIM_THREADS = 32
@@ -53,6 +53,9 @@ class Compiled:
         self.dispatcher = dispatcher
         self.T = T
         self.smem_bytes = gen.smem.total_bytes
+        self.static_smem = gen.smem.static_bytes
+        self.dyn_smem = gen.smem.dynamic_bytes          # passed with every launch
+        self.plan = "; ".join(gen.plans)                # mma strategies (kernel.inspect)
         self.stores = set(gen.stores)
         self.strides_used = sorted(gen.strides_used)
         self.strides_of = {r for r, _ in self.strides_used}   # params whose strides it queries
@@ -70,6 +73,7 @@ class Compiled:
         if v is None:
             argtypes = argument_types(self.ir, len(self.strides_used), layouts)
             kernel = self.dispatcher.compile(argtypes)
+            opt_in_dynamic_smem(kernel, self.dyn_smem)
             v = self.variants[layouts] = Variant(argtypes, kernel, Packer(argtypes))
         return v
 
@@ -176,14 +180,29 @@ def _choose_threads(ir: KernelIR, threads: int | None = None) -> int:
 
 # -- compilation -----------------------------------------------------------------------------
 def device_smem_limit() -> int:
+    """Shared memory one block may use after the dynamic opt-in (the simulator: an H100's)."""
     if rt.simulator():
-        return STATIC_LIMIT
+        return H100_OPTIN_LIMIT
     try:
         from numba import cuda
         dev = cuda.get_current_device()
-        return min(int(dev.MAX_SHARED_MEMORY_PER_BLOCK), STATIC_LIMIT)
+        return int(dev.MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)
     except Exception:
-        return STATIC_LIMIT
+        return H100_OPTIN_LIMIT
+
+
+def opt_in_dynamic_smem(kernel, nbytes: int) -> None:
+    """Allow a compiled kernel ``nbytes`` of dynamic shared memory (needed above 48 KiB;
+    numba-cuda has no public API for it: the function attribute is set on the driver)."""
+    if nbytes <= 48 * 1024 or rt.simulator():
+        return
+    from numba.cuda.cudadrv.driver import binding, driver
+    fn = kernel._codelibrary.get_cufunc()
+    attr = binding.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
+    try:
+        driver.cuKernelSetAttribute(attr, nbytes, fn.handle, fn.device.id)
+    except Exception:
+        driver.cuFuncSetAttribute(fn.handle, attr, nbytes)
 
 
 def generate(ir: KernelIR, T: int, mma_acc: str = "f32") -> Gen:
@@ -337,7 +356,7 @@ def run(ir: KernelIR, grid: tuple, leaves: list, stream=None, *, threads: int | 
                 # NumPy scalar arithmetic warns on the integer wrap-around and IEEE specials
                 # that are the intended semantics (R-MATH-4).
                 warnings.simplefilter("ignore", RuntimeWarning)
-                ck.dispatcher[cuda_grid(grid), T, st](*args)
+                ck.dispatcher[cuda_grid(grid), T, st, ck.dyn_smem](*args)
         else:
             _launch_gpu(ck, cuda_grid(grid), args, st, core)
     except Exception as e:
@@ -375,15 +394,20 @@ def _launch_gpu(ck: Compiled, grid3: tuple, args: list, st, core) -> None:
     if not var.fast:
         from numba import cuda
         nb = [cuda.as_cuda_array(v) if isinstance(v, DeviceArrayRef) else v for v in values]
-        ck.dispatcher[grid3, ck.T, st](*nb)
+        if ck.dyn_smem:
+            ck.dispatcher.compile(tuple(ck.dispatcher.typeof_pyval(a) for a in nb))
+            for kern in ck.dispatcher.overloads.values():
+                opt_in_dynamic_smem(kern, ck.dyn_smem)
+        ck.dispatcher[grid3, ck.T, st, ck.dyn_smem](*nb)
         return
-    key = (grid3, ck.T)
+    key = (grid3, ck.T, ck.dyn_smem)
     cfg = _configs.get(key)
     if cfg is None:
         from cuda.core import LaunchConfig
         if len(_configs) > 1024:
             _configs.clear()
-        cfg = _configs[key] = LaunchConfig(grid=grid3, block=(ck.T, 1, 1), shmem_size=0)
+        cfg = _configs[key] = LaunchConfig(grid=grid3, block=(ck.T, 1, 1),
+                                          shmem_size=ck.dyn_smem)
     from cuda.core import launch
     launch(core, cfg, var.kernel._codelibrary.get_cufunc().kernel, *var.packer.pack(values))
 

@@ -253,6 +253,8 @@ def namespace() -> dict:
     from numba import cuda
     ns = {"cuda": cuda, "np": np, "math": math}
     ns.update(_NP)
+    # element types of dynamic shared arrays (the simulator needs np.dtype instances there)
+    ns.update({f"dyn_{k}": (np.dtype(v) if simulator() else v) for k, v in _NP.items()})
     if simulator():
         ns["libdevice"] = SimLibdevice
     else:
