@@ -8,6 +8,8 @@
 - ``CUTILE_NUMBA_THREADS``: threads per block on the Numba backend (power of two <= 1024).
 - ``CUTILE_NUMBA_MMA_ACC``: ``f32`` (default) or ``exact`` mma accumulation on the Numba
   backend (docs/backend.md).
+- ``CUTILE_NUMBA_TENSOR_CORES``: ``1`` (default) lets float16/bfloat16 mma use the tensor
+  cores on a GPU (``mma_acc="f32"`` only); ``0`` keeps the FFMA path.
 - ``CUTILE_FAILLOG`` (spec_tests only): append each test failure to this file as it happens.
 - ``CUTILE_DURLOG`` (spec_tests only): append each test's start and duration to this file.
 """
@@ -50,3 +52,8 @@ def numba_mma_acc() -> str:
     if v not in ("f32", "exact"):
         raise ValueError(f"CUTILE_NUMBA_MMA_ACC must be 'f32' or 'exact', got {v!r}")
     return v
+
+
+def numba_tensor_cores() -> bool:
+    return os.environ.get("CUTILE_NUMBA_TENSOR_CORES", "1").strip().lower() not in (
+        "0", "false", "no")

@@ -6,7 +6,8 @@ The rules (see docs/backend.md):
 - constants, iotas, and broadcasts/permutes/reshapes of them are *flexible*: they cost nothing
   to produce in whatever layout a consumer wants, so they have none of their own;
 - loads, gathers, reductions, shape ops: the flat layout of their shape (coalesced);
-- ``Mma``: a blocked layout (each thread a register sub-tile of the accumulator);
+- ``Mma``: a blocked layout (each thread a register sub-tile of the accumulator), or the mma
+  fragment layout of the tensor-core plan (``tensorcore.py``) when it applies;
 - elementwise ops: the layout of their first non-flexible operand (the others are converted);
 - loop-carried values: the layout of their initial value, or, when that is flexible (the
   usual ``acc = zeros(...)``), the layout of the value yielded back; ``If`` results likewise.
@@ -18,14 +19,16 @@ from ..ir import ops
 from ..ir.core import Region, Value
 from ..ir.types import TileType
 from . import layout as L
+from . import tensorcore
 
 FLEXIBLE_OPS = (ops.Constant, ops.Iota)
 FLEX_SHAPE_OPS = (ops.Broadcast, ops.Permute, ops.Reshape)
 
 
 class Assignment:
-    def __init__(self, ir, T: int):
+    def __init__(self, ir, T: int, tensor_cores: bool = False):
         self.T = T
+        self.tensor_cores = tensor_cores
         self.defs: dict[int, tuple] = {}        # id(value) -> ("op", op) | ("arg", op, idx)
         self.layouts: dict[int, L.Layout | None] = {}
         self._busy: set[int] = set()
@@ -41,6 +44,10 @@ class Assignment:
                 self._index(sub, op)
 
     # -- queries -----------------------------------------------------------------------------
+    def tc_plan(self, op):
+        """The tensor-core plan of an ``Mma`` (None: the FFMA path)."""
+        return tensorcore.plan(op, self.T) if self.tensor_cores else None
+
     def flexible(self, v: Value) -> bool:
         return self.layout(v) is None and isinstance(v.type, TileType) and v.type.shape != ()
 
@@ -76,7 +83,8 @@ class Assignment:
         if isinstance(op, FLEX_SHAPE_OPS):
             return None if self.layout(op.x) is None else L.flat(t.shape, self.T)
         if isinstance(op, ops.Mma):
-            return L.choose_blocked(t.shape, self.T)
+            plan = self.tc_plan(op)
+            return plan.layout() if plan is not None else L.choose_blocked(t.shape, self.T)
         if isinstance(op, (ops.Unary, ops.Binary, ops.Compare, ops.Select, ops.Convert,
                            ops.Fma)):
             for o in op.operands():

@@ -66,13 +66,19 @@ def row_major_strides(shape) -> tuple:
 
 
 class Gen:
-    def __init__(self, ir: KernelIR, T: int, *, mma_acc: str = "f32", shared_smem=False):
+    def __init__(self, ir: KernelIR, T: int, *, mma_acc: str = "f32", shared_smem=False,
+                 tensor_cores: bool | None = None):
         self.ir = ir
         self.T = T
         self.mma_acc = mma_acc
+        # tensor-core mma (inline PTX): a real GPU, float32 accumulation mode, not disabled
+        if tensor_cores is None:
+            tensor_cores = tensor_cores_usable(mma_acc)
+        self.tensor_cores = tensor_cores
         self.e = Emitter(indent=1)
-        self.assign = Assignment(ir, T)
-        self.smem = SmemPlan(shared=shared_smem, aligned=not rt.simulator())
+        self.assign = Assignment(ir, T, tensor_cores=tensor_cores)
+        # alignment= is refused by the simulator (which never runs the tensor-core code)
+        self.smem = SmemPlan(shared=shared_smem, aligned=tensor_cores or not rt.simulator())
         self.bar = BarrierState()
         self.vals: dict[int, TV] = {}
         self.arrays: dict[int, AV] = {}
@@ -458,6 +464,14 @@ class Gen:
         if not body_lines:
             body_lines = ["    pass"]
         return "\n".join(head + body_lines) + "\n"
+
+
+def tensor_cores_usable(mma_acc: str) -> bool:
+    """Whether mma may use the tensor cores: not the simulator (it runs no inline PTX), the
+    default float32 accumulation mode (``exact`` is bit-exact FMA-free), not disabled by
+    ``CUTILE_NUMBA_TENSOR_CORES=0``."""
+    from .. import config
+    return mma_acc == "f32" and config.numba_tensor_cores() and not rt.simulator()
 
 
 def kernel_fn_name(ir: KernelIR) -> str:

@@ -205,12 +205,13 @@ def opt_in_dynamic_smem(kernel, nbytes: int) -> None:
         driver.cuFuncSetAttribute(fn.handle, attr, nbytes)
 
 
-def generate(ir: KernelIR, T: int, mma_acc: str = "f32") -> Gen:
+def generate(ir: KernelIR, T: int, mma_acc: str = "f32", tensor_cores: bool | None = None
+             ) -> Gen:
     """Run the generator; retry with shared buffers if private ones exceed the soft budget."""
-    gen = Gen(ir, T, mma_acc=mma_acc)
+    gen = Gen(ir, T, mma_acc=mma_acc, tensor_cores=tensor_cores)
     gen.source = gen.generate()
     if gen.smem.total_bytes > SOFT_BUDGET:
-        g2 = Gen(ir, T, mma_acc=mma_acc, shared_smem=True)
+        g2 = Gen(ir, T, mma_acc=mma_acc, shared_smem=True, tensor_cores=tensor_cores)
         g2.source = g2.generate()
         if g2.smem.total_bytes < gen.smem.total_bytes:
             gen = g2
@@ -220,7 +221,7 @@ def generate(ir: KernelIR, T: int, mma_acc: str = "f32") -> Gen:
 def compile_kernel(ir: KernelIR, T: int, mma_acc: str | None = None) -> Compiled:
     mma_acc = mma_acc or env_mma_acc()
     per_ir = _cache.setdefault(ir, {})
-    key = (T, mma_acc, rt.simulator())
+    key = (T, mma_acc, rt.simulator(), config.numba_tensor_cores())
     ck = per_ir.get(key)
     if ck is not None:
         return ck

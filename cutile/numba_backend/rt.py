@@ -259,7 +259,10 @@ def namespace() -> dict:
         ns["libdevice"] = SimLibdevice
     else:
         from numba.cuda import libdevice
+
+        from .ptx import INTRINSICS
         ns["libdevice"] = libdevice
+        ns.update(INTRINSICS)
     ns.update(_device_functions())
     return ns
 
