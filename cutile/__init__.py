@@ -6,7 +6,18 @@ public names only; importing it never imports numba.
 
 from __future__ import annotations
 
+from .api.atomic import (
+    atomic_add,
+    atomic_and,
+    atomic_cas,
+    atomic_max,
+    atomic_min,
+    atomic_or,
+    atomic_xchg,
+    atomic_xor,
+)
 from .api.classes import Array, Scalar, Tile, TiledView
+from .api.classes import RawArrayMemory as RawArrayMemory  # not in __all__ (as 1.7)
 from .api.creation import arange, astile, full, ones, zeros
 from .api.elementwise import (
     abs,
@@ -56,8 +67,21 @@ from .api.elementwise import (
 from .api.index import bid, num_blocks
 from .api.matmul import matmul, mma
 from .api.memory import gather, load, num_tiles, scatter, store
-from .api.reduce import argmax, argmin, max, min, prod, sum
-from .api.shape import broadcast_to, expand_dims, permute, reshape, transpose
+from .api.reduce import argmax, argmin, max, min, prod, reduce, sum
+from .api.scan import cumprod, cumsum, scan
+from .api.shape import (
+    bitcast,
+    broadcast_to,
+    cat,
+    expand_dims,
+    extract,
+    insert,
+    pack_to_bytes,
+    permute,
+    reshape,
+    transpose,
+    unpack_from_bytes,
+)
 from .dtypes import (
     DType,
     bfloat16,
@@ -80,6 +104,7 @@ from .dtypes import (
     uint32,
     uint64,
 )
+from .dtypes import foreign_pointer_dtype as foreign_pointer_dtype  # not in __all__ (as 1.7)
 from .enums import MemoryOrder, MemoryScope, PaddingMode, RoundingMode
 from .errors import (
     TileCompilerExecutionError,
@@ -129,4 +154,11 @@ __all__ = [
     "num_blocks", "num_tiles", "ones", "permute", "pow", "prod", "reshape", "rsqrt", "scatter",
     "sin", "sinh", "sqrt", "store", "sub", "sum", "tan", "tanh", "transpose", "truediv", "where",
     "zeros", "function", "kernel", "set_backend",
+    "atomic_add", "atomic_and", "atomic_cas", "atomic_max", "atomic_min", "atomic_or",
+    "atomic_xchg", "atomic_xor",
+    # scans, user reductions, cat/extract/insert, bits (issue 10 part B)
+    "bitcast", "cat", "cumprod", "cumsum", "extract", "insert", "pack_to_bytes", "reduce",
+    "scan", "unpack_from_bytes",
 ]
+# ``RawArrayMemory`` (the type of ``Array.get_raw_memory()``) and ``foreign_pointer_dtype`` are
+# importable names outside ``__all__``, as in cuda.tile 1.7.

@@ -10,6 +10,16 @@
   backend (docs/backend.md).
 - ``CUTILE_NUMBA_TENSOR_CORES``: ``1`` (default) lets float16/bfloat16 mma use the tensor
   cores on a GPU (``mma_acc="f32"`` only); ``0`` keeps the FFMA path.
+- ``CUTILE_CACHE``: ``0`` turns the on-disk kernel cache off (default on; docs/cache.md).
+- ``CUTILE_CACHE_DIR``: where the cache lives (default ``$XDG_CACHE_HOME/cutile``, else
+  ``~/.cache/cutile``; ``~/Library/Caches/cutile`` on macOS, ``%LOCALAPPDATA%\\cutile\\Cache``
+  on Windows); ``0``/``off``/``none`` also turn it off, as ``CUDA_TILE_CACHE_DIR`` does.
+- ``CUTILE_CACHE_SIZE``: size cap of the cache, bytes or ``512M``/``2G`` (default ``1G``);
+  least recently used entries are evicted past it.
+- ``CUTILE_TEST_EXECUTORS``: ``interp,numba`` (comma list) overrides which executors
+  ``cutile.testing`` runs tests on (default: the interpreter, plus Numba where it can run).
+- ``CUTILE_BREAK_BLOCKS``: ``3,0;1,2`` makes ``breakpoint()`` in kernels stop only in these
+  blocks on the interpreter (``cutile.debug.break_in`` does the same in code).
 - ``CUTILE_FAILLOG`` (spec_tests only): append each test failure to this file as it happens.
 - ``CUTILE_DURLOG`` (spec_tests only): append each test's start and duration to this file.
 """
@@ -17,6 +27,8 @@
 from __future__ import annotations
 
 import os
+import re
+import sys
 
 
 def backend() -> str:
@@ -57,3 +69,67 @@ def numba_mma_acc() -> str:
 def numba_tensor_cores() -> bool:
     return os.environ.get("CUTILE_NUMBA_TENSOR_CORES", "1").strip().lower() not in (
         "0", "false", "no")
+
+
+_OFF = ("0", "false", "no", "off", "none")
+
+
+def cache_enabled() -> bool:
+    """Whether the on-disk kernel cache is used (``CUTILE_CACHE``, ``CUTILE_CACHE_DIR``)."""
+    if os.environ.get("CUTILE_CACHE", "1").strip().lower() in _OFF:
+        return False
+    d = os.environ.get("CUTILE_CACHE_DIR")
+    return d is None or d.strip().lower() not in _OFF + ("",)
+
+
+def cache_dir() -> str:
+    """The cache directory: ``CUTILE_CACHE_DIR``, else the platform's user cache directory."""
+    d = os.environ.get("CUTILE_CACHE_DIR", "").strip()
+    if d and d.lower() not in _OFF:
+        return os.path.abspath(os.path.expanduser(d))
+    if sys.platform == "win32":
+        base = os.environ.get("LOCALAPPDATA") or os.path.expanduser("~\\AppData\\Local")
+        return os.path.join(base, "cutile", "Cache")
+    if sys.platform == "darwin":
+        return os.path.expanduser("~/Library/Caches/cutile")
+    base = os.environ.get("XDG_CACHE_HOME", "").strip()
+    if not base or not os.path.isabs(base):        # the XDG spec ignores relative paths
+        base = os.path.expanduser("~/.cache")
+    return os.path.join(base, "cutile")
+
+
+_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+
+
+def cache_size() -> int:
+    """The cache's size cap in bytes (``CUTILE_CACHE_SIZE``: ``1G``, ``512M``, ``1000000``)."""
+    v = os.environ.get("CUTILE_CACHE_SIZE", "").strip() or "1G"
+    m = re.fullmatch(r"(\d+(?:\.\d*)?)\s*([kmgt]?)(?:i?b)?", v, re.IGNORECASE)
+    if m is None:
+        raise ValueError(f"CUTILE_CACHE_SIZE must be a byte count like 1000000, 512M or 2G, "
+                         f"got {v!r}")
+    return int(float(m.group(1)) * _UNITS[m.group(2).upper()])
+
+
+def test_executors() -> tuple[str, ...]:
+    """``CUTILE_TEST_EXECUTORS=interp,numba``: the executors ``cutile.testing`` uses (empty:
+    decide from what can run)."""
+    v = os.environ.get("CUTILE_TEST_EXECUTORS", "").strip()
+    names = tuple(n.strip().lower() for n in v.split(",") if n.strip())
+    bad = [n for n in names if n not in ("interp", "numba")]
+    if bad:
+        raise ValueError(f"CUTILE_TEST_EXECUTORS names unknown executor(s) {bad}; "
+                         "expected 'interp' and/or 'numba'")
+    return names
+
+
+def break_blocks() -> set | None:
+    """``CUTILE_BREAK_BLOCKS="3,0;1,2"``: the blocks where ``breakpoint()`` stops (None: all).
+    A block names its leading coordinates; the others are 0."""
+    v = os.environ.get("CUTILE_BREAK_BLOCKS", "").strip()
+    if not v:
+        return None
+    try:
+        return {tuple(int(x) for x in part.split(",")) for part in v.split(";") if part.strip()}
+    except ValueError:
+        raise ValueError(f"CUTILE_BREAK_BLOCKS must look like '3,0;1,2', got {v!r}") from None

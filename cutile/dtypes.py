@@ -92,8 +92,13 @@ class DType:
 
     @property
     def category(self) -> int:
-        """0 boolean < 1 integral < 2 float (R-PROMO-1); restricted floats count as float."""
-        return {"b": 0, "u": 1, "i": 1, "f": 2, "r": 2}[self.kind]
+        """0 boolean < 1 integral < 2 float (R-PROMO-1); restricted floats count as float;
+        foreign pointers (3) are not numeric and promote with nothing."""
+        return {"b": 0, "u": 1, "i": 1, "f": 2, "r": 2, "p": 3}[self.kind]
+
+    @property
+    def is_foreign_pointer(self) -> bool:
+        return self.kind == "p"
 
 
 def _dtype_by_name(name: str) -> DType:
@@ -125,6 +130,35 @@ float4_e2m1fn = DType("float4_e2m1fn", 4, "r", ml_dtypes.float4_e2m1fn)
 DType._sealed = True
 
 ALL_DTYPES: tuple[DType, ...] = tuple(DType._registry.values())
+
+# -- foreign pointers (§7: Array.foreign_pointer / Array.from_foreign) ------------------------
+_POINTEE: dict[DType, DType] = {}
+
+
+def foreign_pointer_dtype(pointee: DType) -> DType:
+    """The 64-bit, non-numeric dtype of a foreign pointer to ``pointee`` elements (one object
+    per pointee, named ``foreign_pointer[float32]``).  Its values are byte addresses."""
+    if not isinstance(pointee, DType):
+        raise TypeError(f"foreign_pointer_dtype expects a DType, got {pointee!r}")
+    if pointee.is_foreign_pointer:
+        raise TypeError("nested foreign pointer dtypes are not supported")
+    name = f"foreign_pointer[{pointee.name}]"
+    d = DType._registry.get(name)
+    if d is None:
+        DType._sealed = False
+        try:
+            d = DType(name, 64, "p", np.int64)
+        finally:
+            DType._sealed = True
+        _POINTEE[d] = pointee
+    return d
+
+
+def foreign_pointer_pointee_dtype(d: DType) -> DType:
+    """The element dtype a foreign pointer dtype points to."""
+    if d not in _POINTEE:
+        raise TypeError(f"{d!r} is not a foreign pointer dtype")
+    return _POINTEE[d]
 INTEGER_DTYPES = tuple(d for d in ALL_DTYPES if d.is_integral)
 ARITH_FLOAT_DTYPES = (float16, bfloat16, float32, float64)
 
@@ -162,7 +196,7 @@ def promote(a: DType, b: DType) -> DType | None:
     """
     if a is b:
         return a
-    if a.is_restricted or b.is_restricted:
+    if a.is_restricted or b.is_restricted or a.is_foreign_pointer or b.is_foreign_pointer:
         return None
     return _PROMOTE[(a, b)]
 

@@ -12,7 +12,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import cutile as ct  # noqa: E402
 
-EXAMPLES = ["vector_add", "matmul", "softmax", "layer_norm", "transpose", "attention"]
+EXAMPLES = ["vector_add", "matmul", "softmax", "layer_norm", "transpose", "attention", "histogram",
+            "splitk_matmul", "topk", "fft", "prefix_sum"]
 
 
 def backends() -> list[str]:

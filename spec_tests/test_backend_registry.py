@@ -36,6 +36,15 @@ BACKEND_FEATURE_GAPS = {
         "libdevice has directed float32/float64 operations only (RZ into bfloat16/float16/"
         "tfloat32, RZ/RM/RP/RA into float16 and RA into tfloat32 are supported)"),
     "rounding_mode RA on arithmetic": "no libdevice round-to-nearest-away operations",
+    "float16/bfloat16 atomic_add (also TiledView.atomic_store_add and atomic_add_offset)": (
+        "numba-cuda 0.30 has no 16-bit atomic on arrays and no 16-bit compare-and-swap to "
+        "build a CAS loop from"),
+    "Array.foreign_pointer / Array.from_foreign": (
+        "a Numba CUDA kernel can neither take an array argument's address nor build an array "
+        "from an address with runtime shape and strides"),
+    "atomics on 0-D arrays": "numba.cuda.atomic needs an index (a 1-element 1-D array works)",
+    "RawArrayMemory of an array whose strides are not decreasing along the axes": (
+        "offsets are decoded into an index with the strides in axis order (checked at launch)"),
     "undefined-behaviour detection (R-UB-*)": (
         "the backend assumes well-defined programs; it still never writes outside an array"),
 }
@@ -127,3 +136,36 @@ def test_import_cutile_does_not_import_numba():
                          cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "[]"
+
+
+@ct.kernel
+def _atomic_add(a):
+    ct.atomic_add(a, ct.arange(4, dtype=ct.int32), 1.0)
+
+
+def test_atomic_gaps_name_op_dtype_and_backend():
+    """float16/bfloat16 atomic add and 0-D atomics are refused at code generation."""
+    import ml_dtypes
+
+    from cutile.numba_backend.codegen import Gen
+    for d, name in ((np.float16, "float16"), (ml_dtypes.bfloat16, "bfloat16")):
+        ir = _atomic_add.compile(_atomic_add.specialize((np.zeros(4, d),)))
+        with pytest.raises(TileUnsupportedFeatureError,
+                           match=rf"atomic_add on {name} .*numba backend"):
+            Gen(ir, 32).generate()
+
+
+
+@ct.kernel
+def _from_foreign(a, b):
+    ct.store(b, (0,), ct.load(ct.Array.from_foreign(a.foreign_pointer, (4,), (1,)), (0,), (4,)))
+
+
+def test_foreign_pointer_refused_names_op_and_backend():
+    """Array.foreign_pointer / from_foreign: interpreter only (lower/pointer.py says why)."""
+    from cutile.numba_backend.codegen import Gen
+    a = np.zeros(4, np.float32)
+    ir = _from_foreign.compile(_from_foreign.specialize((a, a.copy())))
+    with pytest.raises(TileUnsupportedFeatureError,
+                       match=r"Array.foreign_pointer is not supported by the numba backend"):
+        Gen(ir, 32).generate()

@@ -502,3 +502,124 @@ def test_scalar_reduction_is_identity():  # R-RED-1: a 0-D tile has no axes
 
     assert run(f, np.array([5], np.int8), (), np.int8) == 5
     assert run(g, np.array([5], np.int8), (), np.int32) == 0
+
+
+# -- R-RED-8 / R-RED-9: reduce with a user combiner ----------------------------------------------
+def test_reduce_user_combiner_axes_keepdims():  # R-RED-8, R-RED-2
+    x = np.random.default_rng(11).integers(-50, 50, (2, 4, 8)).astype(np.int32)
+    for axis in (0, 1, 2, -1):
+        got = run(lambda t, ax=axis: ct.reduce(t, ax, lambda a, b: ct.maximum(a, b), -2 ** 31),
+                  x, np.max(x, axis).shape)
+        np.testing.assert_array_equal(got, np.max(x, axis))
+    got = run(lambda t: ct.reduce(t, 1, lambda a, b: a + b, 0, keepdims=True), x, (2, 1, 8))
+    np.testing.assert_array_equal(got, np.sum(x, 1, keepdims=True))
+
+
+def test_reduce_operator_and_ct_function():  # R-RED-8 (func kinds)
+    import operator
+
+    @ct.function
+    def mul(a, b):
+        return a * b
+
+    x = np.arange(1, 9, dtype=np.int64)
+    assert run(lambda t: ct.reduce(t, 0, operator.add, 0), x, ()) == 36
+    assert run(lambda t: ct.reduce(t, 0, mul, 1), x, ()) == 40320
+
+
+def test_reduce_order_is_the_sum_tree():  # R-RED-8 (cutile: pairwise tree, lower half left)
+    x = np.array([1, 2, 3, 4, 5, 6, 7, 8], np.int64)
+    got = run(lambda t: ct.reduce(t, 0, lambda a, b: a * 10 + b, 0), x, ())
+    ref = tree_ref(x, (0,), lambda a, b: a * 10 + b)
+    assert got == ref.item()
+    f = np.array([1e8, 1.0, -1e8, 1.0, 3.0, 1e-3, 7e7, -0.5], np.float32)
+    got = run(lambda t: ct.reduce(t, 0, lambda a, b: a + b, 0.0), f, ())
+    assert same(got, tree_ref(f, (0,), np.add).reshape(()))
+
+
+def test_reduce_tuple_argmax():  # R-RED-8: tuple operands and results
+    x = np.array([[3, 9, 2, 9], [-1, -5, -1, 0]], np.float32)
+
+    def f(t):
+        idx = ct.broadcast_to(ct.arange(4, dtype=ct.int32), (2, 4))
+        v, i = ct.reduce((t, idx), 1,
+                         lambda a, i, b, j: (ct.where(b > a, b, a),
+                                             ct.where((b > a) | ((b == a) & (j < i)), j, i)),
+                         (-np.inf, 0))
+        return i * 100 + ct.astype(v, ct.int32)
+
+    np.testing.assert_array_equal(run(f, x, (2,), np.int32), [109, 300])
+
+
+def test_reduce_results_cast_back_and_dtype_errors():  # R-RED-8
+    x = np.arange(8, dtype=np.int8)
+    got = run(lambda t: ct.reduce(t, 0, lambda a, b: a + b, 0), x, ())
+    assert got.dtype == np.int8 and got == 28
+    with pytest.raises(ct.TileTypeError, match="returned a tile of unexpected dtype"):
+        run(lambda t: ct.reduce(t, 0, lambda a, b: ct.astype(a, ct.int32) + b, 0), x, ())
+
+
+def test_reduce_argument_errors():  # R-RED-1, R-RED-8
+    x = np.arange(8, dtype=np.int32)
+    with pytest.raises(ct.TileTypeError, match="Expected an integer constant"):
+        run(lambda t: ct.reduce(t, None, lambda a, b: a + b, 0), x, ())
+    with pytest.raises(ct.TileTypeError, match="Number of identity values"):
+        run(lambda t: ct.reduce((t, t), 0, lambda a, b, c, d: (a + c, b + d), 0), x, ())
+    with pytest.raises(ct.TileTypeError, match="not broadcastable to a common shape"):
+        run(lambda t: ct.reduce((t, ct.zeros((4,), ct.int32)), 0,
+                                lambda a, b, c, d: (a + c, b + d), (0, 0)), x, ())
+
+
+def test_reduce_body_restrictions():  # R-RED-9
+    x = np.arange(8, dtype=np.int32)
+
+    def loop(a, b):
+        for i in range(ct.astype(a, ct.int32)):
+            b = b + 1
+        return b
+
+    def branch(a, b):
+        if a > b:
+            return a
+        return b
+
+    def nested(a, b):
+        return a + ct.sum(ct.full((2,), b, ct.int32))
+
+    with pytest.raises(ct.TileSyntaxError, match="Loops inside reduction body"):
+        run(lambda t: ct.reduce(t, 0, loop, 0), x, ())
+    with pytest.raises(ct.TileSyntaxError, match="Branching inside reduction body"):
+        run(lambda t: ct.reduce(t, 0, branch, 0), x, ())
+    with pytest.raises(ct.TileSyntaxError, match="Nested scan/reduction"):
+        run(lambda t: ct.reduce(t, 0, nested, 0), x, ())
+    with pytest.raises(ct.TileSyntaxError, match="Branching inside scan body"):
+        run(lambda t: ct.scan(t, 0, branch, 0), x, (8,))
+
+
+def test_reduce_body_memory_effect_rejected():  # R-RED-9
+    @ct.kernel
+    def k(X, Y):
+        t = ct.load(X, (0,), (8,))
+        r = ct.reduce(t, 0, lambda a, b: a + ct.load(X, (0,), (1,)).item(), 0)
+        ct.store(Y, (0,), ct.reshape(r, (1,)))
+
+    with pytest.raises(ct.TileSyntaxError, match="memory effects are not supported inside "
+                                                 "reduction body"):
+        ct.launch(None, (1,), k, (np.zeros(8, np.int32), np.zeros(1, np.int32)))
+
+
+def test_reduce_captured_runtime_value_and_constant_if():  # R-RED-9
+    x = np.arange(1, 9, dtype=np.int32)
+    use_mod = True
+
+    def f(t):
+        m = ct.extract(t, (6,), ()) + 3            # 10, a runtime value
+
+        def comb(a, b):
+            if use_mod:                          # compile-time constant: fine
+                return (a * b) % m
+            return a * b
+
+        return ct.reduce(t, 0, comb, 1)
+
+    assert run(f, x, ()) == tree_ref(x, (0,), lambda a, b: (a * b) % 10).item()

@@ -1,10 +1,11 @@
-"""Shape manipulation through whole kernels (§12 R-SHAPE-1..5) and tile subscripts, attributes
-and methods (R-TILE-3, R-TILE-4)."""
+"""Shape manipulation through whole kernels (§12 R-SHAPE-1..10, §12.2 R-BITCAST-1..3) and tile
+subscripts, attributes and methods (R-TILE-3, R-TILE-4)."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
+from spec_executor import interp_only_ub  # noqa: E402
 from tile_harness import make1, run  # noqa: E402
 
 import cutile as ct
@@ -388,3 +389,182 @@ def test_poison_moves_with_shape_ops():  # shape ops keep data and poison mask a
     np.testing.assert_array_equal(r.poison, poison.reshape(4, 2))
     r = ishape.broadcast(frame, Op(x="x", shape=(3, 2, 4)))
     np.testing.assert_array_equal(r.poison, np.broadcast_to(poison, (3, 2, 4)))
+
+
+# -- R-SHAPE-6 cat --------------------------------------------------------------------------------
+def test_cat_spec_example():  # R-SHAPE-6
+    x = np.full((2, 2), 3, np.int32)
+
+    def ax0(t):
+        return ct.cat((t, t + 4), 0)
+
+    def ax1(t):
+        return ct.cat((t, t + 4), axis=-1)
+
+    def one(t):
+        return ct.cat((t,), 0)
+
+    np.testing.assert_array_equal(run(ax0, x, (4, 2)), [[3, 3], [3, 3], [7, 7], [7, 7]])
+    np.testing.assert_array_equal(run(ax1, x, (2, 4)), [[3, 3, 7, 7], [3, 3, 7, 7]])
+    np.testing.assert_array_equal(run(one, x, (2, 2)), x)
+
+
+def test_cat_errors():  # R-SHAPE-6
+    x = np.zeros((2, 2), np.int32)
+    fails(lambda t: ct.cat((), 0), x, "empty tuple")
+    fails(lambda t: ct.cat((t, t, t), 0), x, "at most 2 tiles")
+    fails(lambda t: ct.cat((t, t.astype(ct.float32)), 0), x, "same dtype")
+    fails(lambda t: ct.cat((t, ct.reshape(t, (4,))), 0), x, "same rank")
+    fails(lambda t: ct.cat((t, ct.zeros((2, 4), ct.int32)), 0),
+          x, "same shape for non axis dimensions")
+    fails(lambda t: ct.cat((t, ct.zeros((4, 2), ct.int32)), 0), x, "power of 2")
+
+
+# -- R-SHAPE-7..10 extract / insert ---------------------------------------------------------------
+def test_extract_cells_not_offsets():  # R-SHAPE-7
+    x = np.arange(32, dtype=np.int32).reshape(4, 8)
+
+    def f(t):
+        return ct.extract(t, (1, 2), (2, 2))
+
+    def method(t):
+        return t.extract(index=(3, 0), shape=(1, 8))
+
+    def one_d(t):
+        return ct.extract(ct.reshape(t, (32,)), 3, 8)
+
+    def element(t):
+        return ct.extract(t, (2, 5), ())
+
+    np.testing.assert_array_equal(run(f, x, (2, 2)), x[2:4, 4:6])
+    np.testing.assert_array_equal(run(method, x, (1, 8)), x[3:4, :])
+    np.testing.assert_array_equal(run(one_d, x, (8,)), np.arange(24, 32))
+    np.testing.assert_array_equal(run(element, x, ()), x[2, 5])
+
+
+def test_extract_runtime_index():  # R-SHAPE-7 (runtime cell index)
+    x = np.arange(16, dtype=np.float32)
+
+    def f(t):
+        i = ct.astype(ct.extract(t, (3,), ()), ct.int32) // 4     # 3 // 4 == 0 at run time
+        return ct.extract(t, (i + 1,), (4,))
+
+    np.testing.assert_array_equal(run(f, x, (4,)), x[4:8])
+
+
+def test_insert_copy_and_round_trip():  # R-SHAPE-8
+    x = np.arange(16, dtype=np.int16).reshape(4, 4)
+
+    def f(t):
+        v = ct.full((2, 2), -1, ct.int16)
+        y = t.insert((1, 0), v)
+        return ct.extract(y, (1, 0), (2, 2)) * 10 + ct.extract(t, (1, 0), (2, 2))
+
+    def g(t):
+        return ct.insert(t, (3, 1), ct.int16(7))
+
+    exp = np.full((2, 2), -10, np.int16) + x[2:4, 0:2]
+    np.testing.assert_array_equal(run(f, x, (2, 2)), exp)
+    e2 = x.copy()
+    e2[3, 1] = 7
+    np.testing.assert_array_equal(run(g, x, (4, 4)), e2)
+
+
+def test_extract_insert_errors():  # R-SHAPE-7, R-SHAPE-8, R-SHAPE-9
+    x = np.zeros((4, 8), np.int32)
+    fails(lambda t: ct.extract(t, (0, 0), (3, 8)), x, "not divisible by")
+    fails(lambda t: ct.extract(t, (0,), (2, 8)), x, "Index size 1 does not match the tile rank 2")
+    fails(lambda t: ct.extract(t, (2, 0), (2, 8)), x, "out of bounds")
+    fails(lambda t: ct.insert(t, (0, 0), ct.zeros((2, 2), ct.int16)), x, "Cannot insert a tile "
+          "of dtype")
+    fails(lambda t: ct.insert(t, (0, 0), ct.zeros((2,), ct.int32)), x, "does not match the tile "
+          "rank")
+    fails(lambda t: ct.insert(t, (0, 0), ct.zeros((4, 4, 1), ct.int32)), x, "does not match")
+
+
+@interp_only_ub
+def test_runtime_index_outside_grid_is_ub():  # R-SHAPE-10
+    x = np.arange(8, dtype=np.int32)
+
+    def f(t):
+        return ct.extract(t, (ct.extract(t, (7,), ()),), (4,))    # cell 7 of 2
+
+    with pytest.raises(ct.UndefinedBehaviorError, match="outside the 2 cells"):
+        run(f, x, (4,))
+
+
+# -- R-BITCAST-1..3 -------------------------------------------------------------------------------
+def test_bitcast_spec_example_and_dtypes():  # R-BITCAST-1
+    x = np.array([1.0, -2.5, np.inf, 0.0], np.float32)
+
+    def f(t):
+        return ct.bitcast(t, ct.uint32)
+
+    def back(t):
+        return ct.bitcast(ct.bitcast(t, ct.int32), ct.float32)
+
+    np.testing.assert_array_equal(run(f, x, (4,), np.uint32), x.view(np.uint32))
+    assert run(f, x, (4,), np.uint32)[0] == 0x3F800000
+    np.testing.assert_array_equal(run(back, x, (4,)), x)
+
+
+@pytest.mark.parametrize("src,dst", [(np.float16, "bfloat16"), (np.int8, "float8_e4m3fn"),
+                                     (np.float64, "uint64"), (np.int16, "float16")])
+def test_bitcast_equal_width_pairs(src, dst):  # R-BITCAST-1
+    import ml_dtypes
+    rng = np.random.default_rng(5)
+    raw = rng.integers(0, 2 ** 8, 8 * np.dtype(src).itemsize, dtype=np.uint8)
+    x = raw.view(src)
+    if np.issubdtype(src, np.floating):
+        x = np.where(np.isnan(x), src(1), x).astype(src)
+    dnp = np.dtype(getattr(ml_dtypes, dst, None) or dst)
+    target = getattr(ct, dst)
+
+    def f(t):
+        return ct.bitcast(t, target)
+
+    got = run(f, x, (8,), dnp)
+    np.testing.assert_array_equal(got.view(np.uint8), x.view(np.uint8))
+
+
+def test_bitcast_errors():  # R-BITCAST-1
+    x = np.zeros(4, np.int32)
+    fails(lambda t: ct.bitcast(t, ct.int16), x, "bit width is different")
+    fails(lambda t: ct.bitcast(t > 0, ct.uint8), x, "bitcast to or from bool")
+
+
+def test_pack_and_unpack_spec_examples():  # R-BITCAST-2, R-BITCAST-3
+    x = np.array([0x04030201, -1], np.int32)
+
+    def pack(t):
+        return ct.pack_to_bytes(t)
+
+    def unpack(t):
+        return ct.unpack_from_bytes(ct.arange(8, dtype=ct.uint8) + 1, ct.int32)
+
+    def two_d(t):
+        return ct.pack_to_bytes(ct.reshape(t.astype(ct.int16), (2, 1)))
+
+    np.testing.assert_array_equal(run(pack, x, (8,), np.uint8), x.view(np.uint8))
+    assert list(run(pack, x, (8,), np.uint8)[:4]) == [1, 2, 3, 4]
+    np.testing.assert_array_equal(run(unpack, x, (2,)), [0x04030201, 0x08070605])
+    np.testing.assert_array_equal(run(two_d, x, (4,), np.uint8),
+                                  x.astype(np.int16).view(np.uint8))
+
+
+def test_pack_float4_low_nibble_first():  # R-BITCAST-3 (cutile: element 2k in the low nibble)
+    x = np.array([0.5, -6.0, 1.0, 0.0], np.float32)
+
+    def f(t):
+        return ct.pack_to_bytes(t.astype(ct.float4_e2m1fn))
+
+    np.testing.assert_array_equal(run(f, x, (2,), np.uint8), [0x1 | 0xF << 4, 0x2])
+
+
+def test_pack_unpack_errors():  # R-BITCAST-2, R-BITCAST-3
+    x = np.zeros(4, np.uint8)
+    fails(lambda t: ct.pack_to_bytes(t > 0), x, "from a bool_ tile")
+    fails(lambda t: ct.unpack_from_bytes(ct.reshape(t, (2, 2)), ct.int8), x, "requires a 1D tile")
+    fails(lambda t: ct.unpack_from_bytes(t.astype(ct.int8), ct.int8), x, "requires uint8 tile")
+    fails(lambda t: ct.unpack_from_bytes(ct.extract(t, (0,), (2,)), ct.int32), x,
+          "not divisible by 32")

@@ -149,4 +149,7 @@ BUILTINS: dict[int, object] = {
     id(operator.and_): _operator("BitAnd"), id(operator.or_): _operator("BitOr"),
     id(operator.xor): _operator("BitXor"), id(operator.pow): _operator("Pow"),
 }
+from ..frontend.debugger import HANDLERS as _DEBUGGER  # noqa: E402
+
+BUILTINS.update(_DEBUGGER)
 _ = (math, FVal)

@@ -20,6 +20,8 @@ class Array:
     def __init__(self, *args, **kwargs):
         raise TypeError("Arrays exist only as kernel arguments")
 
+    from_foreign = None      # set below: ``Array.from_foreign`` is a tile op (api/pointer.py)
+
 
 class TiledView:
     """``Array.tiled_view(...)``: an array partitioned into tiles of one shape (§8)."""
@@ -28,4 +30,19 @@ class TiledView:
         raise TypeError("Tiled views exist only in tile code")
 
 
+class RawArrayMemory:
+    """``Array.get_raw_memory()``: loads, stores and atomics by element offset (§7)."""
+
+    def __init__(self, *args, **kwargs):
+        raise TypeError("RawArrayMemory exists only in tile code")
+
+
 Scalar = int | float | bool | Tile
+
+
+def _attach() -> None:
+    from .pointer import from_foreign
+    Array.from_foreign = from_foreign
+
+
+_attach()

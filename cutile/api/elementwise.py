@@ -66,12 +66,16 @@ def _is_bool(v: FVal) -> bool:
     return isinstance(v, TileV) and v.dtype is dt.bool_
 
 
-def _operand(v, side: str, *, arithmetic: bool = True) -> FVal:
-    """A tile or numeric constant; restricted floats are rejected for arithmetic (R-MATH-2)."""
+def _operand(v, side: str, *, arithmetic: bool = True, pointer: bool = False) -> FVal:
+    """A tile or numeric constant; restricted floats are rejected for arithmetic (R-MATH-2),
+    foreign pointers everywhere but ``where`` (§7)."""
     v = coerce.fval(v)
     if isinstance(v, TileV) or (isinstance(v, Const) and v.is_number):
         if arithmetic and not _is_loose(v) and coerce.value_dtype(v).is_restricted:
             raise TileTypeError(f"{side} has non-arithmetic dtype {coerce.value_dtype(v).name}")
+        if not pointer and isinstance(v, TileV) and v.dtype.is_foreign_pointer:
+            raise TileTypeError(f"{side} has non-arithmetic dtype {v.dtype.name}: a foreign "
+                                f"pointer supports no numeric operation (is_numeric)")
         return v
     raise TileTypeError(f"{side}: expected a tile or a scalar, got {describe(v)}")
 
@@ -531,8 +535,8 @@ def apply_compare(name: str, left: FVal, right: FVal) -> FVal:
 def where(cond, x, y, /):
     """``x`` where ``cond`` else ``y``, broadcasting all three (R-SEL-1)."""
     cond = _operand(cond, "Condition", arithmetic=False)
-    x = _operand(x, "Left-hand side", arithmetic=False)
-    y = _operand(y, "Right-hand side", arithmetic=False)
+    x = _operand(x, "Left-hand side", arithmetic=False, pointer=True)
+    y = _operand(y, "Right-hand side", arithmetic=False, pointer=True)
     if _is_loose(x) and _is_loose(y):
         # Two loose constants promote by their concrete dtypes (R-CONST-7, R-PROMO-3).
         dtype = coerce.promote_dtypes(coerce.value_dtype(x), coerce.value_dtype(y))
@@ -551,6 +555,9 @@ def require_dtype(d, what: str = "dtype") -> DType:
     dtype = dt.normalize_dtype(v.value) if isinstance(v, Const) else None
     if dtype is None:
         raise TileTypeError(f"Expected a dtype constant for {what}, got {describe(v)}")
+    if dtype.is_foreign_pointer:
+        raise TileTypeError(f"{dtype.name} is not a numeric dtype and cannot be used for {what} "
+                            f"(foreign pointers come only from Array.foreign_pointer)")
     return dtype
 
 

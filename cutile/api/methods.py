@@ -7,8 +7,18 @@ import inspect
 
 from ..errors import TileTypeError
 from ..frontend import coerce
-from ..frontend.values import ArrayV, BoundMethod, Const, FVal, TileV, TupleV, ViewV, describe
-from . import elementwise, memory, shape
+from ..frontend.values import (
+    ArrayV,
+    BoundMethod,
+    Const,
+    FVal,
+    RawMemV,
+    TileV,
+    TupleV,
+    ViewV,
+    describe,
+)
+from . import atomic, elementwise, memory, shape
 
 
 def get_attribute(obj: FVal, name: str) -> FVal:
@@ -46,6 +56,9 @@ def get_attribute(obj: FVal, name: str) -> FVal:
             from ..ir import ops
             return TupleV(tuple(current().emit_value(ops.ArrayStride(obj.value, i))
                                 for i in range(obj.ndim)))
+        if name == "foreign_pointer":
+            from .pointer import foreign_pointer
+            return foreign_pointer(obj)
         if name in ARRAY_METHODS:
             return BoundMethod(obj, name)
     elif isinstance(obj, ViewV):
@@ -56,6 +69,11 @@ def get_attribute(obj: FVal, name: str) -> FVal:
         if name == "traversal_steps":
             return TupleV(tuple(Const(d) for d in obj.steps))
         if name in VIEW_METHODS:
+            return BoundMethod(obj, name)
+    elif isinstance(obj, RawMemV):
+        if name == "dtype":
+            return Const(obj.array.dtype)
+        if name in atomic.RAW_METHODS:
             return BoundMethod(obj, name)
     raise TileTypeError(f"{describe(obj)} has no attribute '{name}'")
 
@@ -80,24 +98,35 @@ def _tile_item(t, /):
     return shape_mod.item(t)
 
 
+def _tile_extract(t, /, index, shape):
+    return shape_mod.extract.impl(t, index, shape)
+
+
+def _tile_insert(t, /, index, value):
+    return shape_mod.insert.impl(t, index, value)
+
+
 def _array_slice(a, /, axis, start, stop):
     return memory.array_slice(a, axis, start, stop)
 
 
 shape_mod = shape
 TILE_METHODS = {"astype": _tile_astype, "reshape": _tile_reshape, "permute": _tile_permute,
-                "transpose": _tile_transpose, "item": _tile_item}
+                "transpose": _tile_transpose, "item": _tile_item, "extract": _tile_extract,
+                "insert": _tile_insert}
 ARRAY_METHODS = {
     "slice": _array_slice,
     "tiled_view": memory.tiled_view,
+    "get_raw_memory": atomic.get_raw_memory,
 }
 VIEW_METHODS = {"load": memory.view_load, "store": memory.view_store,
-                "num_tiles": memory.view_num_tiles}
+                "num_tiles": memory.view_num_tiles, **atomic.VIEW_ATOMICS}
 
 
 def call_method(m: BoundMethod, args, kwargs) -> FVal:
     table = (TILE_METHODS if isinstance(m.obj, TileV) else
-             ARRAY_METHODS if isinstance(m.obj, ArrayV) else VIEW_METHODS)
+             ARRAY_METHODS if isinstance(m.obj, ArrayV) else
+             atomic.RAW_METHODS if isinstance(m.obj, RawMemV) else VIEW_METHODS)
     fn = table[m.name]
     try:
         bound = inspect.signature(fn).bind(m.obj, *args, **kwargs)

@@ -1,4 +1,5 @@
-"""Reductions: ``sum``, ``prod``, ``max``, ``min``, ``argmax``, ``argmin`` (R-RED-1..7).
+"""Reductions: ``sum``, ``prod``, ``max``, ``min``, ``argmax``, ``argmin`` (R-RED-1..7) and
+``reduce`` with a user combiner (R-RED-8/9).
 
 Typing: the result dtype is the input dtype (no widening; ``bool_`` is first converted to
 ``int32``), arg-reductions give ``int32``; restricted floats are rejected.  The reduced axes
@@ -22,7 +23,7 @@ def _input(x) -> TileV:
     if not (isinstance(v, TileV) or coerce.is_number_const(v)):
         raise TileTypeError(f"Expected a tile, got {describe(v)}")
     t = coerce.to_tile(v)
-    if t.dtype.is_restricted:                     # R-DTYPE-3, R-RED-3
+    if t.dtype.is_restricted or t.dtype.is_foreign_pointer:     # R-DTYPE-3, R-RED-3, §7
         raise TileTypeError(f"Non-arithmetic dtype {t.dtype.name} is unsupported for reduction")
     if t.dtype.is_bool:
         t = coerce.convert(t, dt.int32)           # R-RED-3
@@ -129,3 +130,35 @@ def argmax(x, /, axis=None, *, keepdims=False, propagate_nan=False):
 def argmin(x, /, axis=None, *, keepdims=False, propagate_nan=False):
     """Index of the first minimum along ``axis`` (None: flat row-major index), int32 (R-RED-6)."""
     return _arg("argmin", x, axis, keepdims, propagate_nan)
+
+
+@tile_op
+def reduce(x, /, axis, func, identity, *, keepdims=False):
+    """Reduce ``x`` (a tile or a tuple of tiles) along ``axis`` with a user combiner (R-RED-8).
+
+    ``func`` takes 2 0-d tiles (2N for N tiles: one group's N components, then the other's)
+    and returns one (an N-tuple); results are cast back to the input dtypes.  It is compiled
+    once.  Combination order: the pairwise tree of ``sum`` (element i with i + n/2, then
+    i + n/4, ...; the lower half is the left operand), so ``func`` must be associative; the
+    ``identity`` is never needed for power-of-two lengths but is checked.
+
+    >>> m = ct.reduce(t, 1, ct.maximum, -float("inf"))
+    >>> v, i = ct.reduce((vals, idx), 0, lambda a, i, b, j: (ct.where(b > a, b, a),
+    ...                                                    ct.where(b > a, j, i)), (-1.0, 0))
+    """
+    from . import _combiner
+    tiles, is_tuple = _combiner.operand_tiles(x, "reduce")
+    nd = len(tiles[0].shape)
+    a = coerce.fval(axis)
+    if _is_none(a):
+        raise TileTypeError("Expected an integer constant for axis, got None")
+    ax = coerce.normalize_axis(coerce.const_int(a, "axis"), nd or 1)
+    kd = _keepdims(keepdims)
+    dtypes = [t.dtype for t in tiles]
+    ids = _combiner.identities(identity, dtypes, is_tuple)
+    body = _combiner.compile_body(func, dtypes, "reduce")
+    if nd == 0:
+        tiles = [current().emit_value(ops.Reshape(t.value, (1,))) for t in tiles]
+    op = current().emit(ops.ReduceFn(tuple(t.value for t in tiles), ax, ids, kd, body))
+    outs = tuple(TileV(r) for r in op.results)
+    return TupleV(outs) if is_tuple else outs[0]

@@ -165,3 +165,181 @@ def item(t: TileV) -> TileV:
     if t.type.size != 1:
         raise TileTypeError(f"Cannot reshape {t.shape} to ()")
     return reshape_to(t, ())
+
+
+# -- cat / extract / insert (R-SHAPE-6..10) -------------------------------------------------------
+@tile_op
+def cat(tiles, /, axis):
+    """Concatenate a tuple of one or two tiles along constant ``axis`` (R-SHAPE-6).
+
+    >>> c = ct.cat((a, b), axis=0)            # two (2, 4) tiles -> (4, 4)
+    """
+    v = coerce.fval(tiles)
+    if not (isinstance(v, TupleV) or (isinstance(v, Const) and isinstance(v.value, tuple))):
+        raise TileTypeError(f"cat() expects a tuple of tiles, got {describe(v)}")
+    items = coerce.tuple_items(v, "tiles")
+    if not items:
+        raise TileTypeError("cat() received an empty tuple")
+    if len(items) > 2:
+        raise TileTypeError(f"cat() supports at most 2 tiles, got {len(items)}")
+    ts = [_tile(i) for i in items]
+    ax = coerce.const_int(coerce.fval(axis), "axis")
+    if len(ts) == 1:
+        coerce.normalize_axis(ax, len(ts[0].shape))
+        return ts[0]
+    a, b = ts
+    if a.dtype is not b.dtype:
+        raise TileTypeError(f"cat() expects tiles of the same dtype, got {a.dtype.name} and "
+                            f"{b.dtype.name}")
+    if len(a.shape) != len(b.shape):
+        raise TileTypeError(f"cat() expects tiles of the same rank, got {len(a.shape)} and "
+                            f"{len(b.shape)}")
+    ax = coerce.normalize_axis(ax, len(a.shape))
+    if any(x != y for i, (x, y) in enumerate(zip(a.shape, b.shape)) if i != ax):
+        raise TileTypeError(f"cat() expects the same shape for non axis dimensions, got "
+                            f"{a.shape} and {b.shape}")
+    shape = list(a.shape)
+    shape[ax] += b.shape[ax]
+    if shape[ax] & (shape[ax] - 1):
+        raise TileTypeError(f"Result tile shape must be power of 2, got {tuple(shape)}")
+    return current().emit_value(ops.Cat(a.value, b.value, ax))
+
+
+def _cell_index(index, nd: int) -> list:
+    """R-SHAPE-9: a tuple of ``nd`` signed integer scalars (a bare scalar for 1-D)."""
+    v = coerce.fval(index)
+    if isinstance(v, TupleV) or (isinstance(v, Const) and isinstance(v.value, tuple)):
+        items = list(coerce.tuple_items(v, "index"))
+    else:
+        items = [v]
+    if len(items) != nd:
+        raise TileTypeError(f"Index size {len(items)} does not match the tile rank {nd}")
+    return items
+
+
+def _cell_values(items, shape, cell) -> tuple:
+    """Index scalars as IR values; constant ones are range-checked (R-SHAPE-7)."""
+    out = []
+    for d, (it, n, s) in enumerate(zip(items, shape, cell)):
+        idx = coerce.signed_index(it)
+        if isinstance(it, Const) and not 0 <= it.value < n // s:
+            raise TileTypeError(f"Index {it.value} is out of bounds for axis {d} with "
+                                f"{n // s} cells of size {s}")
+        out.append(idx.value)
+    return tuple(out)
+
+
+def _check_divides(shape, cell, what: str) -> None:
+    for n, s in zip(shape, cell):
+        if s <= 0 or n % s:
+            raise TileTypeError(f"Tile shape {shape} is not divisible by {what} shape {cell}")
+
+
+@tile_op
+def extract(x, /, index, shape):
+    """Grid cell ``index`` of ``x`` cut into cells of constant ``shape`` (R-SHAPE-7).
+
+    ``index`` counts cells, not elements: ``extract(t, (i, j), (2, 4))`` is
+    ``t[2*i:2*i+2, 4*j:4*j+4]``.  ``shape=()`` takes one element as a 0-d tile.
+    >>> half = ct.extract(t, (1,), (4,))      # (8,) -> elements 4..7
+    """
+    t = _tile(x)
+    nd = len(t.shape)
+    sv = coerce.fval(shape)
+    cell = coerce.const_shape(sv, nd, "shape")
+    scalar = cell == ()
+    if scalar:
+        cell = (1,) * nd
+    _check_divides(t.shape, cell, "extract")
+    idx = _cell_values(_cell_index(index, nd), t.shape, cell)
+    out = current().emit_value(ops.Extract(t.value, idx, cell))
+    return reshape_to(out, ()) if scalar else out
+
+
+@tile_op
+def insert(x, /, index, value):
+    """A copy of ``x`` with grid cell ``index`` (cell shape: ``value.shape``) set to ``value``
+    (R-SHAPE-8); ``value.dtype`` must equal ``x.dtype``.
+
+    >>> t = ct.insert(t, (0,), ct.zeros((4,), t.dtype))   # first four elements set to 0
+    """
+    t = _tile(x)
+    nd = len(t.shape)
+    v = coerce.fval(value)
+    if coerce.is_number_const(v):
+        v = coerce.to_tile(v, t.dtype) if v.is_loose else coerce.to_tile(v)
+    if not isinstance(v, TileV):
+        raise TileTypeError(f"Expected a tile for value, got {describe(v)}")
+    if v.dtype is not t.dtype:
+        raise TileTypeError(f"Cannot insert a tile of dtype {v.dtype.name} into a tile of dtype "
+                            f"{t.dtype.name}")
+    if v.shape == ():
+        v = reshape_to(v, (1,) * nd)
+    if len(v.shape) != nd:
+        raise TileTypeError(f"Value rank {len(v.shape)} does not match the tile rank {nd}")
+    _check_divides(t.shape, v.shape, "value")
+    idx = _cell_values(_cell_index(index, nd), t.shape, v.shape)
+    return current().emit_value(ops.Insert(t.value, v.value, idx))
+
+
+# -- bitcast / pack / unpack (R-BITCAST-1..3) -----------------------------------------------------
+def _bits_dtype(d, what: str):
+    from .. import dtypes as dt
+    target = dt.normalize_dtype(coerce.const_value(coerce.fval(d), what))
+    if target is None:
+        raise TileTypeError(f"Expected a dtype for {what}, got {describe(coerce.fval(d))}")
+    return target
+
+
+@tile_op
+def bitcast(x, /, dtype):
+    """Reinterpret each element's bits as ``dtype`` of the same width (R-BITCAST-1).
+
+    >>> u = ct.bitcast(f, ct.uint32)          # float32 1.0 -> 0x3f800000
+    """
+    t = _tile(x)
+    target = _bits_dtype(dtype, "dtype")
+    if t.dtype.is_bool or target.is_bool:
+        raise TileTypeError("bitcast to or from bool is not supported")
+    if t.dtype.bitwidth != target.bitwidth:
+        raise TileTypeError(f"Cannot bitcast {t.dtype.name} to {target.name}: bit width is "
+                            f"different ({t.dtype.bitwidth} vs {target.bitwidth})")
+    if target is t.dtype:
+        return t
+    return current().emit_value(ops.Bitcast(t.value, target))
+
+
+@tile_op
+def pack_to_bytes(x, /):
+    """The row-major, little-endian bytes of ``x`` as a 1-D ``uint8`` tile (R-BITCAST-2).
+
+    >>> b = ct.pack_to_bytes(ct.full((1,), 0x04030201, ct.int32))   # [1, 2, 3, 4]
+    """
+    t = _tile(x)
+    if t.dtype.is_bool:
+        raise TileTypeError("pack_to_bytes from a bool_ tile is not supported")
+    if t.type.size * t.dtype.bitwidth % 8:
+        raise TileTypeError(f"pack_to_bytes: {t.type.size} elements of {t.dtype.name} are not a "
+                            "whole number of bytes")
+    return current().emit_value(ops.PackBytes(t.value))
+
+
+@tile_op
+def unpack_from_bytes(x, /, dtype):
+    """Inverse of ``pack_to_bytes``: a 1-D ``uint8`` tile read as ``dtype`` (R-BITCAST-3).
+
+    >>> w = ct.unpack_from_bytes(ct.arange(4, dtype=ct.uint8) + 1, ct.int32)  # [0x04030201]
+    """
+    from .. import dtypes as dt
+    t = _tile(x)
+    target = _bits_dtype(dtype, "dtype")
+    if len(t.shape) != 1:
+        raise TileTypeError(f"unpack_from_bytes requires a 1D tile, got shape {t.shape}")
+    if t.dtype is not dt.uint8:
+        raise TileTypeError(f"unpack_from_bytes requires uint8 tile, got {t.dtype.name}")
+    if target.is_bool:
+        raise TileTypeError("unpack_from_bytes to bool_ is not supported")
+    if t.shape[0] * 8 % target.bitwidth:
+        raise TileTypeError(f"unpack_from_bytes: {t.shape[0] * 8} bits are not divisible by "
+                            f"{target.bitwidth}")
+    return current().emit_value(ops.UnpackBytes(t.value, target))

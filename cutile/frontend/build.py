@@ -26,10 +26,14 @@ def _param_value(spec, name: str, params: list[Value]):
     return TileV(v)
 
 
-def build_kernel(kernel, spec) -> KernelIR:
+def build_kernel(kernel, spec, *, watch: dict | None = None) -> KernelIR:
+    """The IR of ``kernel`` for ``spec``; ``watch`` ({line: names} in the kernel's file) adds
+    ``cutile.debug.trace`` watchpoints."""
     func = kernel.function
     node, src = parse_function(func)
     ctx = CompileContext(Builder())
+    if watch is not None:
+        ctx.watch, ctx.watch_file = watch, src.filename
     params: list[Value] = []
     env = Env()
     for name, p in zip(kernel.param_names, spec.params):

@@ -135,8 +135,18 @@ class FunctionCompiler:
                 rest = []
                 stmts = stmts[:i + 1]
             self._located(s, self.stmt, s, env)
+            if self.ctx.watch is not None and env.live:
+                self._watch(s, env)
             i += 1
         return env
+
+    def _watch(self, s: ast.stmt, env: Env) -> None:
+        """``cutile.debug.trace``: record the watched names after a watched line."""
+        loc = self.loc(s)
+        wanted = self.ctx.watch.get(loc.line) if loc.filename == self.ctx.watch_file else None
+        if wanted is not None:
+            from .debugger import emit_watch
+            self._located(s, emit_watch, self, loc.line, wanted, env)
 
     def stmt(self, s: ast.stmt, env: Env) -> None:
         meth = getattr(self, "stmt_" + type(s).__name__, None)
@@ -688,6 +698,7 @@ class FunctionCompiler:
     def call(self, fn: FVal, args, kwargs, node, env) -> FVal:
         from ..api import builtins_map, methods
         from ..api._registry import TileOp
+        self.ctx.compiler = self
         if isinstance(fn, BoundMethod):
             return methods.call_method(fn, args, kwargs)
         if isinstance(fn, FuncV):

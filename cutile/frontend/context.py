@@ -20,6 +20,12 @@ class CompileContext:
         self.builder = builder
         self.loc: Loc | None = None
         self.depth = 0
+        # the function compiler running the current call: ops that compile a user function
+        # (reduce/scan combiners) call it through here
+        self.compiler = None
+        # ``cutile.debug.trace`` watchpoints: {line: names} in ``watch_file`` (None: off)
+        self.watch: dict | None = None
+        self.watch_file: str | None = None
 
     def emit(self, op: Op) -> Op:
         return self.builder.emit(op, self.loc)

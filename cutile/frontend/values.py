@@ -107,6 +107,14 @@ class ViewV(FVal):
 
 
 @dataclass(eq=False)
+class RawMemV(FVal):
+    """``Array.get_raw_memory()``: element-offset access from the array's base (§7)."""
+
+    array: ArrayV
+    kind = "raw array memory"
+
+
+@dataclass(eq=False)
 class FuncV(FVal):
     """A nested ``def`` or ``lambda``: its AST, the defining function's source info and the
     captured environment (frozen when defined, R-PY-6)."""

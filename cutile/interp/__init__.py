@@ -10,5 +10,18 @@ def load_rules() -> None:
     global _loaded
     if _loaded:
         return
-    from . import control, creation, elementwise, index, matmul, memory, reduce, shape  # noqa
+    from . import (  # noqa: F401
+        atomic,
+        control,
+        creation,
+        debugger,
+        elementwise,
+        index,
+        matmul,
+        memory,
+        pointer,
+        reduce,
+        scan,
+        shape,
+    )
     _loaded = True

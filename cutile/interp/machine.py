@@ -20,7 +20,7 @@ from ..errors import TileInternalError, TileUnsupportedFeatureError, UndefinedBe
 from ..ir.core import KernelIR, Op, Region, Value
 from ..ir.types import TileType
 from .memory_model import OutOfBounds
-from .races import tracker_for
+from .races import check_overlapping_args, tracker_for
 
 
 class PTile:
@@ -155,8 +155,14 @@ def block_order(grid: tuple, seed: int | None):
 
 
 def run_kernel(ir: KernelIR, grid: tuple, args: list, *, strict: bool | None = None,
-               shuffle_blocks: int | None = None) -> None:
-    """Execute ``ir`` for every block of ``grid`` on host arrays/scalars ``args``."""
+               shuffle_blocks: int | None = None, blocks: list | None = None,
+               recorder=None):
+    """Execute ``ir`` for every block of ``grid`` on host arrays/scalars ``args``.
+
+    Returns the launch's ``RaceTracker`` (who wrote which element; ``cutile.testing`` names
+    the writing block of a disagreeing element with it), or None when none was kept.
+    ``blocks`` runs only those block ids, in that order (``cutile.debug``); ``recorder`` (an
+    ``AccessRecorder``) replaces the race tracker to draw access maps."""
     from . import load_rules
     load_rules()
     strict = config.strict() if strict is None else strict
@@ -166,10 +172,13 @@ def run_kernel(ir: KernelIR, grid: tuple, args: list, *, strict: bool | None = N
         params.append(PTile(a) if isinstance(p.type, TileType) else a)
     # Inter-block races (R-EXEC-4) are undefined behaviour: checked when strict and there is
     # more than one block (races.py)
-    races = tracker_for(ir, grid, args) if strict else None
-    for bid in block_order(grid, seed):
+    if strict:
+        check_overlapping_args(ir, args)
+    races = recorder if recorder is not None else tracker_for(ir, grid, args) if strict else None
+    for bid in block_order(grid, seed) if blocks is None else blocks:
         block = bid[0] + grid[0] * (bid[1] + grid[1] * bid[2])
         frame = Frame(bid, grid, strict, races, block)
         for p, a in zip(ir.params, params):
             frame.values[p] = a
         frame.run_region(ir.body, [])
+    return races

@@ -10,9 +10,13 @@ write after another block's read or write).  A store of the value an element alr
 not a write here: every block setting the same flag is harmless in any order.
 
 Elements are identified by address (a slice, a transposed view and the original array share
-one buffer), so accesses through different views of one argument are compared.  Atomics do not
-take part (they are the sanctioned way for blocks to communicate).  Out-of-bounds lanes are not
-accesses.  One launch's tracker costs two int32 per element of the buffers it touches.
+one buffer), so accesses through different views of one argument are compared.  Atomics are
+the sanctioned way for blocks to communicate: atomic accesses of different blocks never race
+each other, but a plain access to an element that another block accessed atomically (a plain
+read of an atomically modified element, a plain write of an atomically accessed one) is a race,
+and so is an atomic access to an element another block plainly wrote (or plainly read, when the
+atomic changes it).  Out-of-bounds lanes are not accesses.  One launch's tracker costs two int32
+per element of the buffers it touches, two more once an atomic touches the buffer.
 """
 
 from __future__ import annotations
@@ -78,7 +82,8 @@ def _trace_written(ir) -> set[int] | None:
     index = {p: i for i, p in enumerate(ir.params)}
     out = set()
     for op in walk(ir.body):
-        if isinstance(op, (ops.Store, ops.Scatter)):
+        if isinstance(op, (ops.Store, ops.Scatter, ops.AtomicRMW, ops.AtomicCAS,
+                           ops.RawStore)):
             v = op.array
             while v in producer and isinstance(producer[v], ops.ArraySlice):
                 v = producer[v].array
@@ -86,6 +91,31 @@ def _trace_written(ir) -> set[int] | None:
                 return None
             out.add(index[v])
     return out
+
+
+def check_overlapping_args(ir, args: list) -> None:
+    """R-UB-5: a kernel that writes through an array argument whose memory overlaps another
+    array argument (the same array passed twice, a view of it) has an undefined result: its
+    blocks may see the other argument's elements before or after a write.  Raised before any
+    block runs, naming both parameters."""
+    arrays = [(i, a) for i, a in enumerate(args) if isinstance(a, np.ndarray) and a.size]
+    if len(arrays) < 2:
+        return
+    written = written_params(ir)
+    for k, (i, a) in enumerate(arrays):
+        for j, b in arrays[k + 1:]:
+            if written is not None and i not in written and j not in written:
+                continue
+            if not np.may_share_memory(a, b) or not np.shares_memory(a, b, max_work=10 ** 6):
+                continue
+            names = [ir.params[x].hint or f"argument #{x}" for x in (i, j)]
+            w, other = (names if written is None or i in written else names[::-1])
+            from ..errors import UndefinedBehaviorError
+            raise UndefinedBehaviorError(
+                f"array arguments {names[0]!r} and {names[1]!r} overlap in memory and the "
+                f"kernel writes through {w!r}: its blocks may read {other!r} before or after "
+                f"another block's write, so the result is undefined; pass separate arrays "
+                f"(e.g. a copy)", ir.loc, None, "R-UB-5")
 
 
 def tracker_for(ir, grid: tuple, args: list) -> RaceTracker | None:
@@ -109,6 +139,7 @@ class RaceTracker:
         self.grid = grid
         self.roots = roots                # ids of the tracked buffers (None: all)
         self._buffers: dict = {}          # (id(root), itemsize) -> (root, low, writer, reader)
+        self._atomics: dict = {}          # same key -> (atomic accessor, atomic modifier)
 
     def tracks(self, array: np.ndarray) -> bool:
         return self.roots is None or id(_root(array)) in self.roots
@@ -126,6 +157,62 @@ class RaceTracker:
             entry = (root, low, np.full(n, _NONE, np.int32), np.full(n, _NONE, np.int32))
             self._buffers[key] = entry
         return entry[1], entry[2], entry[3]
+
+    def _atomic_state(self, array: np.ndarray, create: bool):
+        """(accessor, modifier): the block that accessed / changed each element atomically
+        (None until an atomic touches the buffer, unless ``create``)."""
+        key = (id(_root(array)), array.itemsize)
+        st = self._atomics.get(key)
+        if st is None and create:
+            n = self._state(array)[1].size
+            st = self._atomics[key] = (np.full(n, _NONE, np.int32), np.full(n, _NONE, np.int32))
+        return st
+
+    def _atomic_views(self, array: np.ndarray, access: tuple):
+        """The atomic state laid out like a plain access (gathered copies), or None."""
+        st = self._atomic_state(array, False)
+        if st is None:
+            return None
+        kind, what = access[0], access[1]
+        low = self._state(array)[0]
+        addrs = window_addresses(what) if kind == "win" else what
+        slots = (addrs - low) // array.itemsize
+        return st[0][slots].reshape(np.shape(what) if kind == "win" else slots.shape), \
+            st[1][slots].reshape(np.shape(what) if kind == "win" else slots.shape)
+
+    def atomic(self, array: np.ndarray, addrs: np.ndarray, changed: np.ndarray, block: int,
+               bid: tuple) -> None:
+        """Atomic accesses at byte ``addrs`` (distinct); ``changed`` marks those that modified
+        the element.  Races only with plain accesses of other blocks."""
+        if addrs.size == 0:
+            return
+        low, writer, reader = self._state(array)
+        acc, mod = self._atomic_state(array, True)
+        slots = (addrs - low) // array.itemsize
+        wv, rv = writer[slots], reader[slots]
+        bad = (wv != _NONE) & (wv != block)
+        if bad.any():
+            self._race("accesses atomically", bad, wv, bid, "wrote")
+        bad = changed & (rv != _NONE) & (rv != block)
+        if bad.any():
+            self._race("modifies atomically", bad, rv, bid, "read")
+        for st, sel in ((acc, slice(None)), (mod, changed)):
+            cur = st[slots[sel]]
+            st[slots[sel]] = np.where(cur == _NONE, block, np.where(cur == block, cur, _MANY))
+
+    def writer_of(self, array: np.ndarray, index: tuple) -> tuple | None:
+        """The block ``(x, y, z)`` that wrote ``array[index]`` in this launch (None: no block
+        changed it)."""
+        if not self.tracks(array):
+            return None
+        low, writer, _ = self._state(array)
+        addr = array.__array_interface__["data"][0] + sum(
+            i * st for i, st in zip(index, array.strides))
+        who = int(writer[(addr - low) // array.itemsize])
+        if who < 0:
+            return None
+        g0, g1 = self.grid[0], self.grid[1]
+        return (who % g0, who // g0 % g1, who // (g0 * g1))
 
     def _views(self, array: np.ndarray, access: tuple):
         """(writer, reader, slot numbers) for an access: for a window ("win", view) strided
@@ -158,6 +245,11 @@ class RaceTracker:
         bad = (wv != _NONE) & (wv != block)
         if bad.any():
             self._race("reads", bad, wv, bid, "wrote")
+        at = self._atomic_views(array, access)
+        if at is not None:
+            bad = (at[1] != _NONE) & (at[1] != block)
+            if bad.any():
+                self._race("reads", bad, at[1], bid, "modified atomically")
         new_r = np.where(rv == _NONE, block, np.where(rv == block, rv, _MANY))
         if slots is None:
             rv[...] = new_r
@@ -180,6 +272,12 @@ class RaceTracker:
         bad = changed & (rv != _NONE) & (rv != block)
         if bad.any():
             self._race("writes", bad, rv, bid, "read")
+        at = self._atomic_views(array, access)
+        if at is not None:
+            acc = at[0].reshape(wv.shape)
+            bad = changed & (acc != _NONE) & (acc != block)
+            if bad.any():
+                self._race("writes", bad, acc, bid, "accessed atomically")
         if slots is None:
             wv[changed] = block
         else:

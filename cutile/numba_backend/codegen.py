@@ -90,6 +90,7 @@ class Gen:
         self.consts: dict[str, np.ndarray] = {}
         self.strides_used: set[tuple] = set()
         self.stores: set[int] = set()
+        self.raw_roots: set[int] = set()   # params accessed by element offset (RawArrayMemory)
         self._tmp = itertools.count()
         self.params: list[str] = []
         self.plans: list[str] = []             # mma strategies chosen (kernel.inspect)

@@ -101,7 +101,7 @@ def registers(ck) -> int | None:
     if rt.simulator():
         return None
     try:
-        return int(ck.variant().kernel.regs_per_thread)   # C-contiguous arrays
+        return ck.variant().registers()   # C-contiguous arrays
     except Exception:
         return None
 

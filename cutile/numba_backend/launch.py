@@ -2,7 +2,8 @@
 
 - A specialised kernel (one ``KernelIR``) is compiled once per thread count and option set
   (``compile_kernel``): source generation, ``exec`` in the ``rt`` namespace, ``cuda.jit``.
-  Numba itself compiles the PTX on first launch and caches it per argument types.
+  On a GPU each array-layout variant is compiled eagerly (``Compiled.variant``), or loaded
+  from the on-disk cache when an earlier process compiled it (``diskcache.py``).
 - Arguments: NumPy arrays are copied to the device (C-contiguous) and the ones the kernel may
   write are copied back into the caller's array (a view of a larger buffer is written through
   the view, so the rest of the buffer is untouched); Numba device arrays and any object with
@@ -29,7 +30,7 @@ from ..errors import TileCompilerExecutionError, TileUnsupportedFeatureError
 from ..ir import ops
 from ..ir.core import KernelIR, walk
 from ..ir.types import ArrayType, TileType
-from . import rt
+from . import diskcache, rt
 from .codegen import Gen, kernel_fn_name
 from .emitter import describe_op
 from .params import Packer, argument_types, layout, refs, storage_bits
@@ -57,6 +58,7 @@ class Compiled:
         self.dyn_smem = gen.smem.dynamic_bytes          # passed with every launch
         self.plan = "; ".join(gen.plans)                # mma strategies (kernel.inspect)
         self.stores = set(gen.stores)
+        self.raw_roots = set(gen.raw_roots)
         self.strides_used = sorted(gen.strides_used)
         self.strides_of = {r for r, _ in self.strides_used}   # params whose strides it queries
         self.line_ops = gen.line_ops
@@ -65,16 +67,32 @@ class Compiled:
         # GPU only (see params.py): one eagerly compiled kernel per tuple of array layouts
         self.variants: dict[tuple, Variant] = {}
         self.n_arrays = sum(isinstance(p.type, ArrayType) for p in ir.params)
+        # the on-disk cache key of the generated kernel (diskcache.py)
+        self.cache_key = diskcache.source_key(source, gen.consts, T, gen.mma_acc)
 
     def variant(self, layouts: tuple | None = None) -> Variant:
-        """The kernel compiled for these array layouts ("C"/"A" per array; default all "C")."""
+        """The kernel compiled for these array layouts ("C"/"A" per array; default all "C"),
+        loaded from the on-disk cache when an earlier process stored it."""
         layouts = layouts or ("C",) * self.n_arrays
         v = self.variants.get(layouts)
         if v is None:
             argtypes = argument_types(self.ir, len(self.strides_used), layouts)
-            kernel = self.dispatcher.compile(argtypes)
-            opt_in_dynamic_smem(kernel, self.dyn_smem)
-            v = self.variants[layouts] = Variant(argtypes, kernel, Packer(argtypes))
+            key = target = loaded = None
+            if config.cache_enabled():
+                try:
+                    target = diskcache.current_target()
+                    key = diskcache.variant_key(self.cache_key, argtypes, target)
+                    loaded = diskcache.load(key)
+                except Exception as e:      # no device query / toolchain versions: no cache
+                    diskcache.cache.stats.note(f"key {self.name}: {type(e).__name__}: {e}")
+                    key = None
+            if loaded is not None:
+                v = Variant(argtypes, None, Packer(argtypes), loaded)
+            else:
+                v = Variant(argtypes, self.dispatcher.compile(argtypes), Packer(argtypes))
+                v.disk = (key, target) if key is not None else None
+            opt_in_dynamic_smem(v, self.dyn_smem)
+            self.variants[layouts] = v
         return v
 
     def op_at(self, lineno: int):
@@ -85,11 +103,31 @@ class Compiled:
 
 class Variant:
     """One compiled signature of a generated kernel, its parameter packer and whether the
-    packer passed its check against Numba's own (None: not checked yet)."""
+    packer passed its check against Numba's own (None: not checked yet).
 
-    def __init__(self, argtypes: tuple, kernel, packer: Packer):
+    ``kernel`` is Numba's compiled kernel; a variant loaded from the on-disk cache has none,
+    only ``loaded`` = (cuda.core ObjectCode, kernel handle), and is launched through the
+    packing that was checked when it was stored.  ``disk``: (key, target) to store a compiled
+    variant under once its packing is checked (None: not to be stored)."""
+
+    def __init__(self, argtypes: tuple, kernel, packer: Packer, loaded=None):
         self.argtypes, self.kernel, self.packer = argtypes, kernel, packer
-        self.fast: bool | None = None
+        self.loaded = loaded
+        self.fast: bool | None = True if loaded is not None else None
+        self.disk: tuple | None = None
+
+    def handle(self):
+        """The cuda.core kernel handle to launch."""
+        if self.loaded is not None:
+            return self.loaded[1]
+        return self.kernel._codelibrary.get_cufunc().kernel
+
+    def registers(self) -> int:
+        """Registers per thread of the compiled kernel."""
+        if self.kernel is not None:
+            return int(self.kernel.regs_per_thread)
+        n = self.loaded[1].attributes.num_regs
+        return int(n() if callable(n) else n)
 
 
 # -- options ---------------------------------------------------------------------------------
@@ -192,17 +230,17 @@ def device_smem_limit() -> int:
 
 
 def opt_in_dynamic_smem(kernel, nbytes: int) -> None:
-    """Allow a compiled kernel ``nbytes`` of dynamic shared memory (needed above 48 KiB;
-    numba-cuda has no public API for it: the function attribute is set on the driver)."""
+    """Allow a kernel ``nbytes`` of dynamic shared memory (needed above 48 KiB; numba-cuda has
+    no public API for it: the attribute is set on the driver).  ``kernel``: a ``Variant``
+    (compiled or loaded from the disk cache) or a Numba compiled kernel."""
     if nbytes <= 48 * 1024 or rt.simulator():
         return
+    from numba import cuda
     from numba.cuda.cudadrv.driver import binding, driver
-    fn = kernel._codelibrary.get_cufunc()
+    handle = (kernel.handle() if isinstance(kernel, Variant)
+              else kernel._codelibrary.get_cufunc().kernel).handle
     attr = binding.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
-    try:
-        driver.cuKernelSetAttribute(attr, nbytes, fn.handle, fn.device.id)
-    except Exception:
-        driver.cuFuncSetAttribute(fn.handle, attr, nbytes)
+    driver.cuKernelSetAttribute(attr, nbytes, handle, cuda.get_current_device().id)
 
 
 def generate(ir: KernelIR, T: int, mma_acc: str = "f32", tensor_cores: bool | None = None
@@ -285,6 +323,21 @@ def _itemsize_strides(x) -> tuple:
     return tuple(int(s) // item for s in x.strides)
 
 
+def _check_raw_layout(ck: Compiled, i: int, leaf) -> None:
+    """RawArrayMemory offsets are decoded with the strides in axis order (lower/atomic.py),
+    which is exact when every stride exceeds the span of the axes after it."""
+    from ..errors import TileUnsupportedFeatureError
+    st, span = _itemsize_strides(leaf), 0
+    for s, n in reversed(list(zip(st, leaf.shape))):
+        if n > 1 and s <= span:
+            raise TileUnsupportedFeatureError(
+                f"numba backend: RawArrayMemory of argument {i} of kernel {ck.name!r} needs an "
+                f"array whose strides decrease along the axes (row-major, slices allowed); got "
+                f"strides {st} for shape {tuple(leaf.shape)} (pass a C-ordered array or use "
+                f"the interpreter)")
+        span += s * (n - 1) if n > 1 else 0
+
+
 def marshal(ck: Compiled, grid: tuple, leaves: list, stream):
     """(kernel args, write-back closures) for one launch."""
     from numba import cuda
@@ -293,6 +346,8 @@ def marshal(ck: Compiled, grid: tuple, leaves: list, stream):
         if isinstance(p.type, ArrayType):
             if i in ck.strides_of:
                 logical_strides[i] = _itemsize_strides(leaf)
+            if i in ck.raw_roots:
+                _check_raw_layout(ck, i, leaf)
             if isinstance(leaf, np.ndarray):
                 host = leaf if leaf.flags.c_contiguous else np.array(leaf, order="C")
                 bits = storage_bits(p.type.dtype)
@@ -383,7 +438,7 @@ def _launch_gpu(ck: Compiled, grid3: tuple, args: list, st, core) -> None:
     var = ck.variant(tuple(layout(v) for v in values if isinstance(v, DeviceArrayRef)))
     if var.fast is None:
         try:        # private Numba / cuda.core pieces: any surprise means the slow path
-            var.kernel._codelibrary.get_cufunc().kernel  # noqa: B018
+            var.handle()
             from cuda.core import LaunchConfig, launch  # noqa: F401
             var.fast = var.packer.verify(var.kernel, values, st)
         except Exception:
@@ -392,6 +447,8 @@ def _launch_gpu(ck: Compiled, grid3: tuple, args: list, st, core) -> None:
             warnings.warn(f"cutile: parameter packing for kernel {ck.name!r} disagrees with "
                           "Numba's; launching through the Numba dispatcher (slower)",
                           RuntimeWarning, stacklevel=3)
+        elif var.disk is not None:
+            diskcache.save(var.disk[0], ck, var.kernel, var.disk[1])
     if not var.fast:
         from numba import cuda
         nb = [cuda.as_cuda_array(v) if isinstance(v, DeviceArrayRef) else v for v in values]
@@ -410,7 +467,7 @@ def _launch_gpu(ck: Compiled, grid3: tuple, args: list, st, core) -> None:
         cfg = _configs[key] = LaunchConfig(grid=grid3, block=(ck.T, 1, 1),
                                           shmem_size=ck.dyn_smem)
     from cuda.core import launch
-    launch(core, cfg, var.kernel._codelibrary.get_cufunc().kernel, *var.packer.pack(values))
+    launch(core, cfg, var.handle(), *var.packer.pack(values))
 
 
 def _wrap_error(ck: Compiled, e: Exception) -> Exception:

@@ -211,6 +211,8 @@ class SimLibdevice:
     fmaf_ru = staticmethod(lambda a, b, c: _fma_directed(a, b, c, "ru"))
     float_as_int = staticmethod(lambda a: F32(a).view(np.int32))
     int_as_float = staticmethod(lambda i: np.int32(i).view(np.float32))
+    double_as_longlong = staticmethod(lambda a: F64(a).view(np.int64))
+    longlong_as_double = staticmethod(lambda i: np.int64(i).view(np.float64))
 
 
 for _m in ("rz", "rd", "ru"):
@@ -277,10 +279,13 @@ def _device_functions() -> dict:
     if _devfns is None:
         from numba import cuda
 
-        from . import minifloat
+        from . import bits, minifloat
         ns: dict = {"math": math}
         exec(compile(minifloat.DEVICE_SOURCE, "<cutile-numba:minifloat>", "exec"), ns)
         _devfns = {name: cuda.jit(device=True)(ns[name])
                    for name in minifloat.DEVICE_FUNCTIONS}
+        ns.update(_devfns)              # bits' functions call mf_bits
+        exec(compile(bits.DEVICE_SOURCE, "<cutile-numba:bits>", "exec"), ns)
+        _devfns.update({name: cuda.jit(device=True)(ns[name]) for name in bits.DEVICE_FUNCTIONS})
         _devfns.update(minifloat.tables())
     return _devfns

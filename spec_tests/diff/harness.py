@@ -1,17 +1,8 @@
-"""Run one kernel on the interpreter and on the Numba backend and compare every output element.
+"""The project's differential tests on top of ``cutile.testing`` (one harness for users and for
+us): kernels from source text, the Hypothesis example budget per profile, and the checks of the
+generated source.  ``run_both``/``assert_same`` keep the tests' calling convention.
 
-- Every array argument is embedded in a larger buffer (a guard band of ``GUARD`` elements on
-  every side of every dimension, filled with a sentinel); the kernel gets the inner view
-  (non-contiguous for 2-D and up).  After the launch the guard band must be untouched.
-- Output arrays are poisoned by the caller (NaN / sentinel) so unwritten elements show.
-- Comparison: integers and bools bit-exactly; floats bit-exactly by default (NaN matches any
-  NaN), or within ``ulps`` units in the last place, or ``atol + rtol*|ref|``; ``signed_zero=
-  False`` accepts -0.0 for +0.0 (min/max of zeros are unspecified, R-MATH-6).
-- ``device=True`` passes Numba device-array views of device buffers instead of NumPy arrays.
-  On a GPU that is the zero-copy path, and the guard band checks the kernel's own bounds checks
-  in device memory; the simulator's fake device arrays expose ``__array_interface__`` and are
-  taken as host views of the device buffer (still checking that nothing outside the view is
-  written).
+Guard bands, poisoning and the comparison rules are ``cutile.testing``'s (docs/testing.md).
 """
 
 from __future__ import annotations
@@ -25,11 +16,10 @@ import tempfile
 
 import numpy as np
 
-import cutile as ct
-from cutile import dtypes as dt
-from cutile.executors import backend
+from cutile.testing import GUARD, embed, poison, sentinel, ulp_distance  # noqa: F401
+from cutile.testing.compare import disagreeing, first_mismatches
+from cutile.testing.diff import run_on
 
-GUARD = 2
 _counter = itertools.count()
 _tmpdir = tempfile.mkdtemp(prefix="cutile_diff_")
 
@@ -83,137 +73,27 @@ def kernel_from_source(src: str, name: str):
     return getattr(mod, name)
 
 
-def sentinel(dtype) -> np.ndarray:
-    dtype = np.dtype(dtype)
-    if dtype.kind == "f":
-        return np.array(-7.25e3 if dtype.itemsize > 1 else 3.0, dtype=dtype)
-    if dtype.kind == "b":
-        return np.array(True)
-    return np.frombuffer(b"\xa7" * dtype.itemsize, dtype=dtype)[0]
-
-
-def poison(shape, dtype) -> np.ndarray:
-    dtype = np.dtype(dtype)
-    if dtype.kind == "f":
-        return np.full(shape, np.nan, dtype=dtype)
-    if dtype.kind == "b":
-        return np.ones(shape, dtype=bool)
-    return np.full(shape, np.frombuffer(b"\x5c" * dtype.itemsize, dtype=dtype)[0], dtype)
-
-
-def embed(a: np.ndarray):
-    """(buffer, view): ``a`` copied into the middle of a guarded buffer."""
-    if a.ndim == 0:
-        buf = np.full((1 + 2 * GUARD,), sentinel(a.dtype), dtype=a.dtype)
-        buf[GUARD] = a
-        return buf, buf[GUARD:GUARD + 1].reshape(())
-    shape = tuple(d + 2 * GUARD for d in a.shape)
-    buf = np.full(shape, sentinel(a.dtype), dtype=a.dtype)
-    sl = tuple(slice(GUARD, GUARD + d) for d in a.shape)
-    buf[sl] = a
-    return buf, buf[sl]
-
-
-def _guard_ok(buf: np.ndarray, ndim: int, dtype) -> bool:
-    mask = np.ones(buf.shape, dtype=bool)
-    if ndim == 0:
-        mask[GUARD] = False
-    else:
-        mask[tuple(slice(GUARD, d - GUARD) for d in buf.shape)] = False
-    s = np.ascontiguousarray(np.broadcast_to(sentinel(dtype), buf.shape))
-    return bool(np.array_equal(_bits(buf)[mask], _bits(s)[mask]))
-
-
-def _bits(a: np.ndarray) -> np.ndarray:
-    a = np.ascontiguousarray(a)
-    if a.dtype == np.bool_:
-        return a.view(np.uint8)
-    return a.view(f"u{a.dtype.itemsize}")
-
-
-def _launch(kernel, grid, args, executor: str, opts: dict, device: bool):
-    bufs, call = [], []
-    for a in args:
-        if isinstance(a, np.ndarray):
-            buf, view = embed(a)
-            if device and executor == "numba" and a.ndim > 0:
-                from numba import cuda
-                dbuf = cuda.to_device(buf)
-                dview = dbuf[tuple(slice(GUARD, GUARD + d) for d in a.shape)]
-                bufs.append((buf, dbuf, a))
-                call.append(dview)
-            else:
-                bufs.append((buf, None, a))
-                call.append(view)
-        else:
-            call.append(a)
-    with backend(executor, **(opts if executor == "numba" else {})):
-        ct.launch(None, grid, kernel, tuple(call))
-    outs, guards = [], []
-    for buf, dbuf, a in bufs:
-        if dbuf is not None:
-            buf = dbuf.copy_to_host()
-        if a.ndim == 0:
-            outs.append(buf[GUARD:GUARD + 1].reshape(()).copy())
-        else:
-            outs.append(buf[tuple(slice(GUARD, GUARD + d) for d in a.shape)].copy())
-        guards.append(_guard_ok(buf, a.ndim, a.dtype))
-    return outs, guards
-
-
 def run_both(kernel, grid, args, *, threads=None, mma_acc=None, device=False):
-    """(interpreter outputs, backend outputs): every array argument after the launch."""
-    ref, gref = _launch(kernel, grid, args, "interp", {}, False)
-    got, ggot = _launch(kernel, grid, args, "numba", {"threads": threads, "mma_acc": mma_acc},
-                        device)
-    assert all(gref), "interpreter wrote into a guard band (harness bug)"
-    bad = [i for i, ok in enumerate(ggot) if not ok]
+    """(interpreter outputs, backend outputs): every top-level array argument after the launch
+    (the callers poison outputs themselves).  Guard bands must be intact on both."""
+    opts = dict(poison_outputs=False, threads=threads, mma_acc=mma_acc)
+    ref = run_on(kernel, grid, tuple(args), "interp", **opts)
+    got = run_on(kernel, grid, tuple(args), "numba", device=device, **opts)
+    assert all(ref.guard_ok.values()), "interpreter wrote into a guard band (harness bug)"
+    bad = [n for n, ok in got.guard_ok.items() if not ok]
     assert not bad, f"numba backend wrote outside array argument(s) {bad}"
-    return ref, got
-
-
-def ulp_distance(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Distance in representable values between same-dtype floats (NaN handled by caller)."""
-    w = a.dtype.itemsize * 8
-
-    def key(x):
-        i = np.ascontiguousarray(x).view(f"i{a.dtype.itemsize}").astype(np.int64)
-        mag = i & np.int64((1 << (w - 1)) - 1)
-        return np.where(i < 0, -mag, mag)
-
-    return np.abs(key(a) - key(b))
+    names = [n for n in ref.arrays if "[" not in n]        # top-level arrays, in order
+    return [ref.arrays[n] for n in names], [got.arrays[n] for n in names]
 
 
 def assert_same(ref: np.ndarray, got: np.ndarray, *, ulps: int = 0, atol: float = 0.0,
                 rtol: float = 0.0, signed_zero: bool = True, what: str = "") -> None:
-    assert ref.shape == got.shape and ref.dtype == got.dtype, (ref.shape, got.shape)
-    d = dt.from_numpy(ref.dtype)
-    if not (d is not None and d.is_float):             # bfloat16/float8 are kind "V"
-        bad = _bits(ref) != _bits(got)
-        if bad.any():
-            i = tuple(int(x) for x in np.argwhere(bad)[0])
-            raise AssertionError(f"{what}: {int(bad.sum())} element(s) differ, first at {i}: "
-                                 f"interp {ref[i]!r} vs numba {got[i]!r}")
-        return
-    rn, gn = np.isnan(ref), np.isnan(got)
-    bad = rn != gn
-    both = ~rn & ~gn
-    r64, g64 = ref.astype(np.float64), got.astype(np.float64)
-    if atol or rtol:
-        close = np.abs(r64 - g64) <= atol + rtol * np.abs(r64)
-        close |= (r64 == g64)
-        bad |= both & ~close
-    elif ulps:
-        bad |= both & (ulp_distance(ref, got) > ulps) & ~((r64 == 0) & (g64 == 0))
-    else:
-        same = _bits(ref) == _bits(got)
-        if not signed_zero:
-            same |= (r64 == 0) & (g64 == 0)
-        bad |= both & ~same
+    """``ref`` (interpreter) and ``got`` (backend) agree within the bound (cutile.testing)."""
+    bad = disagreeing(ref, got, ulps=ulps, atol=atol, rtol=rtol, signed_zero=signed_zero)
     if bad.any():
-        i = tuple(int(x) for x in np.argwhere(bad)[0])
+        m = first_mismatches("out", ref, got, bad, 1)[0]
         raise AssertionError(f"{what}: {int(bad.sum())} of {ref.size} element(s) differ, first "
-                             f"at {i}: interp {ref[i]!r} vs numba {got[i]!r}")
+                             f"at {m.index}: interp {m.expected!r} vs numba {m.actual!r}")
 
 
 def check_no_divergent_barrier(source: str) -> None:

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Issue 3's H100 acceptance runs, each sized for one 10-minute device call (16 cores).
 #
-#   tools/gpu/acceptance.sh spec1|spec2|spec3|spec4|diff1|diff2|bench
+#   tools/gpu/acceptance.sh spec1|spec2|spec3|spec4|diff1|diff2|bench|firstcall
 #
 # Run on the GPU machine from the repository root with the wheels carried (../shared/GPU.md;
 # carry .gpu/numpy and .gpu/xdist, the latter = `pip download pytest-xdist execnet`): they are
@@ -11,6 +11,8 @@
 # spec1..spec4: the whole spec suite on the Numba backend (CUTILE_TEST_BACKEND=numba), in four
 #   parts (every fourth file, C-locale order); diff1/diff2: the differential tests with the gpu
 #   Hypothesis profile, in two halves; bench: benchmarks/gpu.py (add the real cuTile's recipe for its column).
+# firstcall: issue 15's first launch per workload in fresh processes, kernel cache cold then warm
+#   (benchmarks/first_call.py; bench runs it too) and the cache's spec tests.
 set -euo pipefail
 if [[ ! -d /tmp/np/xdist ]]; then
   python3 -m pip install -q --no-index --no-deps --target /tmp/np .gpu/numpy/*.whl .gpu/xdist/*.whl
@@ -18,7 +20,7 @@ fi
 export PYTHONPATH="/tmp/np:$PWD${PYTHONPATH:+:$PYTHONPATH}"
 out="${OUT:-gpu_logs}"
 mkdir -p "$out"
-part="${1:?spec1|spec2|spec3|spec4|diff1|diff2|bench}"
+part="${1:?spec1|spec2|spec3|spec4|diff1|diff2|bench|firstcall}"
 export CUTILE_DURLOG="$out/$part.dur"   # per-test durations, kept when the run is cut
 xd=(-q -n 16 --dist worksteal -p no:cacheprovider -W ignore --durations=30)
 case "$part" in
@@ -40,6 +42,11 @@ case "$part" in
     tail -40 "$out/$part.log" ;;
   bench)
     timeout 570 python3 benchmarks/gpu.py > "$out/bench.log" 2>&1 || true
-    tail -16 "$out/bench.log" ;;
+    tail -22 "$out/bench.log" ;;
+  firstcall)
+    timeout 420 python3 benchmarks/first_call.py > "$out/firstcall.log" 2>&1 || true
+    cat "$out/firstcall.log"
+    timeout 150 python3 -m pytest spec_tests/test_backend_cache.py -q -p no:cacheprovider \
+      2>&1 | tail -5 ;;
   *) echo "unknown part $part" >&2; exit 2 ;;
 esac

@@ -20,7 +20,8 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
-EXAMPLES = ["vector_add", "matmul", "softmax", "layer_norm", "transpose", "attention"]
+EXAMPLES = ["vector_add", "matmul", "softmax", "layer_norm", "transpose", "attention", "histogram",
+            "splitk_matmul", "topk", "fft", "prefix_sum"]
 
 
 def _torch_launch(ct):

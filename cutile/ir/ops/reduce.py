@@ -1,9 +1,9 @@
-"""Reductions: sum/prod/max/min over axes and argmax/argmin (R-RED-*)."""
+"""Reductions: sum/prod/max/min over axes, argmax/argmin and user combiners (R-RED-*)."""
 
 from __future__ import annotations
 
 from ...dtypes import int32
-from ..core import Op, Value, opdef
+from ..core import Op, Region, Value, opdef
 from ..types import TileType
 from . import _check
 
@@ -47,3 +47,24 @@ class ArgReduce(Op):
         else:
             shape = _reduced_shape(t.shape, (self.axis,), self.keepdims)
         return [TileType(int32, shape)]
+
+
+@opdef("reduce")
+class ReduceFn(Op):
+    """``reduce`` with a user combiner (R-RED-8): N tiles of one shape along one ``axis``;
+    ``body`` as ``ScanFn``'s (2N 0-d arguments, yields N)."""
+
+    xs: tuple
+    axis: int
+    identities: tuple
+    keepdims: bool
+    body: Region
+
+    def infer(self):
+        from .scan import check_body
+        types = [_check.tile(x, self, "x") for x in self.xs]
+        shape = types[0].shape
+        _check.expect(all(t.shape == shape for t in types), self, "operands share one shape")
+        check_body(self, self.body, types)
+        out = _reduced_shape(shape, (self.axis,), self.keepdims)
+        return [TileType(t.dtype, out) for t in types]

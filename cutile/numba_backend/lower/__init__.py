@@ -28,6 +28,19 @@ def lower(*op_classes):
 def load_lowerings() -> dict[type, Callable]:
     global _loaded
     if not _loaded:
-        from . import control, creation, elementwise, index, matmul, memory, reduce, shape  # noqa: F401
+        from . import (  # noqa: F401
+            atomic,
+            control,
+            creation,
+            debugger,
+            elementwise,
+            index,
+            matmul,
+            memory,
+            pointer,
+            reduce,
+            scan,
+            shape,
+        )
         _loaded = True
     return LOWERINGS

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from ... import dtypes as dt
 from ...ir import ops
-from .. import exprs
+from .. import combiner, exprs
 from .. import layout as L
 from ..codegen import row_major_strides
 from . import lower
@@ -199,3 +199,28 @@ def arg_reduce(g, op):
     out_shape = op.result.type.shape
     out = lay.relabel(out_shape) if out_shape else L.Layout((), g.T, ())
     g.define(op.result, out, comps[1])
+
+
+@lower(ops.ReduceFn)
+def reduce_fn(g, op):
+    """The pairwise tree of ``reduce_`` with the user's combiner region emitted at every
+    combine site (``combiner.emit``); the lower half is the left operand, as in the
+    interpreter, so results match bit for bit."""
+    dtypes = [v.type.dtype for v in op.xs]
+    lay = None
+    comps = []
+    for v in op.xs:
+        if lay is None:
+            lay, regs = _source_layout(g, v)
+        else:
+            regs = g.get(v, lay)
+        comps.append(regs)
+
+    def combine(lo, hi):
+        return combiner.emit(g, op.body, lo, hi)
+
+    lay, comps = _reduce_axis(g, ("redfn", id(op)), lay, comps, dtypes, op.axis, combine)
+    out_shape = op.results[0].type.shape
+    out = lay.relabel(out_shape) if out_shape else L.Layout((), g.T, ())
+    for r, c in zip(op.results, comps):
+        g.define(r, out, c)

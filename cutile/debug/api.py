@@ -1,0 +1,193 @@
+"""The public debugging calls (see the package docstring); each runs on the interpreter."""
+
+from __future__ import annotations
+
+import contextlib
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..kernel import _check_grid
+
+
+def _prepare(kernel, grid, args: tuple, watch=None):
+    from ..frontend.build import build_kernel
+    from ..kernel import kernel as kernel_cls
+    if not isinstance(kernel, kernel_cls):
+        raise TypeError("expected a tile kernel (@ct.kernel)")
+    if not isinstance(args, tuple):
+        raise TypeError("args must be a tuple, as for ct.launch")
+    g = _check_grid(grid if isinstance(grid, tuple) else (grid,))
+    spec = kernel.specialize(args)
+    if watch is None:
+        ir = kernel.compile(spec)
+    else:
+        ir = build_kernel(kernel, spec, watch=watch)     # a traced variant, not cached
+        ir.options = dict(kernel.options)
+    from ..executors import _host_leaves
+    leaves, back = _host_leaves(spec.leaves)
+    return ir, g, leaves, back
+
+
+def _blocks(blocks, grid: tuple) -> list | None:
+    """Block ids as 3-tuples, checked against the grid."""
+    if blocks is None:
+        return None
+    out = []
+    for b in blocks:
+        b = (b,) if isinstance(b, int) else tuple(b)
+        if not 1 <= len(b) <= 3 or not all(isinstance(x, (int, np.integer)) for x in b):
+            raise ValueError(f"a block id is an int or a tuple of up to 3 ints, got {b!r}")
+        b = tuple(int(x) for x in b) + (0,) * (3 - len(b))
+        if not all(0 <= x < g for x, g in zip(b, grid)):
+            raise ValueError(f"block {b} is outside the grid {grid}")
+        out.append(b)
+    return out
+
+
+def _run(ir, g, leaves, back, blocks, recorder=None):
+    from ..interp.machine import run_kernel
+    run_kernel(ir, g, leaves, blocks=_blocks(blocks, g), recorder=recorder)
+    for dev, host in back:
+        dev.copy_to_device(host)
+
+
+def launch(grid, kernel, args: tuple, *, blocks=None) -> None:
+    """``ct.launch`` on the interpreter, running only ``blocks`` (block ids, in that order;
+    None: all).  Arrays are updated in place as by ``ct.launch``.
+
+    >>> cutile.debug.launch((8, 8), matmul, (a, b, c), blocks=[(3, 0)])
+    """
+    ir, g, leaves, back = _prepare(kernel, grid, args)
+    _run(ir, g, leaves, back, blocks)
+
+
+@contextlib.contextmanager
+def break_in(*blocks, stdin=None, stdout=None):
+    """Inside the ``with`` block, ``breakpoint()`` in kernels stops only in ``blocks``
+    (block ids; none given: every block); ``stdin``/``stdout`` drive pdb (scripts, tests).
+
+    >>> with cutile.debug.break_in((3, 0)):
+    ...     ct.launch(None, grid, kernel, args)
+    """
+    from ..interp.debugger import DebugSession, _session
+    chosen = {b if isinstance(b, tuple) else (b,) for b in blocks} or None
+    token = _session.set(DebugSession(break_blocks=chosen, stdin=stdin, stdout=stdout))
+    try:
+        yield
+    finally:
+        _session.reset(token)
+
+
+@dataclass
+class Trace:
+    """What ``trace`` recorded: one record per block and watched line and name."""
+
+    records: list           # (bid, line, name, value)
+
+    def values(self, name: str, line: int | None = None) -> np.ndarray:
+        """The recorded values of ``name`` stacked along a first axis, one per record (in block
+        execution order; see ``blocks``)."""
+        vals = [v for _, ln, n, v in self.records if n == name and (line is None or ln == line)]
+        if not vals:
+            raise KeyError(f"nothing recorded for {name!r}" + (f" at line {line}" if line
+                                                              else ""))
+        return np.stack([np.asarray(v) for v in vals])
+
+    def blocks(self, name: str, line: int | None = None) -> list[tuple]:
+        """The block of each record of ``name`` (aligned with ``values``)."""
+        return [b for b, ln, n, _ in self.records if n == name and (line is None or ln == line)]
+
+    def __getitem__(self, name: str) -> np.ndarray:
+        return self.values(name)
+
+
+def trace(kernel, grid, args: tuple, watch: dict, *, blocks=None) -> Trace:
+    """Run the launch on the interpreter and record, in every block, the variables named in
+    ``watch`` ({line: name or names; an empty tuple: every live name}) after the statement on
+    that line of the kernel's source file executes.  Arrays are updated as by ``ct.launch``.
+
+    >>> t = cutile.debug.trace(softmax, (4,), (x, y, 128), watch={12: "row_max"})
+    >>> t["row_max"].shape                          # one row_max per block
+    """
+    from ..interp.debugger import DebugSession, _session
+    w = {}
+    for line, names in watch.items():
+        if not isinstance(line, int):
+            raise TypeError(f"watch keys are line numbers of the kernel's file, got {line!r}")
+        w[line] = (names,) if isinstance(names, str) else tuple(names)
+    ir, g, leaves, back = _prepare(kernel, grid, args, watch=w)
+    from ..ir import ops
+    from ..ir.core import walk
+    if not any(isinstance(op, ops.Watch) for op in walk(ir.body)):
+        raise ValueError(f"no statement of {kernel.__name__} starts on line(s) {sorted(w)} of "
+                         f"its file {ir.loc.filename if ir.loc else ''}")
+    session = DebugSession()
+    token = _session.set(session)
+    try:
+        _run(ir, g, leaves, back, blocks)
+    finally:
+        _session.reset(token)
+    return Trace(session.records)
+
+
+@dataclass
+class AccessMap:
+    """Which blocks read and wrote each element of one array argument.
+
+    ``writer``/``reader``: the linear block number (``x + gx*(y + gy*z)``) that wrote/read
+    the element, -1 if none, -2 if several; ``writes``/``reads``: how many blocks did.
+    ``overlaps``: elements written by more than one block (a race, unless atomics)."""
+
+    name: str
+    grid: tuple
+    writer: np.ndarray
+    writes: np.ndarray
+    reader: np.ndarray
+    reads: np.ndarray
+
+    @property
+    def overlaps(self) -> np.ndarray:
+        return self.writes > 1
+
+    def block(self, linear: int) -> tuple:
+        """The block id ``(x, y, z)`` of a linear block number."""
+        linear, g0, g1 = int(linear), self.grid[0], self.grid[1]
+        return (linear % g0, linear // g0 % g1, linear // (g0 * g1))
+
+    def render_text(self, kind: str = "write", max_side: int = 64) -> str:
+        from .render import text
+        return text(self, kind, max_side)
+
+    def render_png(self, path: str, kind: str = "write") -> str:
+        from .render import png
+        return png(self, path, kind)
+
+
+def access_map(kernel, grid, args: tuple, *, blocks=None) -> dict[str, AccessMap]:
+    """Run the launch on the interpreter and return an ``AccessMap`` per array argument (by
+    parameter name; tuple items as ``name[i]``).  Overlapping writes are recorded, not
+    raised (they are what the map shows).  Arrays are updated as by ``ct.launch``.
+
+    >>> maps = cutile.debug.access_map(matmul, grid, (a, b, c, 32, 32, 16))
+    >>> print(maps["c"].render_text())
+    """
+    from ..interp.access_map import AccessRecorder
+    from ..interp.machine import run_kernel
+    ir, g, leaves, back = _prepare(kernel, grid, args)
+    rec = AccessRecorder(g)
+    run_kernel(ir, g, leaves, blocks=_blocks(blocks, g), recorder=rec)
+    for dev, host in back:
+        dev.copy_to_device(host)
+    from ..ir.types import ArrayType
+    out, seen = {}, {}
+    for p, arr in zip(ir.params, leaves):
+        if not isinstance(p.type, ArrayType):
+            continue
+        name = p.hint or "array"
+        k = seen.get(name, 0)
+        seen[name] = k + 1
+        name = name if k == 0 else f"{name}#{k}"          # tuple items share their name
+        st = rec.of(arr)
+        out[name] = AccessMap(name, g, st["writer"], st["writes"], st["reader"], st["reads"])
+    return out

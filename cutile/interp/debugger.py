@@ -1,0 +1,121 @@
+"""Interpreter rules of the debugger ops: stop in pdb at ``breakpoint()``, record ``trace``
+watchpoints.  What is active (block filter, trace records) lives in a ``DebugSession`` that
+``cutile.debug`` installs for the launch (docs/debugging.md)."""
+
+from __future__ import annotations
+
+import contextvars
+import os
+import pdb
+import sys
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..ir import ops
+from .machine import PTile, rule
+
+
+@dataclass
+class DebugSession:
+    """Debugger state of launches: which blocks stop at breakpoints (None: all), the
+    watchpoint records of ``trace``, and pdb's input/output (None: the terminal)."""
+
+    break_blocks: set | None = None
+    records: list = field(default_factory=list)     # (bid, line, name, value)
+    stdin: object = None
+    stdout: object = None
+
+
+_session: contextvars.ContextVar = contextvars.ContextVar("cutile_debug_session", default=None)
+
+
+def session() -> DebugSession:
+    s = _session.get()
+    return s if s is not None else _DEFAULT
+
+
+_DEFAULT = DebugSession()
+
+
+def _env_blocks() -> set | None:
+    """``CUTILE_BREAK_BLOCKS="3,0;1,2"``: stop only in these blocks."""
+    from .. import config
+    return config.break_blocks()
+
+
+def _value(x, strip_poison: bool = True):
+    """A runtime value as a user inspects it: tiles as NumPy arrays, 0-d tiles as NumPy
+    scalars, arrays as they are."""
+    if isinstance(x, PTile):
+        d = x.data
+        return d[()] if d.ndim == 0 else d.copy()
+    return x
+
+
+def _rebuild(lay, values, frame):
+    kind, what = lay
+    if kind == "v":
+        return _value(frame[values[what]])
+    if kind == "t":
+        return tuple(_rebuild(i, values, frame) for i in what)
+    return what
+
+
+def live(frame, op) -> dict:
+    """The op's names with their values in this block."""
+    return {n: _rebuild(lay, op.values, frame) for n, lay in zip(op.names, op.layout)}
+
+
+def _wanted(bid: tuple, chosen: set | None) -> bool:
+    if chosen is None:
+        return True
+    return any(bid[:len(b)] == b and all(x == 0 for x in bid[len(b):]) for b in chosen)
+
+
+@rule(ops.Breakpoint)
+def breakpoint_(frame, op):
+    if os.environ.get("PYTHONBREAKPOINT", None) == "0":       # Python's switch for breakpoint()
+        return None
+    s = session()
+    chosen = s.break_blocks if s.break_blocks is not None else _env_blocks()
+    if not _wanted(frame.bid, chosen):
+        return None
+    names = live(frame, op)
+    names.setdefault("bid", frame.bid)
+    stop_in_pdb(op.loc, names, frame.bid, s)
+    return None
+
+
+@rule(ops.Watch)
+def watch(frame, op):
+    s = _session.get()
+    if s is None:
+        return None
+    for name, value in live(frame, op).items():
+        s.records.append((frame.bid, op.line, name, np.array(value, copy=True)
+                          if isinstance(value, np.ndarray) else value))
+    return None
+
+
+def stop_in_pdb(loc, names: dict, bid: tuple, s: DebugSession) -> None:
+    """Enter pdb on a frame that stands at the user's source line, whose locals are the
+    kernel's live names.  ``list`` shows the kernel's source; ``c`` continues to the next
+    stop (the next block, or the next breakpoint)."""
+    header = (f"cutile: breakpoint in block {bid} at {loc.filename}:{loc.line}"
+              + (f" (in {loc.function})" if loc.function else ""))
+    namespace = dict(names)
+    namespace["__builtins__"] = __builtins__
+    namespace["np"] = namespace.get("np", np)
+    holder: dict = {}
+    namespace["__cutile_frame__"] = lambda: holder.setdefault("f", sys._getframe(1))
+    code = compile("\n" * (loc.line - 1) + "__cutile_frame__()", loc.filename, "exec")
+    code = code.replace(co_name=loc.function or "<kernel>")   # pdb shows the kernel's name
+    exec(code, namespace)                                     # noqa: S102 - builds the frame
+    target = holder["f"]
+    debugger = pdb.Pdb(stdin=s.stdin, stdout=s.stdout)
+    debugger.prompt = "(cutile-pdb) "
+    out = s.stdout or sys.stdout
+    print(header, file=out)
+    debugger.reset()
+    debugger.interaction(target, None)

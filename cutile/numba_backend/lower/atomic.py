@@ -1,0 +1,234 @@
+"""Lowering of atomics and raw memory (§20, R-VIEW-7, §7) through ``numba.cuda.atomic``.
+
+Each position of the index shape is one ``cuda.atomic`` call by the thread holding it (one
+replica only: the old values then reach the other replicas through shared memory).
+add/max/min/and/or/xor/exch/cas map to ``cuda.atomic.add/max/min/and_/or_/xor/exch/cas`` on
+int32/int64/uint32/uint64; float32/float64 add is native; float xchg/cas run on the array's
+bits (``a.view(uint32/uint64)``; CAS compares bit patterns, as the interpreter does).  Memory
+orders become fences around the thread's atomics: RELEASE/ACQ_REL put
+``cuda.threadfence{_block,,_system}()`` (scope BLOCK/DEVICE/SYS) before, ACQUIRE/ACQ_REL after.
+
+Not lowered (``TileUnsupportedFeatureError``): float16/bfloat16 ``atomic_add`` (numba-cuda
+0.30 has no 16-bit atomic on arrays and no 16-bit compare-and-swap to build a loop from) and
+atomics on 0-D arrays.  Raw memory offsets are decoded to an index with the user's strides
+(row-major order of strides required, checked at launch).
+"""
+
+from __future__ import annotations
+
+from ... import dtypes as dt
+from ...enums import MemoryOrder, MemoryScope
+from ...errors import TileUnsupportedFeatureError
+from ...ir import ops
+from ...ir.core import walk
+from ..codegen import row_major_strides
+from ..exprs import from_storage, literal, select, to_storage
+from . import lower
+from .memory import _gs_setup
+
+_FN = {"add": "add", "max": "max", "min": "min", "and": "and_", "or": "or_", "xor": "xor",
+       "xchg": "exch"}
+_FENCE = {MemoryScope.BLOCK: "cuda.threadfence_block()", MemoryScope.DEVICE: "cuda.threadfence()",
+          MemoryScope.SYS: "cuda.threadfence_system()"}
+_BITS = {dt.float32: ("u32", "np.uint32", "u32(libdevice.float_as_int({}))",
+                      "libdevice.int_as_float(i32({}))"),
+         dt.float64: ("u64", "np.uint64", "u64(libdevice.double_as_longlong({}))",
+                      "libdevice.longlong_as_double(i64({}))")}
+
+
+def _check(op, kind: str, a) -> None:
+    dtype = a.dtype
+    if dtype in (dt.float16, dt.bfloat16):
+        raise TileUnsupportedFeatureError(
+            f"atomic_{kind} on {dtype.name} is not supported by the numba backend: numba-cuda "
+            f"has no 16-bit atomic on arrays and no 16-bit compare-and-swap (use the "
+            f"interpreter, or accumulate in float32)", op.loc)
+    if a.ndim == 0:
+        raise TileUnsupportedFeatureError(
+            "atomics on a 0-D array are not supported by the numba backend (numba.cuda.atomic "
+            "needs an index); pass a 1-element 1-D array", op.loc)
+
+
+def _raw_index(g, op, a, off: str) -> tuple[list[str], str]:
+    """Index names and in-bounds condition of element offset ``off`` from ``a``'s base: the
+    offset is decoded greedily with the user's strides (row-major order of strides)."""
+    rest = g.tmp("o")
+    g.line(f"{rest} = i64({off})")
+    names, conds = [], [f"({rest} >= 0)"]
+    for ax in range(a.ndim):
+        g.strides_used.add((a.root, ax))
+        st = f"i64(st{a.root}_{ax})"
+        n = g.tmp("x")
+        # an axis of extent 1 only has index 0 (its stride may be anything)
+        g.line(f"{n} = cuda.selp(i64({a.name}.shape[{ax}]) > 1, "
+               f"{rest} // cuda.selp({st} > 0, {st}, i64(1)), i64(0))")
+        g.line(f"{rest} = {rest} - {n} * {st}")
+        names.append(n)
+        conds.append(f"(0 <= {n}) & ({n} < {a.name}.shape[{ax}])")
+    conds.append(f"({rest} == 0)")
+    g.raw_roots.add(a.root)
+    return names, " & ".join(conds)
+
+
+def _positions(g, op, lay):
+    """(array value, per register: (index expressions, condition))."""
+    if op.raw:
+        a = g.arrays[id(op.array)]
+        offs = g.get(op.indices[0], lay)
+        mask = g.get(op.mask, lay) if op.mask is not None else None
+        out = []
+        for k in range(lay.nregs):
+            names, cond = _raw_index(g, op, a, offs[k])
+            if mask is not None:
+                cond = f"({mask[k]}) & {cond}"
+            out.append((names, g.let(cond)))
+        return a, out
+    a, idx, mask, exts = _gs_setup(g, op, lay)
+    out = []
+    for k in range(lay.nregs):
+        names = []
+        for j in range(a.ndim):
+            n = g.tmp("x")
+            g.line(f"{n} = i64({idx[j][k]})")
+            names.append(n)
+        conds = [f"(0 <= {n}) & ({n} < {e})" for n, e in zip(names, exts)]
+        if mask is not None:
+            conds.insert(0, f"({mask[k]})")
+        out.append((names, g.let(" & ".join(conds))))
+    return a, out
+
+
+def _used(g, v) -> bool:
+    """Whether an op of the kernel reads ``v`` (tiled-view atomics never read their result:
+    no shared-memory exchange of old values then)."""
+    used = getattr(g, "_atomic_used", None)
+    if used is None:
+        used = g._atomic_used = {id(o) for op in walk(g.ir.body) for o in op.operands()}
+    return id(v) in used
+
+
+def _index(names: list[str]) -> str:
+    return names[0] if len(names) == 1 else f"({', '.join(names)})"
+
+
+def _emit(g, op, kind: str, defaults, call, operands) -> None:
+    """Guarded atomic per register, fences, and the old values shared among replicas.
+
+    Every operand is brought into the result layout first: a layout conversion may need
+    shared memory and barriers, which must not sit under the one-replica predicate."""
+    lay = g.natural(op.result)
+    a = g.arrays[id(op.array)]
+    _check(op, kind, a)
+    g.stores.add(a.root)
+    regs = [g.get(v, lay) for v in operands]
+    a, pos = _positions(g, op, lay)
+    names = g.reg_names(op.result, lay.nregs)
+    w = g.writer(lay)
+    for n, d in zip(names, defaults(lay)):
+        g.line(f"{n} = {d}")
+    if w is not None:
+        g.line(f"if {w}:")
+        g.e.level += 1
+    if op.order in (MemoryOrder.RELEASE, MemoryOrder.ACQ_REL):
+        g.line(_FENCE[op.scope])
+    for k, (idx, cond) in enumerate(pos):
+        g.line(f"if {cond}:")
+        g.line(f"    {names[k]} = {call(a, _index(idx), [r[k] for r in regs])}")
+    if op.order in (MemoryOrder.ACQUIRE, MemoryOrder.ACQ_REL):
+        g.line(_FENCE[op.scope])
+    if w is not None:
+        g.e.level -= 1
+    if w is None or not _used(g, op.result):
+        g.alias(op.result, lay, names)
+        return
+    # the replicas that did not run the atomics read the old values back
+    dtype = op.result.type.dtype
+    weights = row_major_strides(lay.shape)
+    buf = g.buffer(("atomic", id(op)), 0, dtype, lay.size)
+    g.smem_write(buf, lay, names, dtype, weights)
+    g.smem_sync()
+    out = [g.tmp("old") for _ in range(lay.nregs)]
+    for k, r in enumerate(out):
+        g.line(f"{r} = {g.smem_load(buf, g.linear(lay, weights, k), dtype)}")
+    g.smem_did_read(buf)
+    g.alias(op.result, lay, out)
+
+
+@lower(ops.AtomicRMW)
+def atomic_rmw(g, op):
+    dtype = op.array.type.dtype
+
+    def defaults(lay):
+        return [literal(0, dtype)] * lay.nregs
+
+    def call(a, idx, vals):
+        u = vals[0]
+        if op.kind == "xchg" and dtype in _BITS:
+            bits, npd, to_bits, from_bits = _BITS[dtype]
+            return from_bits.format(
+                f"cuda.atomic.exch({a.name}.view({npd}), {idx}, {to_bits.format(u)})")
+        return f"cuda.atomic.{_FN[op.kind]}({a.name}, {idx}, {u})"
+
+    _emit(g, op, op.kind, defaults, call, [op.update])
+
+
+@lower(ops.AtomicCAS)
+def atomic_cas(g, op):
+    dtype = op.array.type.dtype
+
+    def defaults(lay):
+        return list(g.get(op.expected, lay))
+
+    def call(a, idx, vals):
+        e, d = vals
+        if dtype in _BITS:
+            bits, npd, to_bits, from_bits = _BITS[dtype]
+            return from_bits.format(f"cuda.atomic.cas({a.name}.view({npd}), {idx}, "
+                                    f"{to_bits.format(e)}, {to_bits.format(d)})")
+        return f"cuda.atomic.cas({a.name}, {idx}, {e}, {d})"
+
+    _emit(g, op, "cas", defaults, call, [op.expected, op.desired])
+
+
+@lower(ops.RawLoad)
+def raw_load(g, op):
+    lay = g.natural(op.result)
+    a = g.arrays[id(op.array)]
+    dtype = op.result.type.dtype
+    pad = g.get(op.padding, lay)
+    offs = g.get(op.offset, lay)
+    mask = g.get(op.mask, lay) if op.mask is not None else None
+    names = g.reg_names(op.result, lay.nregs)
+    for k, n in enumerate(names):
+        idx, cond = _raw_index(g, op, a, offs[k])
+        if mask is not None:
+            cond = f"({mask[k]}) & {cond}"
+        cond = g.let(cond)
+        # a lane not accessed reads element 0 (launch.py gives empty arrays a valid address)
+        safe = [f"cuda.selp({cond}, {x}, i64(0))" for x in idx]
+        ref = f"{a.name}[{', '.join(safe)}]"
+        g.line(f"{n} = {select(cond, from_storage(ref, dtype), pad[k], dtype)}")
+    g.alias(op.result, lay, names)
+
+
+@lower(ops.RawStore)
+def raw_store(g, op):
+    tv = g.tv(op.value)
+    lay = tv.layout if tv.layout is not None else g.natural(op.value)
+    a = g.arrays[id(op.array)]
+    g.stores.add(a.root)
+    vals = g.get(op.value, lay)
+    offs = g.get(op.offset, lay)
+    mask = g.get(op.mask, lay) if op.mask is not None else None
+    w = g.writer(lay)
+    if w is not None:
+        g.line(f"if {w}:")
+        g.e.level += 1
+    for k in range(lay.nregs):
+        idx, cond = _raw_index(g, op, a, offs[k])
+        if mask is not None:
+            cond = f"({mask[k]}) & {cond}"
+        g.line(f"if {cond}:")
+        g.line(f"    {a.name}[{', '.join(idx)}] = {to_storage(vals[k], a.dtype)}")
+    if w is not None:
+        g.e.level -= 1
