@@ -6,6 +6,7 @@ public names only; importing it never imports numba.
 
 from __future__ import annotations
 
+from .api.advanced_indexing import Slice, load_advanced_indexing, store_advanced_indexing
 from .api.atomic import (
     atomic_add,
     atomic_and,
@@ -19,6 +20,13 @@ from .api.atomic import (
 from .api.classes import Array, Scalar, Tile, TiledView
 from .api.classes import RawArrayMemory as RawArrayMemory  # not in __all__ (as 1.7)
 from .api.creation import arange, astile, full, ones, zeros
+from .api.debug import (
+    assert_,
+    grid_dependency_control_launch_dependents,
+    grid_dependency_control_wait,
+    print,
+    printf,
+)
 from .api.elementwise import (
     abs,
     add,
@@ -65,7 +73,7 @@ from .api.elementwise import (
     where,
 )
 from .api.index import bid, num_blocks
-from .api.matmul import matmul, mma
+from .api.matmul import matmul, mma, mma_scaled
 from .api.memory import gather, load, num_tiles, scatter, store
 from .api.reduce import argmax, argmin, max, min, prod, reduce, sum
 from .api.scan import cumprod, cumsum, scan
@@ -159,6 +167,11 @@ __all__ = [
     # scans, user reductions, cat/extract/insert, bits (issue 10 part B)
     "bitcast", "cat", "cumprod", "cumsum", "extract", "insert", "pack_to_bytes", "reduce",
     "scan", "unpack_from_bytes",
+]
+# issue 10 part C: debugging, advanced indexing, mma_scaled, PDL
+__all__ += [
+    "assert_", "grid_dependency_control_launch_dependents", "grid_dependency_control_wait",
+    "print", "printf", "mma_scaled", "Slice", "load_advanced_indexing", "store_advanced_indexing",
 ]
 # ``RawArrayMemory`` (the type of ``Array.get_raw_memory()``) and ``foreign_pointer_dtype`` are
 # importable names outside ``__all__``, as in cuda.tile 1.7.

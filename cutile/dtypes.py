@@ -52,7 +52,10 @@ class DType:
     def __call__(self, value: Any = 0):
         # Host-side calls exist only so that `ct.int16(5)` reads naturally in host code too;
         # tile code never reaches here (the frontend folds the call, R-CONST-4).
-        return self.np_dtype.type(convert_constant(value, self))
+        v = convert_constant(value, self)
+        if self.np_dtype == E5M3_NP:     # a one-element record holding the byte
+            return e5m3_encode(np.array(v), satfinite=False)[()]
+        return self.np_dtype.type(v)
 
     # -- classification ---------------------------------------------------------------
     @property
@@ -123,9 +126,11 @@ tfloat32 = DType("tfloat32", 32, "r", np.float32)
 float8_e4m3fn = DType("float8_e4m3fn", 8, "r", ml_dtypes.float8_e4m3fn)
 float8_e5m2 = DType("float8_e5m2", 8, "r", ml_dtypes.float8_e5m2)
 float8_e8m0fnu = DType("float8_e8m0fnu", 8, "r", ml_dtypes.float8_e8m0fnu)
-# No NumPy/ml_dtypes model exists for float8_e5m3fnu: it can be named and type-checked but
-# an executor that must hold its values raises a clear error.
-float8_e5m3fnu = DType("float8_e5m3fnu", 8, "r", None)
+# ml_dtypes has no float8_e5m3fnu: its values are kept as their bytes in a one-field
+# structured dtype, so NumPy never converts them silently (``astype(float)`` raises); every
+# conversion goes through e5m3_decode / e5m3_encode below (R-DTYPE-5).
+E5M3_NP = np.dtype([("float8_e5m3fnu", "u1")])
+float8_e5m3fnu = DType("float8_e5m3fnu", 8, "r", E5M3_NP)
 float4_e2m1fn = DType("float4_e2m1fn", 4, "r", ml_dtypes.float4_e2m1fn)
 DType._sealed = True
 
@@ -268,9 +273,9 @@ def convert_constant(value: Any, dtype: DType) -> Any:
     if dtype is float64:
         return f
     if dtype is float8_e5m3fnu:
-        if f < 0 or math.isnan(f):
-            raise TileValueError(f"{value} cannot be represented in {dtype.name}")
-        raise TileValueError(f"{dtype.name} constants are not supported by cutile (no NumPy model)")
+        if math.copysign(1.0, f) < 0:
+            raise TileValueError(f"{value} cannot be represented in {dtype.name} (unsigned)")
+        return float(e5m3_decode(e5m3_encode(np.array(f), satfinite=False)))
     if dtype is float8_e8m0fnu and (f < 0 or f == 0):
         # e8m0 holds only positive powers of two (and NaN).
         if f < 0:
@@ -281,6 +286,58 @@ def convert_constant(value: Any, dtype: DType) -> Any:
         return float(round_to_tf32(np.float32(f)))
     with np.errstate(over="ignore", invalid="ignore"):
         return float(np.array(f, dtype=np.float64).astype(dtype.np_dtype).astype(np.float64))
+
+
+# -- float8_e5m3fnu: unsigned, 5 exponent bits (bias 15), 3 mantissa bits, subnormals, no
+# infinities, NaN = 0xFF; largest finite 1.75 * 2**16 (cuda.tile 1.7's float spec: emin -14,
+# emax 16, NaN only all ones, no sign) ---------------------------------------------------------
+E5M3_MAX = 114688.0
+
+
+def e5m3_decode(a) -> np.ndarray:
+    """float64 values of float8_e5m3fnu data (an ``E5M3_NP`` array or its uint8 bytes)."""
+    a = np.asarray(a)
+    b = (a.view(np.uint8) if a.dtype == E5M3_NP else a.astype(np.uint8)).astype(np.int64)
+    field, mant = b >> 3, b & 7
+    v = np.where(field == 0, np.ldexp(mant.astype(np.float64), -17),
+                 np.ldexp((8 + mant).astype(np.float64), field - 18))
+    return np.where(b == 0xFF, np.nan, v)
+
+
+def e5m3_encode(v, *, satfinite: bool) -> np.ndarray:
+    """float64 -> float8_e5m3fnu (an ``E5M3_NP`` array), round to nearest even.
+
+    NaN -> NaN.  ``satfinite`` (runtime conversions, like the GPU's ``.satfinite`` float8
+    conversions): values above the largest finite one saturate to it, negative ones to 0.
+    Otherwise (constants, cuda.tile 1.7's host encoder) overflow gives NaN and a negative
+    value NaN (-0.0 is +0); constants reject negatives before this (R-CONST-4).
+    """
+    v = np.asarray(v, dtype=np.float64)
+    nan = np.isnan(v)
+    neg = ~nan & (v < 0)
+    a = np.where(nan | neg, 0.0, np.abs(v))
+    if satfinite:
+        a = np.minimum(a, E5M3_MAX)
+    with np.errstate(all="ignore"):
+        _, e = np.frexp(np.where(a > 0, a, 1.0))
+        q = np.maximum(e - 1, -14) - 3                  # exponent of the last mantissa bit
+        t = np.rint(np.ldexp(np.where(np.isinf(a), 0.0, a), -q))   # ties to even
+        _, e2 = np.frexp(np.where(t > 0, t, 1.0))
+        up = t >= 16                                    # rounded up into the next binade
+        t = np.where(up, t / 2, t)
+        q = np.where(up, q + 1, q)
+        field = np.where(t >= 8, q + 18, 0)
+        mant = np.where(t >= 8, t - 8, t)
+    bits = (field.astype(np.int64) << 3) | mant.astype(np.int64)
+    bad = nan | (bits > 0xFE) | np.isinf(a) | (neg & (not satfinite))
+    bits = np.where(bad, 0xFF, np.where(neg, 0, bits))
+    return bits.astype(np.uint8).view(E5M3_NP).reshape(v.shape)
+
+
+def to_float64(a: np.ndarray) -> np.ndarray:
+    """``a.astype(float64)``, decoding float8_e5m3fnu (the one format NumPy cannot convert)."""
+    a = np.asarray(a)
+    return e5m3_decode(a) if a.dtype == E5M3_NP else a.astype(np.float64)
 
 
 def round_to_tf32(x: np.ndarray | np.float32, mode: str = "RN") -> np.ndarray:

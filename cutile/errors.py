@@ -140,6 +140,27 @@ class UndefinedBehaviorError(RuntimeError):
         return head
 
 
+class TileAssertionError(AssertionError):
+    """A failed ``ct.assert_`` (R-ASSERT-2): an ``AssertionError`` naming the block, the user's
+    line and the message.  cutile-only."""
+
+    def __init__(self, message: str | None, loc: Loc | None = None, block: tuple | None = None):
+        self.message = message
+        self.loc = loc
+        self.block = block
+        super().__init__(message or "")
+
+    def __str__(self) -> str:
+        head = "ct.assert_ failed"
+        if self.block is not None:
+            head += f" in block {tuple(self.block)}"
+        if self.message:
+            head += f": {self.message}"
+        if self.loc is not None:
+            return f"{self.loc}: {head}\n{self.loc.traceback()}"
+        return head
+
+
 # cuda.tile 1.7 names its classes TypeCheckingError, ...; the Tile*Error names are aliases
 # (R-ERR-1), checked on an H100.
 TileSyntaxError = UnsupportedSyntaxError

@@ -128,3 +128,25 @@ def test_generated_kernels_compile_with_numba_and_contract_only_fma():
     assert fmas("matmul_f32") >= 64                    # register-blocked FMAs (8x8 per step)
     for name in ("matmul_f32", "matmul_f16"):
         assert res[name]["regs"] is None or res[name]["regs"] <= 255
+
+
+@ct.kernel
+def debug_ops(a, T: Constant[int]):
+    x = ct.load(a, (ct.bid(0), 0), (T, T))
+    ct.printf("b%d %.3f %#x %u\n", ct.bid(0), x, x.astype(ct.int32), x > 0)
+    print(f"{x:8.2e}", ct.bid(0))
+    ct.assert_(x == x, "NaN input")
+    ct.store(a, (ct.bid(0), 0), x + 1)
+
+
+def test_print_and_assert_compile_to_vprintf_and_the_assert_record():
+    """R-PRINT-1..3, R-ASSERT-2 on the GPU path: the vprintf intrinsic types and compiles
+    (at most 32 values per vprintf call), and the assert_ record is taken by compare-and-swap
+    on its int64 parameter."""
+    ir = debug_ops.compile(debug_ops.specialize((np.zeros((8, 8), np.float32), 8)))
+    (r,) = ptxcheck.run_in_subprocess([ptxcheck.job_for(ir, 32)], ROOT)
+    assert r["ok"], r.get("error")
+    calls = sum(ln.strip() == "vprintf," for ln in r["ptx"].splitlines())
+    assert calls == 7 + 3               # 193 values in chunks of 32, then 65 values
+    assert "atom.global.cas.b64" in r["ptx"]
+    assert "bar.red.and" in r["ptx"]    # the block-wide AND of the condition

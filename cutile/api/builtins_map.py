@@ -96,9 +96,9 @@ def _str(comp, args, kwargs, env):
     return Const(str(v.value))
 
 
-def _unsupported_print(comp, args, kwargs, env):
-    from ..errors import TileUnsupportedFeatureError
-    raise TileUnsupportedFeatureError("print() in tile code is not supported by cutile yet")
+def _print(comp, args, kwargs, env):
+    from .debug import builtin_print
+    return builtin_print(comp, args, kwargs, env)
 
 
 def _operator(fn):
@@ -142,7 +142,7 @@ BUILTINS: dict[int, object] = {
     id(builtins.max): _minmax("max"), id(builtins.abs): _abs, id(builtins.int): _conv(int),
     id(builtins.float): _conv(float), id(builtins.bool): _conv(bool),
     id(builtins.tuple): _tuple, id(builtins.divmod): _divmod, id(builtins.str): _str,
-    id(builtins.print): _unsupported_print,
+    id(builtins.print): _print,
     id(operator.add): _operator("Add"), id(operator.sub): _operator("Sub"),
     id(operator.mul): _operator("Mult"), id(operator.truediv): _operator("Div"),
     id(operator.floordiv): _operator("FloorDiv"), id(operator.mod): _operator("Mod"),

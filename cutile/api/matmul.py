@@ -116,3 +116,61 @@ def matmul(x, y, /):
     if final != out:
         r = current().emit_value(ops.Reshape(r.value, final))
     return r
+
+
+# R-MM-6: input dtype -> scale dtype -> allowed scaling block sizes B = K // K_s (acc: f32).
+SCALED = {
+    dt.float8_e4m3fn: {dt.float8_e8m0fnu: (32,)},
+    dt.float8_e5m2: {dt.float8_e8m0fnu: (32,)},
+    dt.float4_e2m1fn: {dt.float8_e8m0fnu: (16, 32), dt.float8_e4m3fn: (16,),
+                       dt.float8_e5m3fnu: (16, 32)},
+}
+
+
+@tile_op
+def mma_scaled(x, x_scale, y, y_scale, /, acc):
+    """Block-scaled ``acc + (x * x_scale) @ (y * y_scale)`` (R-MM-6): every ``B = K // K_s``
+    consecutive k share one scale.  f8 inputs with float8_e8m0fnu scales (B = 32), or f4
+    inputs with e8m0 (B = 16, 32), e4m3 (B = 16) or e5m3 (B = 16, 32) scales; acc float32.
+
+    >>> acc = ct.mma_scaled(a, a_scale, b, b_scale, acc)   # (M,K) (M,K/32) (K,N) (K/32,N)
+    """
+    names = ("x", "x_scale", "y", "y_scale", "acc")
+    x, xs, y, ys, acc = (_tile(v, n) for v, n in zip((x, x_scale, y, y_scale, acc), names))
+    for t, n in zip((x, xs, y, ys, acc), names):
+        if len(t.shape) not in (2, 3):
+            raise TileTypeError(f"Expect shape of `{n}` to be 2D or 3D, got {t.shape}")
+    if x.dtype is not y.dtype:
+        raise TileTypeError(f"x and y must have the same dtype, got {x.dtype.name} and "
+                            f"{y.dtype.name}")
+    if xs.dtype is not ys.dtype:
+        raise TileTypeError(f"x_scale and y_scale must have the same dtype, got "
+                            f"{xs.dtype.name} and {ys.dtype.name}")
+    if x.dtype not in SCALED:
+        raise TileTypeError(f"Unsupported input dtype {x.dtype.name} for mma_scaled")
+    if xs.dtype not in SCALED[x.dtype]:
+        raise TileTypeError(f"Unsupported scale dtype {xs.dtype.name} for {x.dtype.name} "
+                            f"inputs of mma_scaled")
+    if acc.dtype is not dt.float32:
+        raise TileTypeError(f"Unsupported acc dtype {acc.dtype.name} for mma_scaled "
+                            f"(expected float32)")
+    if xs.shape[:-1] != x.shape[:-1]:
+        raise TileTypeError(f"x_scale shape {xs.shape} is not compatible with x shape {x.shape}")
+    if ys.shape[:-2] + ys.shape[-1:] != y.shape[:-2] + y.shape[-1:]:
+        raise TileTypeError(f"y_scale shape {ys.shape} is not compatible with y shape {y.shape}")
+    blocks = SCALED[x.dtype][xs.dtype]
+    k, ks, ax = x.shape[-1], xs.shape[-1], len(x.shape) - 1
+    if k % ks or k // ks not in blocks:
+        raise TileTypeError(
+            f"x.shape[{ax}] must be an exact multiple of x_scale.shape[{ax}] with scaling block "
+            f"size B = K // K_s in {{{', '.join(map(str, blocks))}}}, got x.shape[{ax}] = {k} "
+            f"and x_scale.shape[{ax}] = {ks}")
+    if ys.shape[-2] != ks:
+        raise TileTypeError(f"y_scale shape {ys.shape} is not compatible with y shape {y.shape}: "
+                            f"expected {ks} scale rows")
+    batch, out = _shapes(x, y)
+    if acc.shape != out:
+        raise TileTypeError(f"Expect acc shape to be {out}, got {acc.shape}")
+    x, xs = (coerce.broadcast(t, batch + t.shape[-2:]) for t in (x, xs))
+    y, ys = (coerce.broadcast(t, batch + t.shape[-2:]) for t in (y, ys))
+    return current().emit_value(ops.MmaScaled(x.value, xs.value, y.value, ys.value, acc.value))

@@ -115,6 +115,10 @@ def _memory_order(order, scope, allowed: tuple, opname: str) -> None:
     if o not in allowed:
         raise TileTypeError(f"Invalid memory order for {opname}. Got {o.name}, expected one of "
                             + ", ".join(m.name for m in allowed))
+    if s is MemoryScope.CLUSTER:
+        # R-LOAD-7 / R-ATOM-7: CLUSTER belongs to cuda.lang; cuTile has no cluster scope.
+        raise TileTypeError(f"Invalid memory scope for {opname}. Got CLUSTER, expected one of "
+                            "NONE, BLOCK, DEVICE, SYS")
     if o is MemoryOrder.WEAK and s is not MemoryScope.NONE:
         raise TileTypeError(f"{opname} with WEAK memory ordering cannot specify a memory scope")
     if o is not MemoryOrder.WEAK and s is MemoryScope.NONE:

@@ -38,6 +38,7 @@ from .values import (
     ArrayV,
     BoundMethod,
     Const,
+    FmtV,
     FuncV,
     FVal,
     Invalid,
@@ -595,7 +596,10 @@ class FunctionCompiler:
         return self.binop(type(node.op), left, right)
 
     def binop(self, op_type, left: FVal, right: FVal) -> FVal:
-        from ..api import elementwise
+        from ..api import debug, elementwise
+        if op_type is ast.Add and debug.is_string(left) and debug.is_string(right) and (
+                isinstance(left, FmtV) or isinstance(right, FmtV)):
+            return debug.concat(left, right)
         if isinstance(left, TupleV) or isinstance(right, TupleV):
             if op_type is ast.Add and isinstance(left, TupleV) and isinstance(right, TupleV):
                 return TupleV(left.items + right.items)
@@ -664,17 +668,25 @@ class FunctionCompiler:
         return self.lookup("<ifexp>", tmp, node)
 
     def expr_JoinedStr(self, node, env):
-        parts = []
+        """f-strings: constant fields format at compile time; tiles stay runtime parts that
+        ``ct.print`` prints (R-PRINT-3/4)."""
+        from ..api import debug
+        parts: list = []
         for v in node.values:
             if isinstance(v, ast.Constant):
                 parts.append(str(v.value))
-            else:
-                val = self.expr(v.value, env)
-                if not isinstance(val, Const):
-                    raise TileSyntaxError("f-strings with runtime values are not supported yet")
-                parts.append(format(val.value, self.expr(v.format_spec, env).value
-                                    if v.format_spec else ""))
-        return Const("".join(parts))
+                continue
+            if v.conversion != -1:
+                raise TileSyntaxError("!r, !s, !a conversions are not supported in f-strings "
+                                      "in tile code", self.loc(v))
+            spec = None
+            if v.format_spec is not None:
+                if any(not isinstance(p, ast.Constant) for p in v.format_spec.values):
+                    raise TileSyntaxError("format spec must be a literal string",
+                                          self.loc(v.format_spec))
+                spec = "".join(str(p.value) for p in v.format_spec.values)
+            parts.extend(debug.format_field(self.expr(v.value, env), spec))
+        return debug.make_string(parts)
 
     def expr_Call(self, node, env):
         fn = self.expr(node.func, env)

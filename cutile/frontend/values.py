@@ -92,6 +92,25 @@ class TupleV(FVal):
 
 
 @dataclass(eq=False)
+class FmtV(FVal):
+    """A string holding runtime values (an f-string over tiles): literal ``str`` parts and
+    ``(TileV, printf_fmt.Spec)`` parts, printed by ``ct.print`` (R-PRINT-3/4)."""
+
+    parts: tuple
+    kind = "formatted string"
+
+
+@dataclass(eq=False)
+class SliceV(FVal):
+    """``ct.Slice(start, length)`` in tile code: a dense dimension of advanced indexing (§10);
+    ``start`` a signed integer scalar (runtime allowed), ``length`` a constant power of two."""
+
+    start: FVal
+    length: int
+    kind = "slice"
+
+
+@dataclass(eq=False)
 class ViewV(FVal):
     """``Array.tiled_view(...)``: an array with a fixed tile shape, padding and steps (§8)."""
 

@@ -11,9 +11,11 @@ def load_rules() -> None:
     if _loaded:
         return
     from . import (  # noqa: F401
+        advanced_indexing,
         atomic,
         control,
         creation,
+        debug,
         debugger,
         elementwise,
         index,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from cutile import dtypes as dt
 from cutile.enums import PaddingMode
 
 __all__ = [
@@ -70,7 +71,13 @@ def poison_fill(dtype) -> np.generic:
         return np.True_
     if dtype.kind in "iu":
         return np.frombuffer(b"\x5a" * dtype.itemsize, dtype=dtype)[0]
-    return np.array(np.nan).astype(dtype)[()]
+    return _float_fill(np.nan, dtype)
+
+
+def _float_fill(value: float, dtype: np.dtype) -> np.generic:
+    if dtype == dt.E5M3_NP:          # no infinities or negatives: those fills become NaN
+        return dt.e5m3_encode(np.array(value), satfinite=False)[()]
+    return np.array(value).astype(dtype)[()]
 
 
 _FLOAT_FILLS = {
@@ -92,7 +99,7 @@ def padding_fill(dtype, padding: PaddingMode) -> np.generic:
         return np.zeros((), dtype)[()]
     # R-PAD-2 (cutile): the type checker rejects these modes for int/bool arrays.
     assert _is_float(dtype), f"padding mode {padding} on non-float dtype {dtype}"
-    return np.array(_FLOAT_FILLS[padding]).astype(dtype)[()]
+    return _float_fill(_FLOAT_FILLS[padding], dtype)
 
 
 # ----------------------------------------------------------------------------------------------

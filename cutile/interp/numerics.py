@@ -336,17 +336,21 @@ def _convert(a: np.ndarray, src: dt.DType, dst: dt.DType, mode: str) -> np.ndarr
     if src is dst:
         return a.copy()
     if dst.is_bool:
-        return (a.astype(F64) != 0) if src.is_float else (a != 0)
+        return (dt.to_float64(a) != 0) if src.is_float else (a != 0)
     if src.is_bool:
         a, src = a.astype(np.uint8), dt.uint8
     if dst.is_integral:
         if src.is_integral:
             return a.astype(dst.np_dtype)  # C cast: modular, sign-/zero-extends by source
-        return _float_to_int(a.astype(F64), dst)
+        return _float_to_int(dt.to_float64(a), dst)
     if src.is_integral:
         v, lo = _int_to_f64(a, src)
     else:
-        v, lo = a.astype(F64), None  # every float format embeds exactly in float64
+        v, lo = dt.to_float64(a), None  # every float format embeds exactly in float64
+    if dst is dt.float8_e5m3fnu:
+        # RN only (R-ASTYPE-2), saturating like the other float8 conversions; negative
+        # values saturate to 0 (cutile: an unsigned format's finite range starts at 0)
+        return dt.e5m3_encode(v if lo is None else rd.odd64(v, lo), satfinite=True)
     if dst is dt.float8_e8m0fnu:
         return rd.to_e8m0(v if lo is None else rd.odd64(v, lo), mode)
     if dst is dt.float64 and lo is None:

@@ -180,6 +180,8 @@ def check_dtype(dtype: dt.DType, what: str) -> None:
 
 def literal(value, dtype: dt.DType) -> str:
     """Source of a constant already exact in ``dtype``."""
+    if isinstance(value, np.void) and value.dtype == dt.E5M3_NP:     # an encoded byte
+        value = float(dt.e5m3_decode(np.asarray(value)))
     if isinstance(value, np.generic):
         value = value.item()
     c = cast(dtype)

@@ -67,6 +67,7 @@ class Compiled:
         # GPU only (see params.py): one eagerly compiled kernel per tuple of array layouts
         self.variants: dict[tuple, Variant] = {}
         self.n_arrays = sum(isinstance(p.type, ArrayType) for p in ir.params)
+        self.asserts = list(gen.asserts)                 # (message, loc) per assert_
         # the on-disk cache key of the generated kernel (diskcache.py)
         self.cache_key = diskcache.source_key(source, gen.consts, T, gen.mma_acc)
 
@@ -76,7 +77,8 @@ class Compiled:
         layouts = layouts or ("C",) * self.n_arrays
         v = self.variants.get(layouts)
         if v is None:
-            argtypes = argument_types(self.ir, len(self.strides_used), layouts)
+            argtypes = argument_types(self.ir, len(self.strides_used), layouts,
+                                      bool(self.asserts))
             key = target = loaded = None
             if config.cache_enabled():
                 try:
@@ -377,7 +379,24 @@ def marshal(ck: Compiled, grid: tuple, leaves: list, stream):
     args += [np.int32(g) for g in grid]
     for r, ax in ck.strides_used:
         args.append(np.int64(logical_strides[r][ax]))
+    if ck.asserts:
+        args.append(cuda.to_device(np.zeros(4, np.int64)))
     return args, back
+
+
+def check_asserts(ck: Compiled, args: list, st) -> None:
+    """Raise the first recorded ``assert_`` failure of the launch (R-ASSERT-2)."""
+    if not ck.asserts:
+        return
+    if rt.simulator():
+        rec = args[-1].copy_to_host()
+    else:
+        rec = args[-1].copy_to_host(stream=st)
+        st.synchronize()
+    if rec[0]:
+        from ..errors import TileAssertionError
+        message, loc = ck.asserts[int(rec[0]) - 1]
+        raise TileAssertionError(message, loc, tuple(int(b) for b in rec[1:4]))
 
 
 def _empty_device(host: np.ndarray):
@@ -424,6 +443,7 @@ def run(ir: KernelIR, grid: tuple, leaves: list, stream=None, *, threads: int | 
         if out.dtype != host.dtype:
             host = host.view(out.dtype)
         host[...] = out
+    check_asserts(ck, args, st)          # after the write-back: other blocks' results stay
     return ck
 
 

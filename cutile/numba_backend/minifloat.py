@@ -1,4 +1,4 @@
-"""float8 (e4m3fn, e5m2, e8m0fnu) and float4 (e2m1fn) on the Numba backend.
+"""float8 (e4m3fn, e5m2, e8m0fnu, e5m3fnu) and float4 (e2m1fn) on the Numba backend.
 
 Numba has no such types, and restricted floats take no arithmetic (R-DTYPE-3): they are
 loaded, stored, gathered, selected, reshaped, converted and fed to ``mma``.  So, as for
@@ -43,6 +43,9 @@ FORMATS = {
     "float8_e4m3fn": Format("float8_e4m3fn", 3, -6, 7, 0x80, 448.0, 0x7F, float("nan"), -1),
     "float8_e5m2": Format("float8_e5m2", 2, -14, 15, 0x80, 57344.0, 0x7E, float("nan"), 0x7C),
     "float4_e2m1fn": Format("float4_e2m1fn", 1, 0, 1, 0x8, 6.0, 0x8, -0.0, -1),
+    # unsigned: no sign bit; conversions clamp negative values to 0 (mf_round_u)
+    "float8_e5m3fnu": Format("float8_e5m3fnu", 3, -14, 15, 0, dt.E5M3_MAX, 0xFF, float("nan"),
+                             -1),
 }
 E8M0 = "float8_e8m0fnu"
 NAMES = (*FORMATS, E8M0)
@@ -55,6 +58,8 @@ def is_minifloat(d: dt.DType) -> bool:
 def decode_table(d: dt.DType) -> np.ndarray:
     """float32 value of every byte (float4: of its low four bits), from ml_dtypes."""
     codes = np.arange(256, dtype=np.uint8)
+    if d is dt.float8_e5m3fnu:                 # no ml_dtypes type: cutile's own decoder
+        return dt.e5m3_decode(codes).astype(np.float32)
     if d is dt.float4_e2m1fn:
         codes = codes & np.uint8(0xF)
     return codes.view(d.np_dtype).astype(np.float32)
@@ -67,7 +72,8 @@ def table_name(d: dt.DType) -> str:
 def tables() -> dict:
     """Decode tables for the generated kernels' namespace (constant arrays on the GPU)."""
     return {table_name(d): decode_table(d)
-            for d in (dt.float8_e4m3fn, dt.float8_e5m2, dt.float4_e2m1fn, dt.float8_e8m0fnu)}
+            for d in (dt.float8_e4m3fn, dt.float8_e5m2, dt.float4_e2m1fn, dt.float8_e8m0fnu,
+                      dt.float8_e5m3fnu)}
 
 
 def load(ref: str, d: dt.DType) -> str:
@@ -90,7 +96,8 @@ def convert_to(x64: str, d: dt.DType, mode: str | None) -> str:
         return f"f32(mf_e8m0_round({x64}, {1 if mode == 'ru' else 0}))"
     f = FORMATS[d.name]
     nan = "math.nan" if f.nan_value != f.nan_value else repr(f.nan_value)
-    return f"f32(mf_round({x64}, {f.mbits}, {f.emin}, {f.maxf!r}, {nan}))"
+    fn = "mf_round" if f.sign else "mf_round_u"
+    return f"f32({fn}({x64}, {f.mbits}, {f.emin}, {f.maxf!r}, {nan}))"
 
 
 # Device functions, exec'd into the kernels' namespace (rt.namespace) and compiled by Numba
@@ -110,6 +117,20 @@ def mf_round(v, MB, EMIN, MAXF, NANV):
         t = (t + 4503599627370496.0) - 4503599627370496.0
         r = min(math.ldexp(t, qe), MAXF)
     return math.copysign(r, v)
+
+
+def mf_round_u(v, MB, EMIN, MAXF, NANV):
+    if v != v:
+        return NANV
+    if v <= 0.0:
+        return 0.0
+    if v >= MAXF:
+        return MAXF
+    m, e = math.frexp(v)
+    qe = max(e - 1, EMIN) - MB
+    t = math.ldexp(v, -qe)
+    t = (t + 4503599627370496.0) - 4503599627370496.0
+    return min(math.ldexp(t, qe), MAXF)
 
 
 def mf_bits(v, MB, EMIN, BIAS, SIGN, NANB, INFB):
@@ -146,4 +167,4 @@ def mf_e8m0_bits(v):
     return e - 1 + 127
 '''
 
-DEVICE_FUNCTIONS = ("mf_round", "mf_bits", "mf_e8m0_round", "mf_e8m0_bits")
+DEVICE_FUNCTIONS = ("mf_round", "mf_round_u", "mf_bits", "mf_e8m0_round", "mf_e8m0_bits")

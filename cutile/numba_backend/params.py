@@ -53,7 +53,8 @@ def storage_bits(d: dt.DType) -> int | None:
     return None
 
 
-def argument_types(ir, n_strides: int, layouts: tuple | None = None) -> tuple:
+def argument_types(ir, n_strides: int, layouts: tuple | None = None,
+                   assert_buffer: bool = False) -> tuple:
     """Numba types of the generated kernel's parameters, in order: the kernel's arrays and
     scalars, the three grid extents, then the array strides the kernel queries.  ``layouts``
     gives each array's Numba layout ("C": C-contiguous, addresses computed from the shape;
@@ -67,7 +68,10 @@ def argument_types(ir, n_strides: int, layouts: tuple | None = None) -> tuple:
                                    next(arrays, "A")))
         else:
             out.append(_numba_scalar(p.type.dtype))
-    return tuple(out + [types.int32] * 3 + [types.int64] * n_strides)
+    out += [types.int32] * 3 + [types.int64] * n_strides
+    if assert_buffer:                   # ``aerr``: the assert_ failure record (lower/debug.py)
+        out.append(types.Array(types.int64, 1, "C"))
+    return tuple(out)
 
 
 def _scalar_packer(nbty):

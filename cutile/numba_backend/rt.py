@@ -26,7 +26,7 @@ CASTS = {
     "bfloat16": "f32",
     # float8/float4 likewise: float32 registers, byte arrays (see minifloat.py)
     "float8_e4m3fn": "f32", "float8_e5m2": "f32", "float8_e8m0fnu": "f32",
-    "float4_e2m1fn": "f32",
+    "float4_e2m1fn": "f32", "float8_e5m3fnu": "f32",
 }
 
 _NP = {"b1": np.bool_, "u8": np.uint8, "u16": np.uint16, "u32": np.uint32, "u64": np.uint64,
@@ -266,6 +266,8 @@ def namespace() -> dict:
         ns["libdevice"] = libdevice
         ns.update(INTRINSICS)
     ns.update(_device_functions())
+    from .printf_rt import cu_printf
+    ns["cu_printf"] = cu_printf(simulator())
     return ns
 
 

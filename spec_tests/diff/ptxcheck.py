@@ -123,5 +123,7 @@ def job_for(ir, T: int, mma_acc: str = "f32", tensor_cores: bool | None = None) 
             args.append(["scalar", "boolean" if n == "bool" else n])
     args += [["scalar", "int32"]] * 3
     args += [["scalar", "int64"]] * len(gen.strides_used)
+    if gen.asserts:                                     # the assert_ record (lower/debug.py)
+        args.append(["array", "int64", 1])
     consts = {k: [v.tolist(), v.dtype.str] for k, v in gen.consts.items()}
     return {"source": gen.source, "fn": kernel_fn_name(ir), "consts": consts, "args": args}

@@ -29,9 +29,11 @@ def load_lowerings() -> dict[type, Callable]:
     global _loaded
     if not _loaded:
         from . import (  # noqa: F401
+            advanced_indexing,
             atomic,
             control,
             creation,
+            debug,
             debugger,
             elementwise,
             index,

@@ -195,3 +195,13 @@ def mma(g, op):
     g.define(op.result, out, res)
     g.smem_did_read(bufa)
     g.smem_did_read(bufb)
+
+
+@lower(ops.MmaScaled)
+def mma_scaled(g, op):
+    """R-MM-6 needs the block-scaled MMA of sm_100+ (Blackwell); the H100 (sm_90) and older
+    have none and this backend has no software lowering: refuse clearly."""
+    raise TileUnsupportedFeatureError(
+        "mma_scaled is not supported by the numba backend: block-scaled MMA needs an sm_100+ "
+        "(Blackwell) GPU and the backend has no software lowering; run this kernel on the "
+        "interpreter (cutile.set_backend('interp')), which computes it exactly")
