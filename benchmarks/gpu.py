@@ -1,13 +1,13 @@
 """GPU benchmark of the Numba backend next to PyTorch and the real cuTile, in one run.
 
-    python benchmarks/gpu.py [--quick] [--only vadd,softmax,mm_f32,mm_f16]
+    python benchmarks/gpu.py [--quick] [--only vadd,softmax,mm_f32,mm_f16,mm_bf16]
                              [--first-call-only | --no-first-call] [--timeout 300]
 
 Workloads (the same kernel source runs on ``cutile`` and on ``cuda.tile``):
 
 - vector add, 2**26 float32: GB/s counting 3 streams (2 reads + 1 write);
 - row softmax, 8192 x 4096 float32: GB/s counting 1 read + 1 write;
-- matmul 4096**3, float32 inputs (TF32 off in PyTorch) and float16 inputs (float32
+- matmul 4096**3, float32 inputs (TF32 off in PyTorch) and float16 / bfloat16 inputs (float32
   accumulation): TFLOP/s.
 
 First, for each workload, the first launch in a fresh process (``first_call.py``), twice with
@@ -101,7 +101,7 @@ class Row:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="smaller problems (smoke test)")
-    ap.add_argument("--only", default="vadd,softmax,mm_f32,mm_f16")
+    ap.add_argument("--only", default="vadd,softmax,mm_f32,mm_f16,mm_bf16")
     ap.add_argument("--threads", type=int, default=None, help="numba threads per block")
     ap.add_argument("--first-call-only", action="store_true",
                     help="only the cold/warm first-call measurement")
@@ -224,13 +224,14 @@ def main(argv=None) -> int:
 
     # -- matmul ------------------------------------------------------------------------------
     for tag, dtype, (TM, TN, TK), tol in (("mm_f32", torch.float32, (128, 128, 32), 1e-3),
-                                          ("mm_f16", torch.float16, (128, 128, 32), 2e-2)):
+                                          ("mm_f16", torch.float16, (128, 128, 32), 2e-2),
+                                          ("mm_bf16", torch.bfloat16, (128, 128, 32), 2e-2)):
         if tag not in only:
             continue
         A = torch.randn(S, S, device=dev, dtype=dtype)
         B = torch.randn(S, S, device=dev, dtype=dtype)
         Cm = torch.empty(S, S, device=dev, dtype=torch.float32)
-        ref = (A.float() @ B.float()) if dtype is torch.float16 else None
+        ref = (A.float() @ B.float()) if dtype is not torch.float32 else None
         if ref is None:
             ref = A @ B
         grid = (S // TM, S // TN)
@@ -252,8 +253,12 @@ def main(argv=None) -> int:
             else f"max err {(Cm - ref).abs().max().item():.3g}", 2 * S ** 3 / 1e12,
             lambda Cm=Cm: Cm.fill_(float("nan")))
         try:
-            info = inspect(ours["matmul"], (A.cpu().numpy(), B.cpu().numpy(),
-                                             Cm.cpu().numpy(), TM, TN, TK),
+            def host(t):          # NumPy has no bfloat16: ml_dtypes' (what cutile uses)
+                if t.dtype is torch.bfloat16:
+                    import ml_dtypes
+                    return t.float().cpu().numpy().astype(ml_dtypes.bfloat16)
+                return t.cpu().numpy()
+            info = inspect(ours["matmul"], (host(A), host(B), host(Cm), TM, TN, TK),
                            grid=grid, threads=args.threads)
             print(f"[inspect] {info.summary()}")
         except Exception as e:

@@ -65,7 +65,7 @@ def device_limits() -> dict:
         d = cuda.get_current_device()
         lim = dict(H100)
         lim.update({
-            "max_threads_per_sm": int(d.MAX_THREADS_PER_MULTI_PROCESSOR),
+            "max_threads_per_sm": int(d.MAX_THREADS_PER_MULTIPROCESSOR),
             "smem_per_sm": int(d.MAX_SHARED_MEMORY_PER_MULTIPROCESSOR),
             "regs_per_sm": int(d.MAX_REGISTERS_PER_MULTIPROCESSOR),
             "smem_per_block": int(d.MAX_SHARED_MEMORY_PER_BLOCK),

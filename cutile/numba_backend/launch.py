@@ -56,7 +56,7 @@ class Compiled:
         self.smem_bytes = gen.smem.total_bytes
         self.static_smem = gen.smem.static_bytes
         self.dyn_smem = gen.smem.dynamic_bytes          # passed with every launch
-        self.plan = "; ".join(gen.plans)                # mma strategies (kernel.inspect)
+        self.plan = "; ".join(dict.fromkeys(gen.plans))  # mma strategies (kernel.inspect)
         self.stores = set(gen.stores)
         self.raw_roots = set(gen.raw_roots)
         self.strides_used = sorted(gen.strides_used)
