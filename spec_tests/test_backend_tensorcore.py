@@ -20,7 +20,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from backend_kernels import mm_kloop
 
+import cutile as ct
+from cutile import Constant
 from cutile import dtypes as dt
 from cutile.numba_backend import layout as L
 from cutile.numba_backend import tensorcore as tc
@@ -265,3 +268,38 @@ def test_plan_applies_only_to_16_bit_floats_with_float32_accumulator():
     assert tc.plan(_Op(64, 64, 32, dt.float16, dt.float16), 128) is None
     assert tc.plan(_Op(64, 64, 8), 128) is None                 # K below one mma step
     assert tc.plan(_Op(16, 16, 16), 16) is None                 # less than a warp
+
+
+# -- operands staged straight from global memory (cp.async, lower/matmul_tc._stage_direct) ----
+def _tc_source(kernel, args, T):
+    from cutile.numba_backend.launch import generate
+    return generate(kernel.compile(kernel.specialize(args)), T, "f32", tensor_cores=True).source
+
+
+@ct.kernel
+def _mm_reused(a, b, c, TM: Constant[int], TN: Constant[int], TK: Constant[int]):
+    acc = ct.zeros((TM, TN), dtype=ct.float32)
+    for k in range(ct.num_tiles(a, 1, (TM, TK))):
+        x = ct.load(a, (ct.bid(0), k), (TM, TK), padding_mode=ct.PaddingMode.ZERO)
+        y = ct.load(b, (k, ct.bid(1)), (TK, TN), padding_mode=ct.PaddingMode.NAN)
+        acc = ct.mma(x, y, acc) + ct.sum(x.astype(ct.float32))
+    ct.store(c, (ct.bid(0), ct.bid(1)), acc)
+
+
+def test_plain_operand_loads_are_staged_by_cp_async():
+    """R-MM-7 tensor-core path: the K loop's zero-padded operand loads are copied to shared
+    memory by 16-byte cp.async (an element-wise copy where rows are not 16-byte aligned)."""
+    m = np.zeros((128, 128), np.float16)
+    src = _tc_source(mm_kloop, (m, m, np.zeros((128, 128), np.float32), 64, 64, 32,
+                                ct.float32), 128)
+    assert src.count("cp_async16(") == 4 and "cp_async_wait_all()" in src
+    assert src.count("staged into shared memory by its tensor-core mma") == 2
+    assert "strides[1] == 2" in src and "addr_of(" in src
+
+
+def test_loads_used_elsewhere_or_nan_padded_go_through_registers():
+    """A load whose tile is also used elsewhere, or whose padding is not zero, is staged from
+    registers as before (no cp.async for it)."""
+    m = np.zeros((128, 128), np.float16)
+    src = _tc_source(_mm_reused, (m, m, np.zeros((128, 128), np.float32), 64, 64, 32), 128)
+    assert "cp_async16(" not in src and "ldsm_x4(" in src

@@ -15,6 +15,7 @@ The rules (see docs/backend.md):
 
 from __future__ import annotations
 
+from ..enums import PaddingMode
 from ..ir import ops
 from ..ir.core import Region, Value
 from ..ir.types import TileType
@@ -22,6 +23,14 @@ from . import layout as L
 from . import tensorcore
 
 FLEXIBLE_OPS = (ops.Constant, ops.Iota)
+_WRITES = ("Store", "Scatter", "Atomic", "Print", "Assert")
+
+
+def _writes_memory(op) -> bool:
+    """Conservatively: may ``op`` (or anything nested in it) write global memory?"""
+    if any(w in type(op).__name__ for w in _WRITES):
+        return True
+    return any(_writes_memory(o) for r in op.regions() for o in r.ops)
 FLEX_SHAPE_OPS = (ops.Broadcast, ops.Permute, ops.Reshape)
 
 
@@ -32,12 +41,18 @@ class Assignment:
         self.defs: dict[int, tuple] = {}        # id(value) -> ("op", op) | ("arg", op, idx)
         self.layouts: dict[int, L.Layout | None] = {}
         self._busy: set[int] = set()
+        self.uses: dict[int, int] = {}          # id(value) -> number of operand uses
+        self.place: dict[int, tuple] = {}       # id(op) -> (region, position)
         self._index(ir.body, None)
+        self._direct: dict[int, tuple] | None = None
 
     def _index(self, region: Region, owner) -> None:
         for i, a in enumerate(region.args):
             self.defs[id(a)] = ("arg", owner, i, region)
-        for op in region.ops:
+        for pos, op in enumerate(region.ops):
+            self.place[id(op)] = (region, pos)
+            for v in op.operands():
+                self.uses[id(v)] = self.uses.get(id(v), 0) + 1
             for r in op.results:
                 self.defs[id(r)] = ("op", op)
             for sub in op.regions():
@@ -47,6 +62,62 @@ class Assignment:
     def tc_plan(self, op):
         """The tensor-core plan of an ``Mma`` (None: the FFMA path)."""
         return tensorcore.plan(op, self.T) if self.tensor_cores else None
+
+    def direct_operands(self, op) -> tuple:
+        """(x load, y load) of a tensor-core ``Mma``: the ``Load`` ops whose tile the mma
+        stages straight from global memory (``cp.async``, lower/matmul_tc.py) instead of
+        through registers; None where the operand is not such a load."""
+        return self._direct_map().get(id(op), (None, None))
+
+    def direct_load(self, op) -> bool:
+        """Whether a ``Load`` (or the ``Reshape`` dropping its unit dims) is staged by its
+        tensor-core mma: nothing to emit where it stands."""
+        return id(op) in self._direct_map()
+
+    def _direct_map(self) -> dict:
+        if self._direct is None:
+            self._direct = {}
+            for key, (region, pos) in self.place.items():
+                op = region.ops[pos]
+                if isinstance(op, ops.Mma) and self.tc_plan(op) is not None:
+                    found = [self._stageable(v, region, pos) for v in (op.x, op.y)]
+                    if found != [None, None]:
+                        self._direct[key] = tuple(f and f[0] for f in found)
+                        for f in found:
+                            for skipped in f or ():
+                                self._direct[id(skipped)] = ()
+        return self._direct
+
+    def _stageable(self, v: Value, region: Region, mma_pos: int):
+        """(load, reshape or nothing) producing ``v`` if the load's tile can be copied to
+        shared memory as 16-byte chunks at the mma: a plain partition load (order identity,
+        zero or undetermined padding, leading tile dims of 1, possibly reshaped away) used only
+        by this mma, earlier in the same region with no memory write in between."""
+        d = self.defs.get(id(v))
+        if d is None or d[0] != "op" or self.uses.get(id(v)) != 1:
+            return None
+        chain = ()
+        if isinstance(d[1], ops.Reshape):             # (1, R, C) tile -> (R, C)
+            chain = (d[1],)
+            v = d[1].x
+            d = self.defs.get(id(v))
+            if d is None or d[0] != "op" or self.uses.get(id(v)) != 1:
+                return None
+        if not isinstance(d[1], ops.Load):
+            return None
+        ld = d[1]
+        r, pos = self.place[id(ld)]
+        if (r is not region or len(ld.shape) < 2 or any(s != 1 for s in ld.shape[:-2])
+                or tuple(ld.order) != tuple(range(len(ld.shape))) or ld.steps is not None
+                or ld.padding not in (PaddingMode.ZERO, PaddingMode.UNDETERMINED)
+                or ld.shape[-1] % 8):
+            return None
+        if chain and self.place[id(chain[0])][0] is not region:
+            return None
+        for other in region.ops[pos + 1:mma_pos]:
+            if _writes_memory(other):
+                return None
+        return (ld,) + chain
 
     def flexible(self, v: Value) -> bool:
         return self.layout(v) is None and isinstance(v.type, TileType) and v.type.shape != ()

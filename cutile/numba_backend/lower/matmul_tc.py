@@ -12,6 +12,7 @@ the write-after-read barrier before the next staging, as for the FFMA path.
 from __future__ import annotations
 
 from ... import dtypes as dt
+from .. import layout as L
 from ..exprs import to_storage
 from ..tensorcore import MMA_K, TCPlan, swizzle, swizzle_expr
 
@@ -39,6 +40,86 @@ def _stage(g, v, buf: str, ncols: int) -> None:
         g.e.level -= 1
 
 
+def _stage_direct(g, ld, buf: str, T: int) -> None:
+    """Copy the tile of the 2-D ``Load`` ``ld`` from global memory into ``buf`` (swizzled, as
+    ``_stage``), not through registers.  Where the array's rows are 16-byte aligned (element
+    stride 1, row stride a multiple of 16 bytes, aligned data address: a block-uniform test)
+    each thread issues ``cp.async`` of whole 16-byte chunks (8 elements), zero-filled past the
+    array's edge, consecutive threads taking consecutive chunks of a row (coalesced);
+    otherwise it copies element by element.  Out-of-bounds elements read as zero (the load's
+    padding is ZERO or UNDETERMINED, ``Assignment._stageable``)."""
+    a = g.arrays[id(ld.array)]
+    nd = len(ld.shape)
+    R, C = ld.shape[-2:]
+    cpr = C // 8
+    idx0, idx1 = g.scalar(ld.index[-2]), g.scalar(ld.index[-1])
+    n0, n1, r0, c0, ok = (g.tmp(s) for s in ("n", "n", "r", "c", "cpok"))
+    g.line(f"{n0} = i64({a.name}.shape[{nd - 2}])")
+    g.line(f"{n1} = i64({a.name}.shape[{nd - 1}])")
+    g.line(f"{r0} = i64({idx0}) * {R}")
+    g.line(f"{c0} = i64({idx1}) * {C}")
+    # leading dims (tile extent 1): the tile is in bounds there or wholly out (zeros)
+    lead, lead_off = "True", "i64(0)"
+    if nd > 2:
+        lead_ok, lead_at = g.tmp("lead"), g.tmp("lead")
+        ps = [f"i64({g.scalar(ld.index[j])})" for j in range(nd - 2)]
+        g.line(f"{lead_ok} = " + " & ".join(f"({p} >= 0) & ({p} < {a.name}.shape[{j}])"
+                                            for j, p in enumerate(ps)))
+        g.line(f"{lead_at} = " + " + ".join(f"{p} * i64({a.name}.strides[{j}] // 2)"
+                                           for j, p in enumerate(ps)))
+        lead, lead_off = lead_ok, lead_at
+    g.line(f"{ok} = ({a.name}.strides[{nd - 1}] == 2) and "
+           + "".join(f"({a.name}.strides[{j}] % 16 == 0) and " for j in range(nd - 1))
+           + f"(addr_of({a.name}) % u64(16) == u64(0))")
+    zero = "u16(0)" if a.dtype is dt.bfloat16 else "f16(0.0)"
+
+    def units(total: int):
+        """(unit index expression, guard or None) of each of this thread's copy units."""
+        for i in range(-(-total // T)):
+            q = f"(tid + {i * T})" if i else "tid"
+            yield q, (f"tid < {total - i * T}" if total - i * T < T else None)
+
+    def emit(lines, guard):
+        if guard:
+            g.line(f"if {guard}:")
+            g.e.level += 1
+        for ln in lines:
+            g.line(ln)
+        if guard:
+            g.e.level -= 1
+
+    g.line(f"if {ok}:")
+    g.e.level += 1
+    st0 = g.tmp("st")
+    g.line(f"{st0} = i64({a.name}.strides[{nd - 2}] // 2)")
+    for q, guard in units(R * cpr):
+        rr, cc = f"({q} >> {L.log2(cpr)})", f"(({q} & {cpr - 1}) << 3)"
+        gr, gc, nb = g.tmp("gr"), g.tmp("gc"), g.tmp("nb")
+        emit([f"{gr} = {r0} + {rr}", f"{gc} = {c0} + {cc}",
+              f"{nb} = i32(cuda.selp({lead} & ({gr} >= 0) & ({gr} < {n0}) & ({gc} >= 0), "
+              f"max(min({n1} - {gc}, i64(8)), i64(0)) * 2, i64(0)))",
+              f"cp_async16({buf}, {swizzle_expr(rr, cc, C)}, {a.name}, "
+              f"cuda.selp({nb} > 0, {lead_off} + {gr} * {st0} + {gc}, i64(0)), {nb})"],
+             guard)
+    g.e.level -= 1
+    g.line("else:")
+    g.e.level += 1
+    # a runtime loop, not unrolled: its addresses are not hoisted out of the K loop and kept
+    # live in registers for a path aligned arrays never take
+    q, gr, gc, inb = g.tmp("e"), g.tmp("gr"), g.tmp("gc"), g.tmp("inb")
+    rr, cc = f"({q} >> {L.log2(C)})", f"({q} & {C - 1})"
+    lead_idx = "".join(f"u64(cuda.selp({inb}, i64({g.scalar(ld.index[j])}), i64(0))), "
+                       for j in range(nd - 2))
+    g.line(f"for {q} in range(tid, {R * C}, {T}):")
+    for ln in (f"{gr} = {r0} + {rr}", f"{gc} = {c0} + {cc}",
+               f"{inb} = {lead} & ({gr} >= 0) & ({gr} < {n0}) & ({gc} >= 0) & ({gc} < {n1})",
+               f"{buf}[{swizzle_expr(rr, cc, C)}] = {a.name}[{lead_idx}"
+               f"u64(cuda.selp({inb}, {gr}, i64(0))), u64(cuda.selp({inb}, {gc}, i64(0)))] "
+               f"if {inb} else {zero}"):
+        g.line("    " + ln)
+    g.e.level -= 1
+
+
 def mma_tc(g, op, plan: TCPlan) -> None:
     x, y, acc = op.x, op.y, op.acc
     M, N, K = plan.M, plan.N, plan.K
@@ -49,8 +130,17 @@ def mma_tc(g, op, plan: TCPlan) -> None:
     bufa = g.buffer(site, 0, sdt, M * K, align16=True)
     bufb = g.buffer(site, 1, sdt, K * N, align16=True)
     g.smem_before_write(bufa, bufb)
-    _stage(g, x, bufa, K)
-    _stage(g, y, bufb, N)
+    xl, yl = g.assign.direct_operands(op)
+    if xl is not None:
+        _stage_direct(g, xl, bufa, plan.T)
+    else:
+        _stage(g, x, bufa, K)
+    if yl is not None:
+        _stage_direct(g, yl, bufb, plan.T)
+    else:
+        _stage(g, y, bufb, N)
+    if xl is not None or yl is not None:
+        g.line("cp_async_wait_all()")
     g.smem_sync()
     p = f"_tc{M}x{N}x{K}_"                   # per-thread values depend only on the plan
     for name, expr in plan.hoisted(p).items():
