@@ -10,6 +10,9 @@
   backend (docs/backend.md).
 - ``CUTILE_NUMBA_TENSOR_CORES``: ``1`` (default) lets float16/bfloat16 mma use the tensor
   cores on a GPU (``mma_acc="f32"`` only); ``0`` keeps the FFMA path.
+- ``CUTILE_NUMBA_CP_ASYNC``: ``1`` lets the tensor-core mma copy its operand tiles from
+  global to shared memory with ``cp.async`` and address shared memory with 32-bit registers
+  (default ``0``: compiled for sm_90, not yet run on a GPU; docs/backend.md "Tensor cores").
 - ``CUTILE_CACHE``: ``0`` turns the on-disk kernel cache off (default on; docs/cache.md).
 - ``CUTILE_CACHE_DIR``: where the cache lives (default ``$XDG_CACHE_HOME/cutile``, else
   ``~/.cache/cutile``; ``~/Library/Caches/cutile`` on macOS, ``%LOCALAPPDATA%\\cutile\\Cache``
@@ -69,6 +72,10 @@ def numba_mma_acc() -> str:
 def numba_tensor_cores() -> bool:
     return os.environ.get("CUTILE_NUMBA_TENSOR_CORES", "1").strip().lower() not in (
         "0", "false", "no")
+
+
+def numba_cp_async() -> bool:
+    return os.environ.get("CUTILE_NUMBA_CP_ASYNC", "0").strip().lower() in ("1", "true", "yes")
 
 
 _OFF = ("0", "false", "no", "off", "none")

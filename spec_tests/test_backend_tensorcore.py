@@ -18,6 +18,8 @@ that every element of A, B and C lands where the instruction expects it.
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pytest
 from backend_kernels import mm_kloop
@@ -272,6 +274,7 @@ def test_plan_applies_only_to_16_bit_floats_with_float32_accumulator():
 
 # -- operands staged straight from global memory (cp.async, lower/matmul_tc._stage_direct) ----
 def _tc_source(kernel, args, T):
+    """Generated source with tensor cores and cp.async staging on (CUTILE_NUMBA_CP_ASYNC)."""
     from cutile.numba_backend.launch import generate
     return generate(kernel.compile(kernel.specialize(args)), T, "f32", tensor_cores=True).source
 
@@ -286,7 +289,12 @@ def _mm_reused(a, b, c, TM: Constant[int], TN: Constant[int], TK: Constant[int])
     ct.store(c, (ct.bid(0), ct.bid(1)), acc)
 
 
-def test_plain_operand_loads_are_staged_by_cp_async():
+@pytest.fixture
+def cp_async(monkeypatch):
+    monkeypatch.setenv("CUTILE_NUMBA_CP_ASYNC", "1")
+
+
+def test_plain_operand_loads_are_staged_by_cp_async(cp_async):
     """R-MM-7 tensor-core path: the K loop's zero-padded operand loads are copied to shared
     memory by 16-byte cp.async (an element-wise copy where rows are not 16-byte aligned)."""
     m = np.zeros((128, 128), np.float16)
@@ -294,12 +302,50 @@ def test_plain_operand_loads_are_staged_by_cp_async():
                                 ct.float32), 128)
     assert src.count("cp_async16(") == 4 and "cp_async_wait_all()" in src
     assert src.count("staged into shared memory by its tensor-core mma") == 2
-    assert "strides[1] == 2" in src and "addr_of(" in src
+    assert "strides[1] == 2" in src and "addr_of(" in src and "ldsm32_x4(" in src
 
 
-def test_loads_used_elsewhere_or_nan_padded_go_through_registers():
+def test_cp_async_staging_is_opt_in():
+    """Default (CUTILE_NUMBA_CP_ASYNC unset): the H100-measured form, loads in registers and
+    64-bit ldmatrix addresses."""
+    m = np.zeros((128, 128), np.float16)
+    src = _tc_source(mm_kloop, (m, m, np.zeros((128, 128), np.float32), 64, 64, 32,
+                                ct.float32), 128)
+    assert "cp_async16(" not in src and "ldsm_x4(" in src and "ldsm32" not in src
+
+
+def test_loads_used_elsewhere_or_nan_padded_go_through_registers(cp_async):
     """A load whose tile is also used elsewhere, or whose padding is not zero, is staged from
     registers as before (no cp.async for it)."""
     m = np.zeros((128, 128), np.float16)
     src = _tc_source(_mm_reused, (m, m, np.zeros((128, 128), np.float32), 64, 64, 32), 128)
-    assert "cp_async16(" not in src and "ldsm_x4(" in src
+    assert "cp_async16(" not in src and "ldsm32_x4(" in src
+
+
+def test_tensor_core_kernels_compile_to_mma_ldmatrix_and_cp_async(monkeypatch):
+    """The generated tensor-core kernels go through Numba and NVVM for sm_90 (no GPU needed):
+    float16 and bfloat16 mma.sync.m16n8k16, ldmatrix .x4 / .x4.trans, and with
+    CUTILE_NUMBA_CP_ASYNC=1 cp.async copies and 32-bit ldmatrix addresses."""
+    import ml_dtypes
+    from diff import ptxcheck
+    if ptxcheck.toolkit() is None:
+        pytest.skip("no CUDA toolkit (libNVVM) to compile the generated kernel")
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    c = np.zeros((64, 64), np.float32)
+    jobs = []
+    for d, cp in ((np.float16, "0"), (ml_dtypes.bfloat16, "0"), (np.float16, "1")):
+        monkeypatch.setenv("CUTILE_NUMBA_CP_ASYNC", cp)
+        m = np.zeros((64, 64), d)
+        ir = mm_kloop.compile(mm_kloop.specialize((m, m, c, 32, 32, 32, ct.float32)))
+        jobs.append(ptxcheck.job_for(ir, 64, "f32", tensor_cores=True))
+    f16, bf16, cpa = ptxcheck.run_in_subprocess(jobs, root)
+    for r in (f16, bf16, cpa):
+        assert r["ok"], r.get("error")
+    assert "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32" in f16["ptx"]
+    assert "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32" in bf16["ptx"]
+    for r in (f16, bf16):
+        assert "ldmatrix.sync.aligned.m8n8.x4.shared.b16" in r["ptx"]
+        assert "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16" in r["ptx"]
+        assert "cp.async" not in r["ptx"]
+    assert cpa["ptx"].count("cp.async.cg.shared.global") >= 2
+    assert "cp.async.wait_all" in cpa["ptx"]

@@ -35,9 +35,10 @@ FLEX_SHAPE_OPS = (ops.Broadcast, ops.Permute, ops.Reshape)
 
 
 class Assignment:
-    def __init__(self, ir, T: int, tensor_cores: bool = False):
+    def __init__(self, ir, T: int, tensor_cores: bool = False, cp_async: bool = False):
         self.T = T
         self.tensor_cores = tensor_cores
+        self.cp_async = cp_async
         self.defs: dict[int, tuple] = {}        # id(value) -> ("op", op) | ("arg", op, idx)
         self.layouts: dict[int, L.Layout | None] = {}
         self._busy: set[int] = set()
@@ -77,7 +78,8 @@ class Assignment:
     def _direct_map(self) -> dict:
         if self._direct is None:
             self._direct = {}
-            for key, (region, pos) in self.place.items():
+            for key in (self.place if self.cp_async else ()):
+                region, pos = self.place[key]
                 op = region.ops[pos]
                 if isinstance(op, ops.Mma) and self.tc_plan(op) is not None:
                     found = [self._stageable(v, region, pos) for v in (op.x, op.y)]

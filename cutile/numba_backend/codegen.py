@@ -75,8 +75,11 @@ class Gen:
         if tensor_cores is None:
             tensor_cores = tensor_cores_usable(mma_acc)
         self.tensor_cores = tensor_cores
+        from .. import config
+        # cp.async operand staging and 32-bit shared addresses (opt-in: not yet run on a GPU)
+        self.cp_async = bool(tensor_cores) and config.numba_cp_async()
         self.e = Emitter(indent=1)
-        self.assign = Assignment(ir, T, tensor_cores=tensor_cores)
+        self.assign = Assignment(ir, T, tensor_cores=tensor_cores, cp_async=self.cp_async)
         # alignment= is refused by the simulator (which never runs the tensor-core code)
         self.smem = SmemPlan(shared=shared_smem, aligned=tensor_cores or not rt.simulator())
         self.bar = BarrierState()

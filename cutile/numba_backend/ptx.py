@@ -6,7 +6,9 @@ Numba exposes no ``mma``/``ldmatrix`` instruction, so they are emitted as llvmli
 
 - ``mma_f16`` / ``mma_bf16``: ``mma.sync.aligned.m16n8k16.row.col.f32.{f16,bf16}.f32``, one
   warp, A as 4 and B as 2 ``uint32`` registers holding two halves each, C/D as 4 float32;
-- ``ldsm_x4(buf, i)``, ``ldsm_x4_t(buf, i)``, ``ldsm_x2_t(buf, i)``: ``ldmatrix.sync.aligned``
+- ``ldsm_x4(buf, i)``, ``ldsm_x4_t(buf, i)``, ``ldsm_x2_t(buf, i)`` (``ldsm32_*``: the same
+  with a 32-bit shared-window address, so shared addresses stay in 32-bit registers; opt-in
+  with ``CUTILE_NUMBA_CP_ASYNC``): ``ldmatrix.sync.aligned``
   of four (two) 8x8 matrices of 16-bit elements from shared memory, plain or transposed, each
   lane giving the address ``&buf[i]`` of one matrix row (16 bytes).  They are marked as having
   side effects and clobbering memory so that LLVM keeps them after the barrier that publishes
@@ -64,11 +66,15 @@ def _shared_addr(context, builder, arrty, arr, ix):
     return builder.ptrtoint(sptr, ir.IntType(32))
 
 
-def _ldsm(n: int, trans: bool):
+def _ldsm(n: int, trans: bool, shared32: bool):
     outs = ",".join(f"${i}" for i in range(n))
-    text = (f"ldmatrix.sync.aligned.m8n8.x{n}{'.trans' if trans else ''}.shared.b16 "
-            "{" + outs + "}, [$" + str(n) + "];")
-    constraint = ",".join(["=r"] * n + ["r", "~{memory}"])
+    op = f"ldmatrix.sync.aligned.m8n8.x{n}{'.trans' if trans else ''}.shared.b16"
+    if shared32:        # a 32-bit shared-window address
+        text = op + " {" + outs + "}, [$" + str(n) + "];"
+    else:               # a generic 64-bit address (the form measured on the H100)
+        text = ("{ .reg .u64 p; cvta.to.shared.u64 p, $" + str(n) + "; " + op + " {" + outs
+                + "}, [p]; }")
+    constraint = ",".join(["=r"] * n + ["r" if shared32 else "l", "~{memory}"])
 
     def impl(typingctx, buf, idx):
         if not isinstance(buf, types.Array) or not isinstance(idx, types.Integer):
@@ -76,8 +82,11 @@ def _ldsm(n: int, trans: bool):
         sig = types.UniTuple(types.uint32, n)(buf, idx)
 
         def codegen(context, builder, signature, args):
-            addr = _shared_addr(context, builder, signature.args[0], args[0], args[1])
-            fnty = ir.FunctionType(ir.LiteralStructType([ir.IntType(32)] * n), [ir.IntType(32)])
+            if shared32:
+                addr = _shared_addr(context, builder, signature.args[0], args[0], args[1])
+            else:
+                addr = _elem_addr(context, builder, signature.args[0], args[0], args[1])
+            fnty = ir.FunctionType(ir.LiteralStructType([ir.IntType(32)] * n), [addr.type])
             asm = ir.InlineAsm(fnty, text, constraint, side_effect=True)
             res = builder.call(asm, [addr])
             vals = [builder.extract_value(res, i) for i in range(n)]
@@ -85,13 +94,16 @@ def _ldsm(n: int, trans: bool):
 
         return sig, codegen
 
-    impl.__name__ = f"ldsm_x{n}{'_t' if trans else ''}"
+    impl.__name__ = f"ldsm{'32' if shared32 else ''}_x{n}{'_t' if trans else ''}"
     return intrinsic(impl)
 
 
-ldsm_x4 = _ldsm(4, False)
-ldsm_x4_t = _ldsm(4, True)
-ldsm_x2_t = _ldsm(2, True)
+ldsm_x4 = _ldsm(4, False, False)
+ldsm_x4_t = _ldsm(4, True, False)
+ldsm_x2_t = _ldsm(2, True, False)
+ldsm32_x4 = _ldsm(4, False, True)
+ldsm32_x4_t = _ldsm(4, True, True)
+ldsm32_x2_t = _ldsm(2, True, True)
 
 def _elem_addr(context, builder, arrty, arr, ix):
     """Address (i64) of element ``ix`` (flat, in elements) of an array's data."""
@@ -154,5 +166,6 @@ def addr_of(typingctx, arr):
 
 
 INTRINSICS = {"mma_f16": mma_f16, "mma_bf16": mma_bf16, "ldsm_x4": ldsm_x4,
-              "ldsm_x4_t": ldsm_x4_t, "ldsm_x2_t": ldsm_x2_t, "cp_async16": cp_async16,
+              "ldsm_x4_t": ldsm_x4_t, "ldsm_x2_t": ldsm_x2_t, "ldsm32_x4": ldsm32_x4,
+              "ldsm32_x4_t": ldsm32_x4_t, "ldsm32_x2_t": ldsm32_x2_t, "cp_async16": cp_async16,
               "cp_async_wait_all": cp_async_wait_all, "addr_of": addr_of}

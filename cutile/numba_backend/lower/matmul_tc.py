@@ -7,6 +7,12 @@ then for every 16-deep k step ``ldmatrix`` the A and B fragments of this warp an
 ``mma.sync`` per 16x8 accumulator tile.  The accumulator stays in the mma fragment layout
 (``TCPlan.layout``) across the loop, so nothing moves between calls; the barrier tracker places
 the write-after-read barrier before the next staging, as for the FFMA path.
+
+With ``CUTILE_NUMBA_CP_ASYNC=1`` (``Gen.cp_async``; compiled for sm_90 but not yet run on a
+GPU, so off by default) an operand that is a plain zero-padded load used only here is not
+loaded into registers at all: ``_stage_direct`` copies its tile global -> shared with 16-byte
+``cp.async`` at the mma (``Assignment.direct_operands`` picks them), and ``ldmatrix`` takes
+32-bit shared addresses (``ldsm32_*``).
 """
 
 from __future__ import annotations
@@ -147,22 +153,23 @@ def mma_tc(g, op, plan: TCPlan) -> None:
         g.hoist(("tc", name), name, expr)
     g.plans.append(plan.describe())
     mma = f"mma_{plan.kind}"
+    ld = "ldsm32" if g.cp_async else "ldsm"
     cur = list(acc_regs)
     for kk in range(K // MMA_K):
         afr = []
         for mi in range(plan.MI):
             names = [g.tmp("fa") for _ in range(4)]
-            g.line(f"{', '.join(names)} = ldsm_x4({bufa}, {plan.a_index(p, mi, kk)})")
+            g.line(f"{', '.join(names)} = {ld}_x4({bufa}, {plan.a_index(p, mi, kk)})")
             afr.append(names)
         bfr = []
         if plan.NI == 1:
             names = [g.tmp("fb") for _ in range(2)]
-            g.line(f"{', '.join(names)} = ldsm_x2_t({bufb}, {plan.b_index(p, 0, kk)})")
+            g.line(f"{', '.join(names)} = {ld}_x2_t({bufb}, {plan.b_index(p, 0, kk)})")
             bfr.append(names)
         else:
             for ni in range(0, plan.NI, 2):
                 names = [g.tmp("fb") for _ in range(4)]
-                g.line(f"{', '.join(names)} = ldsm_x4_t({bufb}, {plan.b_index(p, ni, kk)})")
+                g.line(f"{', '.join(names)} = {ld}_x4_t({bufb}, {plan.b_index(p, ni, kk)})")
                 bfr += [names[:2], names[2:]]
         for mi in range(plan.MI):
             for ni in range(plan.NI):
