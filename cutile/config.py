@@ -9,7 +9,8 @@
 - ``CUTILE_NUMBA_MMA_ACC``: ``f32`` (default) or ``exact`` mma accumulation on the Numba
   backend (docs/backend.md).
 - ``CUTILE_NUMBA_TENSOR_CORES``: ``1`` (default) lets float16/bfloat16 mma use the tensor
-  cores on a GPU (``mma_acc="f32"`` only); ``0`` keeps the FFMA path.
+  cores on a GPU (``mma_acc="f32"`` only); ``0`` keeps the FFMA path; ``sim`` also under the
+  CUDA simulator, with models of the instructions (tests).
 - ``CUTILE_NUMBA_CP_ASYNC``: ``1`` lets the tensor-core mma copy its operand tiles from
   global to shared memory with ``cp.async`` and address shared memory with 32-bit registers
   (default ``0``: compiled for sm_90, not yet run on a GPU; docs/backend.md "Tensor cores").
@@ -72,6 +73,12 @@ def numba_mma_acc() -> str:
 def numba_tensor_cores() -> bool:
     return os.environ.get("CUTILE_NUMBA_TENSOR_CORES", "1").strip().lower() not in (
         "0", "false", "no")
+
+
+def numba_tensor_cores_sim() -> bool:
+    """``CUTILE_NUMBA_TENSOR_CORES=sim``: the tensor-core path under the simulator too, with
+    ``numba_backend/ptx_sim.py``'s models of the instructions (tests)."""
+    return os.environ.get("CUTILE_NUMBA_TENSOR_CORES", "").strip().lower() == "sim"
 
 
 def numba_cp_async() -> bool:

@@ -80,8 +80,8 @@ class Gen:
         self.cp_async = bool(tensor_cores) and config.numba_cp_async()
         self.e = Emitter(indent=1)
         self.assign = Assignment(ir, T, tensor_cores=tensor_cores, cp_async=self.cp_async)
-        # alignment= is refused by the simulator (which never runs the tensor-core code)
-        self.smem = SmemPlan(shared=shared_smem, aligned=tensor_cores or not rt.simulator())
+        # alignment= is refused by the simulator (where 16-byte alignment does not matter)
+        self.smem = SmemPlan(shared=shared_smem, aligned=not rt.simulator())
         self.bar = BarrierState()
         self.vals: dict[int, TV] = {}
         self.arrays: dict[int, AV] = {}
@@ -475,11 +475,14 @@ class Gen:
 
 
 def tensor_cores_usable(mma_acc: str) -> bool:
-    """Whether mma may use the tensor cores: not the simulator (it runs no inline PTX), the
-    default float32 accumulation mode (``exact`` is bit-exact FMA-free), not disabled by
-    ``CUTILE_NUMBA_TENSOR_CORES=0``."""
+    """Whether mma may use the tensor cores: the default float32 accumulation mode (``exact``
+    is bit-exact FMA-free), not disabled by ``CUTILE_NUMBA_TENSOR_CORES=0``, and not the
+    simulator (it runs no inline PTX) unless ``CUTILE_NUMBA_TENSOR_CORES=sim`` asks for
+    ``ptx_sim.py``'s models (tests)."""
     from .. import config
-    return mma_acc == "f32" and config.numba_tensor_cores() and not rt.simulator()
+    if rt.simulator():
+        return mma_acc == "f32" and config.numba_tensor_cores_sim()
+    return mma_acc == "f32" and config.numba_tensor_cores()
 
 
 def kernel_fn_name(ir: KernelIR) -> str:

@@ -261,7 +261,8 @@ def generate(ir: KernelIR, T: int, mma_acc: str = "f32", tensor_cores: bool | No
 def compile_kernel(ir: KernelIR, T: int, mma_acc: str | None = None) -> Compiled:
     mma_acc = mma_acc or env_mma_acc()
     per_ir = _cache.setdefault(ir, {})
-    key = (T, mma_acc, rt.simulator(), config.numba_tensor_cores(), config.numba_cp_async())
+    key = (T, mma_acc, rt.simulator(), config.numba_tensor_cores(),
+           config.numba_tensor_cores_sim(), config.numba_cp_async())
     ck = per_ir.get(key)
     if ck is not None:
         return ck

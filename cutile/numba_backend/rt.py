@@ -259,6 +259,8 @@ def namespace() -> dict:
     ns.update({f"dyn_{k}": (np.dtype(v) if simulator() else v) for k, v in _NP.items()})
     if simulator():
         ns["libdevice"] = SimLibdevice
+        from .ptx_sim import SIM_INTRINSICS  # CUTILE_NUMBA_TENSOR_CORES=sim (tests)
+        ns.update(SIM_INTRINSICS)
     else:
         from numba.cuda import libdevice
 

@@ -106,6 +106,36 @@ def test_mma_tensor_core_tiles(din, tiles):
     err = np.abs(ref[2].astype(np.float64) - got[2].astype(np.float64))
     assert np.all(err <= bound), f"max err {err.max()} bound {bound.max()}"
 
+@pytest.mark.skipif("not sim()", reason="on a GPU the real instructions run "
+                    "(test_mma_tensor_core_tiles)")
+@pytest.mark.parametrize("case,din,cp_async", [
+    ((16, 16, 16, 32, 37, 21, 40), np.float16, "0"),
+    ((16, 16, 16, 32, 37, 21, 40), ml_dtypes.bfloat16, "1"),
+    ((32, 32, 32, 64, 64, 40, 72), np.float16, "1"),
+    ((32, 32, 32, 64, 64, 40, 72), ml_dtypes.bfloat16, "0"),
+    ((16, 16, 16, 32, 20, 24, 20), np.float16, "1"),
+], ids=["1warp-f16-regs", "1warp-bf16-cp_async", "2warps-f16-cp_async", "2warps-bf16-regs",
+        "unaligned_rows-f16-cp_async"])
+def test_tensor_core_path_on_instruction_models(monkeypatch, case, din, cp_async):
+    """R-MM-7: the generated tensor-core kernel (CUTILE_NUMBA_TENSOR_CORES=sim: ptx_sim.py's
+    models of ldmatrix, mma.sync and cp.async under the simulator) agrees with the interpreter
+    within mma_f32_bound: staging, swizzle, fragment addresses, the accumulator's fragment
+    layout across the K loop, partial tiles, and (cp_async) the 16-byte chunk copies or, for
+    rows that are not 16-byte aligned (K = 20), the element-wise fallback."""
+    monkeypatch.setenv("CUTILE_NUMBA_TENSOR_CORES", "sim")
+    monkeypatch.setenv("CUTILE_NUMBA_CP_ASYNC", cp_async)
+    TM, TN, TK, T, M, N, K = case
+    rng = np.random.default_rng(M * N + K)
+    a, b = _data(rng, (M, K), din), _data(rng, (K, N), din)
+    c = poison((M, N), np.float32)
+    grid = (-(-M // TM), -(-N // TN))
+    ref, got = run_both(mm_kloop, grid, [a, b, c, TM, TN, TK, ct.float32], mma_acc="f32",
+                        threads=T)
+    bound = mma_f32_bound(a, b, TK, tensor_cores=True)
+    err = np.abs(ref[2].astype(np.float64) - got[2].astype(np.float64))
+    assert np.all(err <= bound), f"max err {err.max()} bound {bound.max()}"
+
+
 def test_tf32_operands_rounded_as_interpreter():
     rng = np.random.default_rng(5)
     a, b = _data(rng, (20, 24), np.float32), _data(rng, (24, 12), np.float32)
