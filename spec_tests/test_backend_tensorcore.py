@@ -300,7 +300,7 @@ def test_plain_operand_loads_are_staged_by_cp_async(cp_async):
     m = np.zeros((128, 128), np.float16)
     src = _tc_source(mm_kloop, (m, m, np.zeros((128, 128), np.float32), 64, 64, 32,
                                 ct.float32), 128)
-    assert src.count("cp_async16(") == 4 and "cp_async_wait_all()" in src
+    assert src.count("cp_async16(") == 8 and "cp_async_wait_all()" in src    # 2 stages
     assert src.count("staged into shared memory by its tensor-core mma") == 2
     assert "strides[1] == 2" in src and "addr_of(" in src and "ldsm32_x4(" in src
 
@@ -349,3 +349,20 @@ def test_tensor_core_kernels_compile_to_mma_ldmatrix_and_cp_async(monkeypatch):
         assert "cp.async" not in r["ptx"]
     assert cpa["ptx"].count("cp.async.cg.shared.global") >= 2
     assert "cp.async.wait_all" in cpa["ptx"]
+
+
+def test_k_loop_is_pipelined_in_two_stages(cp_async):
+    """With cp.async staging the K loop's mma is software-pipelined: the loop's prologue
+    issues iteration 0's copies, each iteration waits, synchronises once, issues the next
+    iteration's copies into the other half and computes from this half."""
+    m = np.zeros((128, 128), np.float16)
+    src = _tc_source(mm_kloop, (m, m, np.zeros((128, 128), np.float32), 64, 64, 32,
+                                ct.float32), 128)
+    head, loop = src.split("    for _i", 1)
+    assert head.count("cp_async16(") == 4 and loop.count("cp_async16(") == 4
+    assert loop.count("cuda.syncthreads()") == 1 and "^ 1) * 2048) + " in loop
+    assert src.rstrip().count("cp_async_wait_all()") == 2      # in the loop and after it
+    big = np.zeros((512, 512), np.float16)
+    src = _tc_source(mm_kloop, (big, big, np.zeros((512, 512), np.float32), 128, 256, 128,
+                                ct.float32), 256)
+    assert "^ 1) *" not in src                # two stages would not fit PIPELINE_SMEM

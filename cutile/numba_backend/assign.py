@@ -23,6 +23,9 @@ from . import layout as L
 from . import tensorcore
 
 FLEXIBLE_OPS = (ops.Constant, ops.Iota)
+# shared memory the two stages of a pipelined tensor-core mma may take: larger tiles keep one
+# stage (an H100 block may have 227 KiB; two stages of 128x256x128 would be 192 KiB)
+PIPELINE_SMEM = 96 * 1024
 _WRITES = ("Store", "Scatter", "Atomic", "Print", "Assert")
 
 
@@ -44,10 +47,12 @@ class Assignment:
         self._busy: set[int] = set()
         self.uses: dict[int, int] = {}          # id(value) -> number of operand uses
         self.place: dict[int, tuple] = {}       # id(op) -> (region, position)
+        self.owner: dict[int, object] = {}      # id(region) -> the op owning it
         self._index(ir.body, None)
         self._direct: dict[int, tuple] | None = None
 
     def _index(self, region: Region, owner) -> None:
+        self.owner[id(region)] = owner
         for i, a in enumerate(region.args):
             self.defs[id(a)] = ("arg", owner, i, region)
         for pos, op in enumerate(region.ops):
@@ -89,6 +94,64 @@ class Assignment:
                             for skipped in f or ():
                                 self._direct[id(skipped)] = ()
         return self._direct
+
+    def pipelined(self, op):
+        """The ``For`` whose K loop a tensor-core ``Mma`` software-pipelines (two stages:
+        the next iteration's operand tiles are copied while this one computes), or None.
+        Both operands must be staged by cp.async, the two stages fit ``PIPELINE_SMEM``, the
+        mma must stand directly in the loop's
+        body with no ``break``/``continue``/``return`` anywhere in it, and the loads' arrays
+        and indices must be the induction variable or values from outside the loop (so the
+        next iteration's copy can be issued from this one)."""
+        xl, yl = self.direct_operands(op)
+        if xl is None or yl is None:
+            return None
+        plan = self.tc_plan(op)
+        if 2 * 2 * (plan.M * plan.K + plan.K * plan.N) > PIPELINE_SMEM:
+            return None
+        region, _ = self.place[id(op)]
+        loop = self.owner.get(id(region))
+        if not isinstance(loop, ops.For) or loop.body is not region:
+            return None
+        inside = self._subtree(region)
+        if any(isinstance(o, (ops.Break, ops.Continue, ops.Return)) for o in inside):
+            return None
+        iv = region.args[0]
+        inner = {id(o) for o in inside}
+        for ld in (xl, yl):
+            for v in (ld.array, *ld.index):
+                if v is iv or self.invariant_index(v):
+                    continue
+                d = self.defs.get(id(v))                 # None: a kernel parameter
+                if d is not None and (d[1] is loop or id(d[1]) in inner):  # carried / inside
+                    return None
+        return loop
+
+    def invariant_index(self, v: Value):
+        """The ``BlockId`` or scalar integer ``Constant`` op defining ``v`` (loop-invariant
+        wherever it stands), else None."""
+        d = self.defs.get(id(v))
+        if d is None or d[0] != "op":
+            return None
+        op = d[1]
+        if isinstance(op, ops.BlockId) or (isinstance(op, ops.Constant) and op.shape == ()
+                                          and isinstance(op.value, int)):
+            return op
+        return None
+
+    def pipelined_in(self, loop) -> list:
+        """The mmas that pipeline the ``For`` ``loop`` (its prologue issues their first
+        copies)."""
+        return [o for o in loop.body.ops if isinstance(o, ops.Mma) and self.tc_plan(o)
+                is not None and self.pipelined(o) is loop]
+
+    def _subtree(self, region: Region) -> list:
+        out = []
+        for o in region.ops:
+            out.append(o)
+            for sub in o.regions():
+                out += self._subtree(sub)
+        return out
 
     def _stageable(self, v: Value, region: Region, mma_pos: int):
         """(load, reshape or nothing) producing ``v`` if the load's tile can be copied to
