@@ -12,8 +12,9 @@
   cores on a GPU (``mma_acc="f32"`` only); ``0`` keeps the FFMA path; ``sim`` also under the
   CUDA simulator, with models of the instructions (tests).
 - ``CUTILE_NUMBA_CP_ASYNC``: ``1`` lets the tensor-core mma copy its operand tiles from
-  global to shared memory with ``cp.async`` and address shared memory with 32-bit registers
-  (default ``0``: compiled for sm_90, not yet run on a GPU; docs/backend.md "Tensor cores").
+  global to shared memory with ``cp.async`` (a two-stage pipelined K loop where it can) and
+  address shared memory with 32-bit registers (default ``0``: compiled for sm_90 and checked
+  on instruction models, not yet run on a GPU; docs/backend.md "Tensor cores").
 - ``CUTILE_CACHE``: ``0`` turns the on-disk kernel cache off (default on; docs/cache.md).
 - ``CUTILE_CACHE_DIR``: where the cache lives (default ``$XDG_CACHE_HOME/cutile``, else
   ``~/.cache/cutile``; ``~/Library/Caches/cutile`` on macOS, ``%LOCALAPPDATA%\\cutile\\Cache``
