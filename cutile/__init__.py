@@ -6,6 +6,7 @@ public names only; importing it never imports numba.
 
 from __future__ import annotations
 
+from . import compilation, tune  # submodules, as in cuda.tile
 from .api.advanced_indexing import Slice, load_advanced_indexing, store_advanced_indexing
 from .api.atomic import (
     atomic_add,
@@ -75,6 +76,7 @@ from .api.elementwise import (
 from .api.index import bid, num_blocks
 from .api.matmul import matmul, mma, mma_scaled
 from .api.memory import gather, load, num_tiles, scatter, store
+from .api.meta import assume_divisible_by, ensure_constant, static_assert, static_eval, static_iter
 from .api.reduce import argmax, argmin, max, min, prod, reduce, sum
 from .api.scan import cumprod, cumsum, scan
 from .api.shape import (
@@ -90,6 +92,7 @@ from .api.shape import (
     transpose,
     unpack_from_bytes,
 )
+from .compile_timeout import compiler_timeout
 from .dtypes import (
     DType,
     bfloat16,
@@ -135,6 +138,7 @@ from .kernel import (
     Constant,
     ConstantAnnotation,
     IndexedWithInt64,
+    ListAnnotation,
     ScalarInt64,
     function,
     kernel,
@@ -161,12 +165,14 @@ __all__ = [
     "max", "maximum", "min", "minimum", "mma", "mod", "mul", "negative", "not_equal",
     "num_blocks", "num_tiles", "ones", "permute", "pow", "prod", "reshape", "rsqrt", "scatter",
     "sin", "sinh", "sqrt", "store", "sub", "sum", "tan", "tanh", "transpose", "truediv", "where",
-    "zeros", "function", "kernel", "set_backend",
+    "zeros", "function", "kernel", "set_backend", "compiler_timeout", "tune", "compilation",
     "atomic_add", "atomic_and", "atomic_cas", "atomic_max", "atomic_min", "atomic_or",
     "atomic_xchg", "atomic_xor",
     # scans, user reductions, cat/extract/insert, bits (issue 10 part B)
     "bitcast", "cat", "cumprod", "cumsum", "extract", "insert", "pack_to_bytes", "reduce",
     "scan", "unpack_from_bytes",
+    "assume_divisible_by", "ensure_constant", "static_assert", "static_eval", "static_iter",
+    "ListAnnotation",
 ]
 # issue 10 part C: debugging, advanced indexing, mma_scaled, PDL
 __all__ += [

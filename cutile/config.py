@@ -25,6 +25,10 @@
   ``cutile.testing`` runs tests on (default: the interpreter, plus Numba where it can run).
 - ``CUTILE_BREAK_BLOCKS``: ``3,0;1,2`` makes ``breakpoint()`` in kernels stop only in these
   blocks on the interpreter (``cutile.debug.break_in`` does the same in code).
+- ``CUDA_TILE_COMPILER_TIMEOUT_SEC``: seconds one kernel compilation may take (1.7's name;
+  ``ct.compiler_timeout`` overrides it).
+- ``CUTILE_INTERP_TIMEOUT``: seconds one interpreter launch may run before it is stopped with
+  the block and line where it was (default 300; ``0`` turns the watchdog off).
 - ``CUTILE_FAILLOG`` (spec_tests only): append each test failure to this file as it happens.
 - ``CUTILE_DURLOG`` (spec_tests only): append each test's start and duration to this file.
 """
@@ -148,3 +152,20 @@ def break_blocks() -> set | None:
         return {tuple(int(x) for x in part.split(",")) for part in v.split(";") if part.strip()}
     except ValueError:
         raise ValueError(f"CUTILE_BREAK_BLOCKS must look like '3,0;1,2', got {v!r}") from None
+
+
+def compiler_timeout() -> float | None:
+    v = os.environ.get("CUDA_TILE_COMPILER_TIMEOUT_SEC", "").strip()
+    if not v:
+        return None
+    t = float(v)
+    if t <= 0:
+        raise ValueError(f"CUDA_TILE_COMPILER_TIMEOUT_SEC must be positive, got {v}")
+    return t
+
+
+def interp_timeout() -> float | None:
+    """Wall-clock watchdog of one interpreter launch in seconds (None: off)."""
+    v = os.environ.get("CUTILE_INTERP_TIMEOUT", "300").strip() or "300"
+    t = float(v)
+    return t if t > 0 else None

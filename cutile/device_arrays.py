@@ -100,10 +100,44 @@ def describe(x) -> DeviceArrayRef | None:
     try:
         cai = x.__cuda_array_interface__
     except AttributeError:
-        return None
+        return _from_cuda_dlpack(x)
     d = np.dtype(cai["typestr"])
     shape = tuple(int(s) for s in cai["shape"])
     strides = cai.get("strides")
     strides = _c_strides(shape, d.itemsize) if strides is None else tuple(int(s) for s in strides)
     ptr, readonly = cai["data"]
     return DeviceArrayRef(x, int(ptr or 0), shape, strides, d, bool(readonly))
+
+
+_DL_CUDA = (2, 13)          # kDLCUDA, kDLCUDAManaged
+
+
+def _from_cuda_dlpack(x) -> DeviceArrayRef | None:
+    """A CUDA array that offers only DLPack (no ``__cuda_array_interface__``, e.g. JAX): read
+    through PyTorch's or CuPy's zero-copy ``from_dlpack``, whichever is installed."""
+    dev = getattr(x, "__dlpack_device__", None)
+    if dev is None or not hasattr(x, "__dlpack__"):
+        return None
+    try:
+        kind = int(dev()[0])
+    except Exception:
+        return None
+    if kind not in _DL_CUDA:
+        return None
+    import importlib
+    for name in ("torch", "cupy"):
+        try:
+            mod = importlib.import_module(name)
+        except ImportError:
+            continue
+        try:
+            view = mod.from_dlpack(x)
+        except Exception as e:
+            raise TypeError(f"{type(x).__name__}: its CUDA DLPack export cannot be read "
+                            f"({name}.from_dlpack: {e})") from None
+        ref = describe(view)
+        if ref is None:
+            raise TypeError(f"{type(x).__name__}: {name}.from_dlpack did not give a CUDA array")
+        return ref
+    raise TypeError(f"{type(x).__name__} is a CUDA array offering only DLPack; reading it "
+                    "needs PyTorch or CuPy (or pass an object with __cuda_array_interface__)")

@@ -40,8 +40,29 @@ class DType:
         self._np = np.dtype(np_type) if np_type is not None else None
         DType._registry[name] = self
 
+    @property
+    def __name__(self) -> str:  # noqa: PLW3201 - 1.7's dtypes have it (``f"{dt.__name__}"``)
+        return self.name
+
     def __repr__(self) -> str:
         return f"<DType '{self.name}'>"
+
+    # 1.7: equal to a DType of the same name only (never to a NumPy/torch dtype or a string),
+    # hashed by name.  Singletons make this identity, but pickles and copies agree too.
+    def __eq__(self, other) -> bool:
+        return isinstance(other, DType) and other.name == self.name
+
+    def __ne__(self, other) -> bool:
+        return not self.__eq__(other)
+
+    def __hash__(self) -> int:
+        return hash(self.name)
+
+    def __copy__(self) -> DType:
+        return self
+
+    def __deepcopy__(self, memo) -> DType:
+        return self
 
     def __str__(self) -> str:
         return self.name

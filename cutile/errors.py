@@ -53,8 +53,14 @@ class Loc:
         while loc is not None:
             frames.append(loc)
             loc = loc.caller
-        # Outermost call first, like a Python traceback.
-        return "\n".join(f.excerpt() for f in reversed(frames))
+        # Outermost call first, like a Python traceback; a deep recursion shows its two ends.
+        frames.reverse()
+        if len(frames) > 16:
+            cut = len(frames) - 12
+            return "\n".join([f.excerpt() for f in frames[:6]]
+                             + [f"  [... {cut} more inlined calls ...]"]
+                             + [f.excerpt() for f in frames[-6:]])
+        return "\n".join(f.excerpt() for f in frames)
 
 
 class TileError(Exception):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import inspect
 import re
+import threading
 import typing
 from dataclasses import dataclass
 from typing import Annotated, Any, TypeVar
@@ -51,8 +52,17 @@ class ArrayAnnotation:
 
 
 class ListAnnotation:
+    """A list-of-arrays parameter (R-LAUNCH-4, R-PY-4); ``element`` may give the arrays'
+    ``ArrayAnnotation`` (index dtype)."""
+
     def __init__(self, element=None):
+        if element is not None and not isinstance(element, ArrayAnnotation):
+            raise TypeError(f"ListAnnotation(element=...) expects an ArrayAnnotation, got "
+                            f"{type(element).__name__}")
         self.element = element
+
+    def __repr__(self) -> str:
+        return f"ListAnnotation(element={self.element!r})"
 
 
 Constant = Annotated[T, ConstantAnnotation()]
@@ -150,6 +160,7 @@ class kernel:  # noqa: N801 - mirrors cuda.tile.kernel
         self.__doc__ = function.__doc__
         self.__wrapped__ = function
         self._cache: dict = {}
+        self._lock = threading.Lock()      # one compilation per signature, whatever the threads
         params = inspect.signature(function).parameters.values()
         for p in params:
             if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
@@ -171,6 +182,15 @@ class kernel:  # noqa: N801 - mirrors cuda.tile.kernel
         return inspect(self, args, grid=grid, threads=threads, mma_acc=mma_acc)
 
     def replace_hints(self, **options) -> kernel:
+        """A new kernel with these launch hints replaced (validated as by ``@ct.kernel``) and
+        its own compilation cache (R-KERN-3).
+
+        >>> fast = matmul.replace_hints(num_ctas=ct.ByTarget(sm_100=2), occupancy=2)
+        """
+        unknown = set(options) - set(self.options)
+        if unknown:
+            raise TypeError(f"replace_hints() got an unexpected hint {sorted(unknown)[0]!r}; "
+                            f"hints are {', '.join(self.options)}")
         merged = dict(self.options)
         merged.update(options)
         return kernel(self.function, **merged)
@@ -201,16 +221,27 @@ class kernel:  # noqa: N801 - mirrors cuda.tile.kernel
         return classify_args(self, args)
 
     def compile(self, spec) -> Any:
-        """The typed IR of one specialisation (cached)."""
+        """The typed IR of one specialisation (cached; thread-safe: concurrent first launches
+        of one signature compile it once)."""
         ir = self._cache.get(spec.key)
         if ir is None:
-            from .frontend.build import build_kernel
-            ir = build_kernel(self, spec)
-            ir.options = dict(self.options)
-            if config.dump_ir():
-                from .ir.printer import format_kernel
-                print(format_kernel(ir))
-            self._cache[spec.key] = ir
+            with self._lock:
+                ir = self._cache.get(spec.key)
+                if ir is None:
+                    from .compile_timeout import run_with_timeout
+                    ir = run_with_timeout(lambda: self._build(spec), f"kernel {self.__name__!r}")
+                    self._cache[spec.key] = ir
+        return ir
+
+    def _build(self, spec) -> Any:
+        from .frontend.build import build_kernel
+        from .ir.passes import written_params
+        ir = build_kernel(self, spec)
+        ir.options = dict(self.options)
+        ir.written = written_params(ir)
+        if config.dump_ir():
+            from .ir.printer import format_kernel
+            print(format_kernel(ir))
         return ir
 
 
@@ -265,11 +296,28 @@ def launch(stream, grid, kernel_, kernel_args, /, *args, programmatic_dependent_
         raise TypeError("launch() expects a tuple as the fourth argument")
     if not isinstance(programmatic_dependent_launch, bool):
         raise TypeError("programmatic_dependent_launch must be a bool")
+    from .streams import check_stream
+    check_stream(stream)
     g = _check_grid(grid)
     spec = kernel_.specialize(kernel_args)
     try:
         ir = kernel_.compile(spec)
     except TileError as e:
         raise e.with_traceback(None) from None
+    _check_writable(ir, spec)
     from .executors import run
     run(ir, g, spec, stream)
+
+
+def _check_writable(ir, spec) -> None:
+    """A read-only array the kernel stores to is refused before anything runs (R-ERR-2)."""
+    for i, loc in ir.written.items():
+        if i >= len(spec.leaves):
+            continue
+        leaf = spec.leaves[i]
+        flags = getattr(leaf, "flags", None)
+        readonly = (not flags.writeable) if flags is not None else getattr(leaf, "readonly", False)
+        if readonly:
+            where = f" (it is written at {loc})" if loc is not None else ""
+            raise ValueError(f"kernel argument {ir.params[i].hint!r} of {ir.name} is a read-only "
+                             f"array but the kernel stores to it{where}; pass a writeable array")

@@ -6,6 +6,7 @@ The runtime values (arrays and scalars, flattened from tuples) are handed to the
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 import typing
 from dataclasses import dataclass, field
@@ -15,11 +16,12 @@ import numpy as np
 
 from . import dtypes as dt
 from .device_arrays import describe as describe_device_array
+from .host_arrays import as_host_array
 
 
 @dataclass(frozen=True)
 class ArgSpec:
-    kind: str                      # "array" | "scalar" | "const" | "tuple"
+    kind: str                      # "array" | "scalar" | "const" | "tuple" | "list" | "dataclass"
     dtype: Any = None
     ndim: int = 0
     index_dtype: Any = dt.int32
@@ -38,31 +40,15 @@ class Spec:
 def _annotation_meta(ann) -> list:
     if typing.get_origin(ann) is typing.Annotated:
         return list(ann.__metadata__)
+    from .kernel import ArrayAnnotation, ListAnnotation
+    if isinstance(ann, (ArrayAnnotation, ListAnnotation)):    # used bare as the annotation
+        return [ann]
     return []
 
 
 def _is_constant(ann) -> bool:
     from .kernel import ConstantAnnotation
     return any(isinstance(m, ConstantAnnotation) for m in _annotation_meta(ann))
-
-
-def as_host_array(x) -> np.ndarray | None:
-    """A NumPy view of ``x`` without copying, or None when ``x`` is not a host array."""
-    if isinstance(x, np.ndarray):
-        return x
-    if hasattr(x, "__cuda_array_interface__"):
-        return None
-    if hasattr(x, "__array_interface__") or (hasattr(x, "__array__") and hasattr(x, "shape")):
-        try:
-            a = np.asarray(x)
-        except Exception:
-            return None
-        if a.base is None and not hasattr(x, "__array_interface__"):
-            # np.asarray had to copy: writes to the copy would be lost, so refuse.
-            raise TypeError(f"{type(x).__name__} converts to NumPy only by copying; pass a "
-                            "NumPy array (or an object NumPy can view without a copy)")
-        return a
-    return None
 
 
 @dataclass(frozen=True)
@@ -75,9 +61,11 @@ class ParamPlan:
 
 
 def param_plan(ann) -> ParamPlan:
-    from .kernel import ArrayAnnotation, ScalarAnnotation
+    from .kernel import ArrayAnnotation, ListAnnotation, ScalarAnnotation
     scalar, index = None, dt.int32
     for m in _annotation_meta(ann):
+        if isinstance(m, ListAnnotation):
+            m = m.element
         if isinstance(m, ScalarAnnotation):
             scalar = m.dtype
         if isinstance(m, ArrayAnnotation):
@@ -116,10 +104,17 @@ def _classify(x, plan: ParamPlan, path: str, leaves: list) -> ArgSpec:
             return ArgSpec("const", value=x)
         if isinstance(x, np.generic):
             return ArgSpec("const", value=x.item())
+        if dataclasses.is_dataclass(x) and not isinstance(x, type) and \
+                type(x).__dataclass_params__.frozen:     # (cutile) R-PY-10 as a constant
+            return ArgSpec("const", value=x)
         if isinstance(x, tuple):
             return ArgSpec("tuple", items=tuple(_classify(i, plan, path, leaves) for i in x))
         raise TypeError(f"Could not interpret object of type {type(x).__name__} as a constant "
                         f"({path})")
+    if isinstance(x, list):
+        return _list_spec(x, plan, path, leaves)
+    if dataclasses.is_dataclass(x) and not isinstance(x, type):
+        return _dataclass_spec(x, path, leaves)
     if isinstance(x, tuple):
         if type(x) is not tuple:
             raise TypeError(f"Only plain tuples are accepted ({path})")
@@ -163,6 +158,42 @@ def _classify(x, plan: ParamPlan, path: str, leaves: list) -> ArgSpec:
     raise TypeError(f"Invalid {path}: Objects of type '{type(x).__name__}' are not supported.")
 
 
+def _list_spec(x: list, plan: ParamPlan, path: str, leaves: list) -> ArgSpec:
+    """A list of arrays (R-LAUNCH-3, R-PY-4): each array a parameter of its own; the length,
+    the common dtype and the rank are part of the specialisation."""
+    if not x:
+        raise TypeError(f"Empty lists are not supported as kernel arguments ({path})")
+    items = []
+    for i, item in enumerate(x):
+        if isinstance(item, (list, tuple, bool, int, float, np.generic)) or \
+                dataclasses.is_dataclass(item):
+            raise TypeError(f"Invalid item #{i} of {path}: lists may hold arrays only, got "
+                            f"{type(item).__name__}")
+        items.append(_classify(item, plan, f"item #{i} of {path}", leaves))
+    if len({a.dtype for a in items}) > 1:
+        raise TypeError(f"Arrays in list vary in data type ({path})")
+    if len({a.ndim for a in items}) > 1:
+        raise TypeError(f"Arrays in list vary in rank ({path})")
+    return ArgSpec("list", items=tuple(items))
+
+
+def _dataclass_spec(x, path: str, leaves: list) -> ArgSpec:
+    """A frozen dataclass instance: its fields travel like the items of a tuple (arrays and
+    numbers at runtime; strings, None, dtypes and enum members as constants; R-PY-10)."""
+    cls = type(x)
+    if not cls.__dataclass_params__.frozen:
+        raise TypeError(f"Only frozen dataclasses are supported as kernel arguments ({path}: "
+                        f"{cls.__name__})")
+    items = []
+    for f in dataclasses.fields(x):
+        v = getattr(x, f.name)
+        if isinstance(v, (str, type(None), dt.DType, enum.Enum)):
+            items.append(ArgSpec("const", value=v))
+        else:
+            items.append(_classify(v, _sub_plan(None), f"field {f.name!r} of {path}", leaves))
+    return ArgSpec("dataclass", value=cls, items=tuple(items))
+
+
 def classify_args(kernel, args: tuple) -> Spec:
     names = kernel.param_names
     if len(args) != len(names):
@@ -180,8 +211,10 @@ def classify_args(kernel, args: tuple) -> Spec:
 
 
 def _key(p: ArgSpec):
-    if p.kind == "tuple":
-        return ("tuple", tuple(_key(i) for i in p.items))
+    if p.kind in ("tuple", "list"):
+        return (p.kind, tuple(_key(i) for i in p.items))
+    if p.kind == "dataclass":
+        return ("dataclass", p.value, tuple(_key(i) for i in p.items))
     if p.kind == "const":
         return ("const", type(p.value), p.value)
     return (p.kind, p.dtype, p.ndim, p.index_dtype)

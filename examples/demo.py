@@ -13,7 +13,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import cutile as ct  # noqa: E402
 
 EXAMPLES = ["vector_add", "matmul", "softmax", "layer_norm", "transpose", "attention", "histogram",
-            "splitk_matmul", "topk", "fft", "prefix_sum"]
+            "splitk_matmul", "topk", "fft", "prefix_sum", "grouped_gemm", "static_helpers"]
 
 
 def backends() -> list[str]:

@@ -12,6 +12,7 @@ import re
 
 import numpy as np
 import pytest
+from spec_executor import interp_only_ub
 
 import cutile as ct
 
@@ -375,6 +376,121 @@ def test_internal_errors_are_tile_errors():
     assert issubclass(ct.UndefinedBehaviorError, RuntimeError)
     from cutile import _exception  # upstream aliases (R-ERR-1)
     assert _exception.TypeCheckingError is ct.TileTypeError
+
+
+# -- bad input found by the 43-kernel sweep (issue 11) ----------------------------------------
+@ct.kernel
+def k_huge_tile(a, b):
+    t = ct.load(a, (0,), (1 << 40,))  # E:huge_tile
+    ct.store(b, (0,), t)
+
+
+@ct.kernel
+def k_huge_full(b):
+    ct.store(b, (0,), ct.full((1 << 13, 1 << 12), 0, ct.float32))  # E:huge_full
+
+
+def test_tile_over_the_element_limit_is_a_compile_time_error():
+    """R-TILE-1 (cutile limit): a tile of more than 2**24 elements is a TileValueError naming
+    the limit at the user's line, before anything is allocated (not NumPy's MemoryError)."""
+    e = expect_error(k_huge_tile, (F32, F32.copy()), ct.TileValueError,
+                     r"has 1099511627776 elements, more than the 16777216 \(2\*\*24\)",
+                     "huge_tile")
+    assert "smaller tile shape" in e.message
+    expect_error(k_huge_full, (F32,), ct.TileValueError, "more than the 16777216", "huge_full")
+
+
+@ct.kernel
+def k_while_true(a, b):
+    x = ct.load(a, (0,), (4,))
+    while True:  # E:while_true
+        x = x * 1.0
+    ct.store(b, (0,), x)
+
+
+@ct.kernel
+def k_spin(a, n: int):
+    i = 0
+    while True:  # E:spin
+        i = i + n
+    ct.store(a, (0,), ct.full((1,), i, ct.int32))
+
+
+def _ub_at(info, marker: str, block=None):
+    e = info.value
+    assert e.rule == "R-EXEC-7" and e.loc is not None and e.loc.line == line_of(marker)
+    if block is not None:
+        assert e.block == block
+    text = str(e)
+    assert f"line {line_of(marker)}" in text and "block (" in text
+
+
+@interp_only_ub
+def test_while_true_without_break_is_reported_at_once():
+    """R-EXEC-7: a loop whose body has no effects and whose iteration changes no carried value
+    never ends; the interpreter says so at the first repeat, naming the block and the line."""
+    import time
+    t0 = time.monotonic()
+    with pytest.raises(ct.UndefinedBehaviorError, match="never terminates") as info:
+        ct.launch(None, (3,), k_while_true, (F32, F32.copy()))
+    assert time.monotonic() - t0 < 10
+    _ub_at(info, "while_true", block=(0, 0, 0))
+
+
+@interp_only_ub
+def test_launch_watchdog_stops_a_spinning_loop(monkeypatch):
+    """R-EXEC-7: a loop whose state keeps changing is stopped by the wall-clock watchdog
+    (CUTILE_INTERP_TIMEOUT) at the loop's block and line."""
+    monkeypatch.setenv("CUTILE_INTERP_TIMEOUT", "0.5")
+    with pytest.raises(ct.UndefinedBehaviorError, match="wall-clock limit") as info:
+        ct.launch(None, (1,), k_spin, (I32, 1))
+    _ub_at(info, "spin", block=(0, 0, 0))
+
+
+@interp_only_ub
+def test_ctrl_c_during_a_launch_names_block_and_line(monkeypatch):
+    """Ctrl-C (KeyboardInterrupt) during an interpreter launch carries a note with the block
+    and the user's line that was running."""
+    import _thread
+    import threading
+    # compile first (a loaded machine may take longer than the timer to compile), so the
+    # interrupt lands while the interpreter runs
+    monkeypatch.setenv("CUTILE_INTERP_TIMEOUT", "0.2")
+    with pytest.raises(ct.UndefinedBehaviorError, match="wall-clock limit"):
+        ct.launch(None, (1,), k_spin, (I32, 1))
+    monkeypatch.setenv("CUTILE_INTERP_TIMEOUT", "0")
+    timer = threading.Timer(0.5, _thread.interrupt_main)
+    timer.start()
+    try:
+        with pytest.raises(KeyboardInterrupt) as info:
+            ct.launch(None, (1,), k_spin, (I32, 1))
+    finally:
+        timer.cancel()
+    notes = "\n".join(getattr(info.value, "__notes__", []))
+    assert "interrupted in block (0, 0, 0)" in notes
+    assert "test_errors.py" in notes and "k_spin" in notes
+
+
+@ct.kernel
+def k_store_ro(a, b):
+    ct.store(b, (0,), ct.load(a, (0,), (4,)))  # E:store_ro
+
+
+def test_read_only_array_stored_to_is_a_launch_error():
+    """R-ERR-2: a read-only NumPy array the kernel stores to is refused at launch (ValueError
+    naming the argument and the storing line) instead of failing mid-launch in NumPy."""
+    ro = np.zeros(4, np.float32)
+    ro.flags.writeable = False
+    with pytest.raises(ValueError, match=rf"'b' of k_store_ro is a read-only array but the "
+                                         rf"kernel stores to it \(it is written at .*test_errors"
+                                         rf".py:{line_of('store_ro')}:"):
+        ct.launch(None, (1,), k_store_ro, (F32, ro))
+
+
+def test_stream_of_wrong_type_is_a_launch_error():
+    """R-LAUNCH-1/R-ERR-2: ``stream='abc'`` is a TypeError at launch, not silently accepted."""
+    with pytest.raises(TypeError, match="stream must be None, a CUstream handle .* got str"):
+        ct.launch("abc", (1,), k_store_ro, (F32, F32.copy()))
 
 
 _ = math

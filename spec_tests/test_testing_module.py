@@ -101,9 +101,11 @@ def test_user_example_file_runs_and_catches_the_broken_kernel():
                HYPOTHESIS_PROFILE="ci")
     # the cutile_executor fixture comes from cutile's pytest plugin, registered when cutile is
     # installed (pip install -e .); name it explicitly where this checkout is not installed
-    from importlib.metadata import entry_points
-    installed = any(e.value == "cutile.testing.pytest_plugin"
-                    for e in entry_points(group="pytest11"))
+    # (look the way pytest looks: through every distribution, since a checkout's own metadata
+    # can shadow the installed one for entry_points())
+    from importlib.metadata import distributions
+    installed = any(e.group == "pytest11" and e.value == "cutile.testing.pytest_plugin"
+                    for d in distributions() for e in d.entry_points)
     plugin = [] if installed else ["-p", "cutile.testing.pytest_plugin"]
     r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *plugin,
                         "examples/test_my_kernel.py"], capture_output=True, text=True, cwd=ROOT,

@@ -8,7 +8,7 @@ import operator
 
 from ..errors import TileTypeError
 from ..frontend import coerce
-from ..frontend.values import ArrayV, Const, FVal, RangeV, TileV, TupleV, describe
+from ..frontend.values import ArrayV, Const, FVal, ListV, RangeV, TileV, TupleV, describe
 
 
 def _range(comp, args, kwargs, env):
@@ -46,6 +46,9 @@ def _len(comp, args, kwargs, env):
     if len(args) != 1 or kwargs:
         raise TileTypeError("len() takes exactly one argument")
     v = args[0]
+    if isinstance(v, ListV):                     # R-PY-4: an int32, fixed per specialisation
+        from ..dtypes import int32
+        return Const(len(v.items), int32)
     if isinstance(v, TupleV) or (isinstance(v, Const) and isinstance(v.value, (tuple, str))):
         return Const(len(coerce.tuple_items(v, "len") if not isinstance(v.value if isinstance(
             v, Const) else None, str) else v.value))

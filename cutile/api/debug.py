@@ -216,6 +216,6 @@ def grid_dependency_control_launch_dependents():
 
 def builtin_print(comp, args, kwargs, env):
     """The builtin ``print`` inside tile code is ``ct.print`` (R-PRINT-3)."""
-    from ..frontend.compiler import call_op
+    from ..frontend.calls import call_op
     return call_op(print, args, kwargs)
 

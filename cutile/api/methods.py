@@ -33,7 +33,7 @@ def get_attribute(obj: FVal, name: str) -> FVal:
             value = getattr(obj.value, name)
         except AttributeError:
             raise TileTypeError(f"{describe(obj)} has no attribute '{name}'") from None
-        from ..frontend.compiler import global_value
+        from ..frontend.calls import global_value
         return global_value(value)
     if isinstance(obj, TileV):
         if name == "shape":

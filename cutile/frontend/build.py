@@ -2,14 +2,34 @@
 
 from __future__ import annotations
 
+import dataclasses
+import sys
+import threading
+
 from ..errors import TileError, TileInternalError
 from ..ir.core import Builder, KernelIR, Region, Value
 from ..ir.passes import fuse_fma
 from ..ir.types import ArrayType, TileType
-from .compiler import Env, FunctionCompiler
+from .compiler import MAX_INLINE_DEPTH, Env, FunctionCompiler
 from .context import CompileContext, compiling
 from .source import closure_values, parse_function
-from .values import ArrayV, Const, TileV, TupleV
+from .values import ArrayV, Const, DataclassV, ListV, TileV, TupleV
+
+_recursion = {"users": 0, "saved": 0}
+_recursion_lock = threading.Lock()
+
+
+def _deep_recursion(delta: int) -> None:
+    """Helpers are inlined recursively (about 40 Python frames per level): while any thread
+    compiles, Python's recursion limit leaves room for the documented inlining depth, so a
+    runaway recursion reports TileRecursionError (R-PY-6) rather than RecursionError."""
+    with _recursion_lock:
+        if delta > 0 and _recursion["users"] == 0:
+            _recursion["saved"] = sys.getrecursionlimit()
+            sys.setrecursionlimit(max(_recursion["saved"], 80 * MAX_INLINE_DEPTH))
+        _recursion["users"] += delta
+        if delta < 0 and _recursion["users"] == 0:
+            sys.setrecursionlimit(_recursion["saved"])
 
 
 def _param_value(spec, name: str, params: list[Value]):
@@ -17,6 +37,12 @@ def _param_value(spec, name: str, params: list[Value]):
         return Const(spec.value)
     if spec.kind == "tuple":
         return TupleV(tuple(_param_value(s, name, params) for s in spec.items))
+    if spec.kind == "list":
+        return ListV(tuple(_param_value(s, name, params) for s in spec.items))
+    if spec.kind == "dataclass":
+        names = [f.name for f in dataclasses.fields(spec.value)]
+        return DataclassV(spec.value, {n: _param_value(s, name, params)
+                                       for n, s in zip(names, spec.items)})
     if spec.kind == "array":
         v = Value(ArrayType(spec.dtype, spec.ndim, spec.index_dtype), name)
         params.append(v)
@@ -40,6 +66,7 @@ def build_kernel(kernel, spec, *, watch: dict | None = None) -> KernelIR:
         env.vars[name] = _param_value(p, name, params)
     closure = closure_values(func)
     body = Region()
+    _deep_recursion(+1)
     try:
         with compiling(ctx), ctx.builder.open(body):
             fc = FunctionCompiler(ctx, node, src, func.__globals__, closure, None, is_kernel=True)
@@ -48,6 +75,9 @@ def build_kernel(kernel, spec, *, watch: dict | None = None) -> KernelIR:
         raise
     except RecursionError as e:
         raise TileInternalError(f"compilation recursed too deeply: {e}") from None
-    ir = KernelIR(func.__name__, params, list(kernel.param_names), body, src.loc(node))
+    finally:
+        _deep_recursion(-1)
+    # one name per IR parameter (a tuple, list or dataclass argument gives several)
+    ir = KernelIR(func.__name__, params, [p.hint for p in params], body, src.loc(node))
     fuse_fma(ir)
     return ir

@@ -16,7 +16,7 @@ from ..dtypes import DType
 from ..enums import RoundingMode
 from ..errors import TileTypeError, TileValueError
 from ..ir import ops
-from ..ir.types import TileType
+from ..ir.types import TileType, check_tile_size
 from .context import current
 from .values import ArrayV, Const, FVal, TileV, TupleV, describe
 
@@ -200,6 +200,7 @@ def check_power_of_two_shape(shape: tuple, prefix: str = "") -> None:
             raise TileTypeError(f"{prefix}Dimension #{i} of shape {shape} is not positive")
         if d & (d - 1):
             raise TileTypeError(f"{prefix}Dimension #{i} of shape {shape} is not a power of two")
+    check_tile_size(shape)
 
 
 def const_shape(v: FVal, ndim: int | None = None, what: str = "shape") -> tuple[int, ...]:

@@ -10,13 +10,10 @@ from __future__ import annotations
 
 import ast
 import builtins
-import enum
 import inspect
 import operator
 import types
 from typing import Any
-
-import numpy as np
 
 from .. import dtypes as dt
 from ..errors import (
@@ -27,16 +24,15 @@ from ..errors import (
     TileSyntaxError,
     TileTypeError,
     TileValueError,
-    UnsupportedCallError,
 )
 from ..ir import ops
 from ..ir.core import Region, Value, walk
-from . import coerce, flow
+from . import calls, coerce, flow, pysubset, static
+from .calls import bind_ast_args, chain_text, global_value
 from .context import CompileContext
 from .source import SourceInfo, assigned_names, closure_values, parse_function
 from .values import (
     ArrayV,
-    BoundMethod,
     Const,
     FmtV,
     FuncV,
@@ -96,8 +92,11 @@ class FunctionCompiler:
         self.is_kernel = is_kernel
         self.depth = depth
         body = node.body if isinstance(node.body, list) else [node.body]
-        self.locals = assigned_names(body) | {a.arg for a in _all_args(node.args)}
+        self.locals = assigned_names(body) | {a.arg for a in calls.all_args(node.args)}
         self.loops: list[_LoopInfo] = []
+        self.managers: list = []          # entered ``with`` helpers (pysubset._Manager)
+        self.chain: tuple = (src.func_name,)   # inlined calls leading here (R-PY-6)
+        self.discovering = False          # see pysubset.loop_with_return
 
     # -- locations and errors ------------------------------------------------------------------
     def loc(self, node) -> Loc:
@@ -135,6 +134,12 @@ class FunctionCompiler:
                 ast.copy_location(s, stmts[i])
                 rest = []
                 stmts = stmts[:i + 1]
+            if (not self.is_kernel and not self.discovering
+                    and isinstance(s, (ast.For, ast.While)) and _contains_return(s)):
+                if self._located(s, pysubset.loop_with_return, self, s, rest, env):
+                    break                          # the rest ran on the no-return path
+                i += 1
+                continue
             self._located(s, self.stmt, s, env)
             if self.ctx.watch is not None and env.live:
                 self._watch(s, env)
@@ -230,22 +235,19 @@ class FunctionCompiler:
         for a, d in zip(args.kwonlyargs, args.kw_defaults):
             if d is not None:
                 defaults[a.arg] = self.expr(d, env)
-        closure = dict(self.closure)
-        closure.update(env.vars)
-        return FuncV(node, name, closure, self.globals, self.src, defaults)
+        return FuncV(node, name, dict(self.closure), self.globals, self.src, defaults, env)
 
     def stmt_Return(self, s, env):
         value = self.expr(s.value, env) if s.value is not None else Const(None)
+        if self.is_kernel and not (isinstance(value, Const) and value.value is None):
+            raise TileTypeError("Tile kernels cannot return values")
+        pysubset.exit_through(self, "return")
         if self.is_kernel:
-            if not (isinstance(value, Const) and value.value is None):
-                raise TileTypeError("Tile kernels cannot return values")
             self.ctx.emit(ops.Return())
             env.term = "return-op"
             return
         if self.loops:
-            raise TileSyntaxError(
-                "Returning from inside a loop of a helper function is not supported by cutile; "
-                "restructure the loop (e.g. break and return after it)")
+            return pysubset.return_in_loop(self, value, env)
         env.term = "return"
         env.ret = value
 
@@ -259,6 +261,7 @@ class FunctionCompiler:
         if not self.loops:
             raise TileSyntaxError(f"'{kind}' outside a loop")
         info = self.loops[-1]
+        pysubset.exit_through(self, kind)
         leaves = self._carry_leaves(info, env)
         self.ctx.emit(ops.Break(tuple(leaves)) if kind == "break" else ops.Continue(tuple(leaves)))
         env.term = kind
@@ -272,6 +275,9 @@ class FunctionCompiler:
                      lambda e: self.run_body(s.orelse, e), env)
 
     def stmt_For(self, s, env):
+        items = static.iter_items(self, s.iter, env)
+        if items is not None:
+            return static.static_for(self, s, items, env)
         if s.orelse:
             raise TileSyntaxError("'for-else' is not supported")
         it = self.expr(s.iter, env)
@@ -288,8 +294,7 @@ class FunctionCompiler:
         self._loop(s, env, "while", None)
 
     def stmt_With(self, s, env):
-        raise TileSyntaxError("Unsupported syntax: 'with' statements are not supported by "
-                              "cutile yet")
+        pysubset.stmt_with(self, s, env)
 
     # -- branches ------------------------------------------------------------------------------
     def _branch(self, cond: TileV, then_fn, else_fn, env: Env) -> None:
@@ -361,6 +366,18 @@ class FunctionCompiler:
         skel0 = flats[0][0]
         if all(_skel_equal(f[0], skel0) for f in flats):
             return skel0, vals[0], [(lambda lv=f[1]: lv) for f in flats]
+        first = vals[0]
+        if isinstance(first, TupleV) and all(
+                type(v) is type(first) and len(v.items) == len(first.items) for v in vals):
+            # tuples merge item by item (R-CF-7, R-PROMO-7 per item)
+            parts = [self._merge_plan([v.items[k] for v in vals], live)
+                     for k in range(len(first.items))]
+            if any(p is None for p in parts):
+                return None
+            producers = [(lambda b=b: [x for p in parts for x in p[2][b]()])
+                         for b in range(len(vals))]
+            return (("tuple", tuple(p[0] for p in parts)),
+                    type(first)(tuple(p[1] for p in parts)), producers)
         if all(flow.materializable(v) or (isinstance(v, TileV) and v.shape == ())
                for v in vals):
             # R-PROMO-7: differing constants (or a constant and a runtime scalar) merge into
@@ -403,6 +420,8 @@ class FunctionCompiler:
         target = s.target.id if kind == "for" else None
         candidates = [n for n in sorted(assigned_names(s.body))
                       if n in env.vars and n != target and not isinstance(env.vars[n], Invalid)]
+        if pysubset.RET_FLAG in env.vars and _contains_return(s):   # helper return slots
+            candidates += [pysubset.RET_FLAG, pysubset.RET_VALUE]
         dropped: set[str] = set()
         while True:
             carried = [n for n in candidates if n not in dropped]
@@ -563,7 +582,8 @@ class FunctionCompiler:
     expr_ListComp = expr_Dict = expr_Set = expr_DictComp = expr_SetComp = expr_List
 
     def expr_GeneratorExp(self, node, env):
-        raise TileSyntaxError("Unsupported syntax: generator expressions")
+        raise TileSyntaxError("Unsupported syntax: generator expressions are only accepted as "
+                              "tuple(... for x in ct.static_iter(...)) or sum(...)")
 
     def expr_NamedExpr(self, node, env):
         raise TileSyntaxError("Unsupported syntax: ':=' is not supported")
@@ -574,13 +594,15 @@ class FunctionCompiler:
     def expr_Attribute(self, node, env):
         obj = self.expr(node.value, env)
         from ..api import methods
-        return methods.get_attribute(obj, node.attr)
+        r = pysubset.attribute(self, obj, node.attr)
+        return r if r is not None else methods.get_attribute(obj, node.attr)
 
     def expr_Subscript(self, node, env):
         obj = self.expr(node.value, env)
         idx = self.expr(node.slice, env)
         from ..api import methods
-        return methods.subscript(obj, idx)
+        r = pysubset.subscript(self, obj, idx, env)
+        return r if r is not None else methods.subscript(obj, idx)
 
     def expr_Slice(self, node, env):
         parts = [self.expr(p, env) if p is not None else Const(None)
@@ -653,7 +675,11 @@ class FunctionCompiler:
         result: FVal | None = None
         for op, comp in zip(node.ops, node.comparators):
             right = self.expr(comp, env)
-            r = elementwise.apply_compare(type(op).__name__, left, right)
+            r = pysubset.contains(left, right) if isinstance(op, (ast.In, ast.NotIn)) else None
+            if r is not None:
+                r = Const(r.value == isinstance(op, ast.In))
+            else:
+                r = elementwise.apply_compare(type(op).__name__, left, right)
             result = r if result is None else elementwise.logical_and(result, r)
             left = right
         return result
@@ -690,6 +716,12 @@ class FunctionCompiler:
 
     def expr_Call(self, node, env):
         fn = self.expr(node.func, env)
+        kind = static.static_kind(fn)
+        if kind is not None:
+            return static.call(self, kind, node, env)
+        r = pysubset.genexp_call(self, fn, node, env)
+        if r is not None:
+            return r
         args: list[FVal] = []
         for a in node.args:
             if isinstance(a, ast.Starred):
@@ -702,52 +734,31 @@ class FunctionCompiler:
                 args.append(self.expr(a, env))
         kwargs: dict[str, FVal] = {}
         for k in node.keywords:
-            if k.arg is None:
-                raise TileSyntaxError("Unsupported syntax: **kwargs at a call site")
+            if k.arg is None:                 # f(**d), R-PY-5
+                for name, v in pysubset.dict_items(self.expr(k.value, env), "**").items():
+                    if name in kwargs:
+                        raise TileTypeError(f"got multiple values for keyword argument {name!r}")
+                    kwargs[name] = v
+                continue
+            if k.arg in kwargs:
+                raise TileTypeError(f"got multiple values for keyword argument {k.arg!r}")
             kwargs[k.arg] = self.expr(k.value, env)
         return self.call(fn, args, kwargs, node, env)
 
     def call(self, fn: FVal, args, kwargs, node, env) -> FVal:
-        from ..api import builtins_map, methods
-        from ..api._registry import TileOp
-        self.ctx.compiler = self
-        if isinstance(fn, BoundMethod):
-            return methods.call_method(fn, args, kwargs)
-        if isinstance(fn, FuncV):
-            return self.inline_closure(fn, args, kwargs, node)
-        if not isinstance(fn, Const):
-            raise TileTypeError(f"{describe(fn)} is not callable")
-        f = fn.value
-        if isinstance(f, TileOp):
-            return call_op(f, args, kwargs)
-        dtype = dt.normalize_dtype(f) if not isinstance(f, (bool, int, float, str)) else None
-        if dtype is not None:
-            from ..api import creation
-            return creation.dtype_call(dtype, args, kwargs)
-        handler = builtins_map.BUILTINS.get(id(f))
-        if handler is not None:
-            return handler(self, args, kwargs, env)
-        if getattr(f, "_cutile_kernel", False):
-            raise TileTypeError("Tile kernels cannot be called from tile code")
-        if isinstance(f, type) and issubclass(f, enum.Enum):
-            return _enum_call(f, args, kwargs)
-        if isinstance(f, types.FunctionType):
-            return self.inline_function(f, args, kwargs, node)
-        if hasattr(f, "__wrapped__") and isinstance(f.__wrapped__, types.FunctionType):
-            return self.inline_function(f.__wrapped__, args, kwargs, node)
-        name = getattr(f, "__name__", type(f).__name__)
-        if isinstance(f, type):
-            raise UnsupportedCallError(
-                f'Creating instances of type "{name}" is not supported in device code')
-        raise UnsupportedCallError(f"{name}() is not supported in device code")
+        self.ctx.compiler = self  # (user combiners of reduce/scan compile through it)
+        return calls.dispatch(self, fn, args, kwargs, node, env)
 
     # -- inlining ------------------------------------------------------------------------------
-    def _check_depth(self):
+    def _check_depth(self, name: str = "<helper>"):
         if self.depth + 1 > MAX_INLINE_DEPTH:
-            raise TileRecursionError(f"Maximum recursion depth ({MAX_INLINE_DEPTH}) exceeded")
+            raise TileRecursionError(
+                f"Maximum recursion depth ({MAX_INLINE_DEPTH}) exceeded while inlining "
+                f"{name}(); helpers are inlined, so a recursion must end at compile time "
+                f"(on constant arguments). Call chain: {chain_text(self.chain + (name,))}")
 
     def inline_function(self, f: types.FunctionType, args, kwargs, node) -> FVal:
-        self._check_depth()
+        self._check_depth(f.__name__)
         fnode, src = parse_function(f)
         closure = closure_values(f)
         try:
@@ -759,13 +770,17 @@ class FunctionCompiler:
         return self._inline(fnode, src, f.__globals__, closure, params)
 
     def inline_closure(self, fn: FuncV, args, kwargs, node) -> FVal:
-        self._check_depth()
-        params = _bind_ast_args(fn, args, kwargs)
-        return self._inline(fn.node, fn.source, fn.globals, fn.closure, params)
+        self._check_depth(fn.name)
+        params = bind_ast_args(fn, args, kwargs)
+        closure = dict(fn.closure)
+        if fn.scope is not None:
+            closure.update((k, v) for k, v in fn.scope.vars.items() if not k.startswith("<"))
+        return self._inline(fn.node, fn.source, fn.globals, closure, params)
 
     def _inline(self, fnode, src, pyglobals, closure, params) -> FVal:
         sub = FunctionCompiler(self.ctx, fnode, src, pyglobals, closure, self.ctx.loc,
                                is_kernel=False, depth=self.depth + 1)
+        sub.chain = self.chain + (getattr(fnode, "name", "<lambda>"),)
         env = Env(params)
         if isinstance(fnode, ast.Lambda):
             return sub.expr(fnode.body, env)
@@ -781,87 +796,6 @@ class FunctionCompiler:
 
 
 # -- helpers ---------------------------------------------------------------------------------------
-def call_op(op, args, kwargs) -> FVal:
-    """Bind a call to a ``ct`` operation with Python's rules (R-PY-14) and run it."""
-    try:
-        bound = op.signature.bind(*args, **kwargs)
-    except TypeError as e:
-        raise TileTypeError(f"{op.op_name}(): {e}") from None
-    result = op.impl(*bound.args, **bound.kwargs)
-    return Const(None) if result is None else result
-
-
-def global_value(obj: Any) -> FVal:
-    """A module global or closure cell as a compile-time value (R-PY-8)."""
-    if isinstance(obj, FVal):
-        return obj
-    if isinstance(obj, np.generic):
-        d = dt.from_numpy(obj.dtype)
-        if d is not None:
-            return Const(obj.item(), d)
-    if isinstance(obj, tuple):
-        return TupleV(tuple(global_value(i) for i in obj))
-    if isinstance(obj, np.ndarray) or hasattr(obj, "__cuda_array_interface__") or (
-            hasattr(obj, "__dlpack__") and not isinstance(obj, type)):
-        mod = type(obj).__module__.split(".")[0]
-        raise TileTypeError(
-            f"Cannot create constant from value of type {mod}.{type(obj).__name__}")
-    return Const(obj)
-
-
-def _enum_call(cls, args, kwargs):
-    if len(args) != 1 or kwargs:
-        raise TileTypeError(f"{cls.__name__}() expects one argument")
-    v = args[0]
-    if not isinstance(v, Const):
-        raise TileTypeError(f"{cls.__name__}() expects a constant argument")
-    try:
-        return Const(cls(v.value))
-    except ValueError as e:
-        raise TileValueError(str(e)) from None
-
-
-def _all_args(a: ast.arguments):
-    out = list(a.posonlyargs) + list(a.args) + list(a.kwonlyargs)
-    if a.vararg:
-        out.append(a.vararg)
-    if a.kwarg:
-        out.append(a.kwarg)
-    return out
-
-
-def _bind_ast_args(fn: FuncV, args, kwargs) -> dict:
-    a = fn.node.args
-    pos = [x.arg for x in a.posonlyargs + a.args]
-    out: dict[str, FVal] = {}
-    if len(args) > len(pos) and not a.vararg:
-        raise TileTypeError(f"{fn.name}(): takes {len(pos)} positional arguments but "
-                            f"{len(args)} were given")
-    for name, v in zip(pos, args):
-        out[name] = v
-    if a.vararg:
-        out[a.vararg.arg] = TupleV(tuple(args[len(pos):]))
-    extra = {}
-    for k, v in kwargs.items():
-        if k in out:
-            raise TileTypeError(f"{fn.name}(): got multiple values for argument '{k}'")
-        if k in pos[len(a.posonlyargs):] or k in [x.arg for x in a.kwonlyargs]:
-            out[k] = v
-        elif a.kwarg:
-            extra[k] = v
-        else:
-            raise TileTypeError(f"{fn.name}(): got an unexpected keyword argument '{k}'")
-    if a.kwarg:
-        out[a.kwarg.arg] = Const(dict(extra))
-    for name in pos + [x.arg for x in a.kwonlyargs]:
-        if name not in out:
-            if name in fn.defaults:
-                out[name] = fn.defaults[name]
-            else:
-                raise TileTypeError(f"{fn.name}(): missing a required argument: '{name}'")
-    return out
-
-
 def _contains_return(node) -> bool:
     for n in ast.walk(node):
         if isinstance(n, ast.Return):
@@ -880,6 +814,9 @@ def _leaf_types(skel) -> list:
                 go(i)
         elif isinstance(s, tuple) and s and s[0] == "view":
             go(s[1])
+        elif isinstance(s, tuple) and s and s[0] == "dataclass":
+            for i in s[3]:
+                go(i)
 
     go(skel)
     return out
@@ -893,6 +830,8 @@ def _skel_equal(a, b) -> bool:
             return len(a[1]) == len(b[1]) and all(_skel_equal(x, y) for x, y in zip(a[1], b[1]))
         if a[0] == "view":
             return _skel_equal(a[1], b[1]) and a[2:] == b[2:]
+        if a[0] == "dataclass":
+            return a[1:3] == b[1:3] and all(_skel_equal(x, y) for x, y in zip(a[3], b[3]))
     return a == b
 
 

@@ -5,6 +5,7 @@ API functions (``cutile/api``) run at compile time inside a context and emit IR 
 
 from __future__ import annotations
 
+import threading
 from contextlib import contextmanager
 
 from ..errors import Loc, TileInternalError
@@ -12,7 +13,15 @@ from ..ir.core import Builder, Op
 from ..ir.types import ArrayType
 from .values import ArrayV, FVal, TileV
 
-_stack: list[CompileContext] = []
+# One stack per Python thread: kernels may be compiled by several threads at once.
+_tls = threading.local()
+
+
+def _stack() -> list[CompileContext]:
+    st = getattr(_tls, "stack", None)
+    if st is None:
+        st = _tls.stack = []
+    return st
 
 
 class CompileContext:
@@ -44,22 +53,24 @@ class CompileContext:
 
 
 def current() -> CompileContext:
-    if not _stack:
+    st = _stack()
+    if not st:
         raise RuntimeError("Device functions can only be called from device code.")
-    return _stack[-1]
+    return st[-1]
 
 
 def in_tile_code() -> bool:
-    return bool(_stack)
+    return bool(_stack())
 
 
 @contextmanager
 def compiling(ctx: CompileContext):
-    _stack.append(ctx)
+    st = _stack()
+    st.append(ctx)
     try:
         yield ctx
     finally:
-        _stack.pop()
+        st.pop()
 
 
 def emit(op: Op) -> Op:
@@ -68,3 +79,21 @@ def emit(op: Op) -> Op:
 
 def emit_value(op: Op) -> TileV:
     return current().emit_value(op)
+
+
+_static = threading.local()
+
+
+def in_static_eval() -> bool:
+    """True while host Python runs a ``static_eval`` expression (R-META-1): tile operations
+    called there raise instead of emitting IR."""
+    return getattr(_static, "depth", 0) > 0
+
+
+@contextmanager
+def static_evaluation():
+    _static.depth = getattr(_static, "depth", 0) + 1
+    try:
+        yield
+    finally:
+        _static.depth -= 1

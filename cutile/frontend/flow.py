@@ -13,7 +13,7 @@ from typing import Any
 
 from .. import dtypes as dt
 from ..ir.core import Value
-from .values import ArrayV, Const, FuncV, FVal, Invalid, TileV, TupleV, ViewV
+from .values import ArrayV, Const, DataclassV, FuncV, FVal, Invalid, TileV, TupleV, ViewV
 
 
 @dataclass(frozen=True)
@@ -37,6 +37,8 @@ def flatten(v: FVal) -> tuple[Any, list[Value]]:
             return Leaf(x.value.type, x.static_shape)
         if isinstance(x, TupleV):
             return ("tuple", tuple(go(i) for i in x.items))
+        if isinstance(x, DataclassV):     # R-PY-10: instances carried through loops/branches
+            return ("dataclass", x.cls, tuple(x.fields), tuple(go(i) for i in x.fields.values()))
         if isinstance(x, ViewV):
             return ("view", go(x.array), x.tile_shape, x.padding, x.steps)
         if isinstance(x, Const):
@@ -73,7 +75,10 @@ def unflatten(skel: Any, leaves: list[Value], template: FVal) -> FVal:
             return TileV(v)
         kind = s[0]
         if kind == "tuple":
-            return TupleV(tuple(go(si, ti) for si, ti in zip(s[1], t.items)))
+            return type(t)(tuple(go(si, ti) for si, ti in zip(s[1], t.items)))
+        if kind == "dataclass":
+            return DataclassV(t.cls, {n: go(si, ti) for n, si, ti in
+                                      zip(s[2], s[3], t.fields.values())})
         if kind == "view":
             return ViewV(go(s[1], t.array), t.tile_shape, t.padding, t.steps)
         return t

@@ -29,8 +29,11 @@ class SourceInfo:
 @functools.cache
 def _parse(func) -> tuple[ast.FunctionDef, SourceInfo]:
     try:
-        lines, first = inspect.getsourcelines(func)
-        filename = inspect.getsourcefile(func) or "<unknown>"
+        # Through the code object: inspect would follow ``__wrapped__`` of a functools.wraps
+        # wrapper to the wrapped function, whose code is not what runs (R-PY-6).
+        code = getattr(func, "__code__", func)
+        lines, first = inspect.getsourcelines(code)
+        filename = inspect.getsourcefile(code) or "<unknown>"
     except (OSError, TypeError) as e:
         raise TileSyntaxError(f"Cannot read the source of {func.__qualname__}: {e}") from None
     text = "".join(lines)

@@ -136,7 +136,8 @@ class RawMemV(FVal):
 @dataclass(eq=False)
 class FuncV(FVal):
     """A nested ``def`` or ``lambda``: its AST, the defining function's source info and the
-    captured environment (frozen when defined, R-PY-6)."""
+    captured environment: the enclosing scope's variables as they are when the closure is
+    called, frozen once that scope ends (R-PY-6)."""
 
     node: Any
     name: str
@@ -144,6 +145,7 @@ class FuncV(FVal):
     globals: dict
     source: Any             # SourceInfo of the enclosing function
     defaults: dict = field(default_factory=dict)
+    scope: Any = None       # the defining function's Env: read at each call (R-PY-6)
     kind = "function"
 
 
@@ -186,3 +188,32 @@ def describe(v: FVal) -> str:
     if isinstance(v, ArrayV):
         return f"array {v.type}"
     return v.kind
+
+
+@dataclass(eq=False)
+class ListV(TupleV):
+    """A list-of-arrays kernel argument (R-PY-4): a tuple of arrays whose length is fixed by the
+    specialisation; it also takes runtime indices and its ``len`` is an int32."""
+
+    kind = "list"
+
+
+@dataclass(eq=False)
+class DataclassV(FVal):
+    """An instance of a frozen dataclass built in tile code or passed in (R-PY-10): its class
+    and one frontend value per field."""
+
+    cls: type
+    fields: dict
+    kind = "dataclass"
+
+
+@dataclass(eq=False)
+class ContextV(FVal):
+    """A ``@contextmanager`` helper called in tile code, waiting for ``with`` (R-PY-12)."""
+
+    func: Any
+    args: tuple
+    kwargs: dict
+    entered: list = field(default_factory=list)
+    kind = "context manager"

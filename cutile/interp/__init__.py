@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import threading
+
 _loaded = False
+_lock = threading.Lock()
 
 
 def load_rules() -> None:
@@ -10,20 +13,21 @@ def load_rules() -> None:
     global _loaded
     if _loaded:
         return
-    from . import (  # noqa: F401
-        advanced_indexing,
-        atomic,
-        control,
-        creation,
-        debug,
-        debugger,
-        elementwise,
-        index,
-        matmul,
-        memory,
-        pointer,
-        reduce,
-        scan,
-        shape,
-    )
-    _loaded = True
+    with _lock:             # concurrent first launches must not see a half-filled table
+        from . import (  # noqa: F401
+            advanced_indexing,
+            atomic,
+            control,
+            creation,
+            debug,
+            debugger,
+            elementwise,
+            index,
+            matmul,
+            memory,
+            pointer,
+            reduce,
+            scan,
+            shape,
+        )
+        _loaded = True

@@ -1,15 +1,22 @@
-"""Interpreter rules for structured control flow (For, Loop, If); scalars drive it (R-EXEC-3)."""
+"""Interpreter rules for structured control flow (For, Loop, If); scalars drive it (R-EXEC-3).
+
+Loops poll the launch's wall-clock watchdog, and a ``while`` loop whose body has no effects
+and whose iteration left every carried value bit-identical is reported at once: nothing else
+runs while a block runs here, so every later iteration would repeat it (R-EXEC-7).
+"""
 
 from __future__ import annotations
 
 import numpy as np
 
 from ..ir import ops
+from ..ir.passes import region_is_pure
 from .machine import UB, PTile, Signal, check_not_poisoned, rule
 
 # A loop that runs this many iterations without finishing is reported (R-EXEC-7): a sequential
 # executor cannot make progress on a spin-wait for another block.
 MAX_LOOP_ITERATIONS = 1 << 31
+_POLL = 255          # poll the watchdog every 256 iterations
 
 
 def _scalar(frame, v, what) -> int:
@@ -28,7 +35,11 @@ def for_(frame, op):
     dtype = op.start.type.dtype.np_dtype
     carried = [frame[v] for v in op.inits]
     iv = start
+    n = 0
     while iv < stop:
+        n += 1
+        if not n & _POLL:
+            frame.watchdog.check()
         sig = frame.run_region(op.body, [PTile(np.array(iv, dtype=dtype)), *carried])
         if sig is not None:
             if sig.kind in ("yield", "continue"):
@@ -41,14 +52,45 @@ def for_(frame, op):
     return carried
 
 
+def _pure(op) -> bool:
+    pure = op.__dict__.get("_cutile_pure")
+    if pure is None:
+        pure = op.__dict__["_cutile_pure"] = region_is_pure(op.body)
+    return pure
+
+
+def _same(a: list, b: list) -> bool:
+    """Bit-identical carried values (NaNs included); anything but tiles compares unequal."""
+    for x, y in zip(a, b):
+        if x is y:
+            continue
+        if not (isinstance(x, PTile) and isinstance(y, PTile)):
+            return False
+        if x.data.dtype != y.data.dtype or x.data.shape != y.data.shape \
+                or x.data.tobytes() != y.data.tobytes():
+            return False
+        if (x.poison is None) != (y.poison is None) or \
+                (x.poison is not None and not np.array_equal(x.poison, y.poison)):
+            return False
+    return True
+
+
 @rule(ops.Loop)
 def loop(frame, op):
     carried = [frame[v] for v in op.inits]
-    for _ in range(MAX_LOOP_ITERATIONS):
+    pure = _pure(op)
+    for n in range(MAX_LOOP_ITERATIONS):
+        if not n & _POLL:
+            frame.watchdog.check()
         sig = frame.run_region(op.body, carried)
         if sig is None:
             raise UB("R-EXEC-7", "loop body fell through without yield")
         if sig.kind in ("yield", "continue"):
+            if pure and _same(sig.values, carried):
+                raise UB("R-EXEC-7", "this while loop never terminates: an iteration left "
+                                     "every loop-carried value unchanged and the body has no "
+                                     "side effects, so every later iteration repeats it (add "
+                                     "a break, or change the loop condition)")
             carried = sig.values
         elif sig.kind == "break":
             return sig.values

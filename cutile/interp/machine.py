@@ -9,8 +9,10 @@ every result against the IR, and turning detected undefined behaviour into
 
 from __future__ import annotations
 
+import contextvars
 import itertools
 import random
+import time
 from collections.abc import Callable
 
 import numpy as np
@@ -83,18 +85,43 @@ def check_not_poisoned(frame: Frame, t: PTile, what: str, *, always: bool = Fals
     raise UB("R-UB-2", f"{what} depends on UNDETERMINED padding{padding_origin(frame)}")
 
 
+# A per-launch wall-clock limit set by a caller (``ct.tune``'s single_run_timeout_sec); the
+# CUTILE_INTERP_TIMEOUT watchdog applies when none is set.
+launch_time_limit: contextvars.ContextVar = contextvars.ContextVar("cutile_interp_limit",
+                                                                   default=None)
+
+
+class Watchdog:
+    """The wall-clock limit of one launch: loops and the block loop poll it (R-EXEC-7)."""
+
+    __slots__ = ("limit", "deadline")
+
+    def __init__(self, limit: float | None):
+        self.limit = limit
+        self.deadline = None if limit is None else time.monotonic() + limit
+
+    def check(self) -> None:
+        if self.deadline is not None and time.monotonic() > self.deadline:
+            raise UB("R-EXEC-7", f"the launch ran longer than its {self.limit:g} s wall-clock "
+                                 "limit (CUTILE_INTERP_TIMEOUT) and was stopped here; a loop "
+                                 "that waits for another block never ends on a sequential "
+                                 "executor")
+
+
 class Frame:
     """One block's execution state: runtime values keyed by IR value."""
 
-    __slots__ = ("values", "bid", "grid", "strict", "races", "block")
+    __slots__ = ("values", "bid", "grid", "strict", "races", "block", "watchdog")
 
-    def __init__(self, bid: tuple, grid: tuple, strict: bool, races=None, block: int = 0):
+    def __init__(self, bid: tuple, grid: tuple, strict: bool, races=None, block: int = 0,
+                 watchdog: Watchdog | None = None):
         self.values: dict[Value, object] = {}
         self.bid = bid
         self.grid = grid
         self.strict = strict
         self.races = races          # the launch's RaceTracker (R-EXEC-4), None when off
         self.block = block          # linear block number, for the tracker
+        self.watchdog = watchdog or Watchdog(None)
 
     def __getitem__(self, v: Value):
         return self.values[v]
@@ -117,6 +144,9 @@ class Frame:
                 raise UndefinedBehaviorError(e.message, op.loc, self.bid, e.rule) from None
             except OutOfBounds as e:
                 raise UndefinedBehaviorError(e.message, op.loc, self.bid, e.rule) from None
+            except KeyboardInterrupt as e:
+                _note_interrupt(e, op, self.bid)
+                raise
             if isinstance(out, Signal):
                 return out
             results = op.results
@@ -129,6 +159,15 @@ class Frame:
                 _check_result(op, results[0], out)
                 vals[results[0]] = out
         return None
+
+
+def _note_interrupt(e: KeyboardInterrupt, op: Op, bid: tuple) -> None:
+    """Ctrl-C during a launch: say which block and which user line (innermost op) it hit."""
+    if getattr(e, "_cutile_noted", False):
+        return
+    e._cutile_noted = True
+    where = f"{op.loc}\n{op.loc.traceback()}" if op.loc is not None else type(op).__name__
+    e.add_note(f"cutile interpreter: interrupted in block {bid} at {where}")
 
 
 _TERMINATORS = {"Yield": "yield", "Continue": "continue", "Break": "break", "Return": "return"}
@@ -175,9 +214,15 @@ def run_kernel(ir: KernelIR, grid: tuple, args: list, *, strict: bool | None = N
     if strict:
         check_overlapping_args(ir, args)
     races = recorder if recorder is not None else tracker_for(ir, grid, args) if strict else None
+    limit = launch_time_limit.get()
+    watchdog = Watchdog(limit if limit is not None else config.interp_timeout())
     for bid in block_order(grid, seed) if blocks is None else blocks:
         block = bid[0] + grid[0] * (bid[1] + grid[1] * bid[2])
-        frame = Frame(bid, grid, strict, races, block)
+        if watchdog.deadline is not None and time.monotonic() > watchdog.deadline:
+            raise UndefinedBehaviorError(f"the launch ran longer than its {watchdog.limit:g} s "
+                                         "wall-clock limit (CUTILE_INTERP_TIMEOUT)", ir.loc,
+                                         bid, "R-EXEC-7")
+        frame = Frame(bid, grid, strict, races, block, watchdog)
         for p, a in zip(ir.params, params):
             frame.values[p] = a
         frame.run_region(ir.body, [])

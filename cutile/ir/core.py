@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 from ..errors import Loc, TileInternalError
-from .types import Type
+from .types import MAX_TILE_ELEMENTS, TileType, Type, check_tile_size
 
 _ids = itertools.count()
 
@@ -119,7 +119,11 @@ class Builder:
 
     def emit(self, op: Op, loc: Loc | None = None) -> Op:
         op.loc = loc
-        op.results = [Value(t) for t in op.infer()]
+        types = op.infer()
+        for t in types:
+            if isinstance(t, TileType) and len(t.shape) and t.size > MAX_TILE_ELEMENTS:
+                check_tile_size(t.shape)
+        op.results = [Value(t) for t in types]
         if self.region.terminator is not None:
             raise TileInternalError(f"emitting {type(op).__name__} after a terminator")
         self.region.ops.append(op)
@@ -146,6 +150,8 @@ class KernelIR:
     # the kernel's launch hints (``@ct.kernel(occupancy=..., numba_threads=...)``), for the
     # executors; values may be ``ByTarget``
     options: dict = dataclasses.field(default_factory=dict)
+    # {index in params: Loc} of the array params some op writes (ir.passes.written_params)
+    written: dict = dataclasses.field(default_factory=dict)
 
 
 def walk(region: Region) -> Iterator[Op]:

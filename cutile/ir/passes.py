@@ -63,3 +63,40 @@ def _try_fuse(add: Binary, producers, uses, new_ops):
         fma.loc, fma.results = add.loc, add.results
         return pre + [fma]
     return None
+
+
+# -- effects (launch checks, the interpreter's non-termination check) -------------------------
+# Ops known to have no effect beyond their results.  Anything else (stores, scatters, atomics,
+# prints, asserts, ops added later) counts as an effect: the analyses below stay conservative.
+_PURE_OPS = frozenset({
+    "ArgReduce", "ArrayDim", "ArraySlice", "ArrayStride", "Binary", "BlockId", "Broadcast",
+    "Compare", "Constant", "Convert", "Fma", "Gather", "Iota", "Load", "Mma", "NumBlocks",
+    "Permute", "Reduce", "Reshape", "Select", "Unary", "For", "If", "Loop", "Yield", "Break",
+    "Continue", "Return"})
+
+
+def region_is_pure(region: Region) -> bool:
+    """True when no op of ``region`` (nested regions included) writes memory or prints."""
+    return all(type(op).__name__ in _PURE_OPS for op in walk(region))
+
+
+def _writes_array(op) -> bool:
+    name = type(op).__name__
+    return name in ("Store", "Scatter") or name.startswith("Atomic")
+
+
+def written_params(kernel: KernelIR) -> dict[int, object]:
+    """{index in ``kernel.params``: Loc of the first op that writes to it} for array params
+    written by a store, scatter or atomic (directly or through a view of the param)."""
+    root = {id(p): i for i, p in enumerate(kernel.params)}
+    out: dict[int, object] = {}
+    for op in walk(kernel.body):
+        arr = getattr(op, "array", None)
+        if arr is not None and _writes_array(op):
+            i = root.get(id(arr))
+            if i is not None and i not in out:
+                out[i] = op.loc
+        for r in op.results:                 # a view of an array shares its root
+            if id(arr) in root:
+                root[id(r)] = root[id(arr)]
+    return out

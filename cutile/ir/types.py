@@ -6,6 +6,24 @@ from dataclasses import dataclass
 
 from ..dtypes import DType, int32
 
+# The most elements one tile may hold.  1.7 documents no number (its compiler fails later, on
+# the GPU); cutile rejects bigger tiles at compile time so that no executor tries to allocate
+# them (an interpreter tile of 2**40 elements would be 4 TiB).  2**24 is far above anything a
+# block can hold in registers or shared memory.
+MAX_TILE_ELEMENTS = 1 << 24
+
+
+def check_tile_size(shape: tuple) -> None:
+    """TileValueError when a tile of ``shape`` would hold more than MAX_TILE_ELEMENTS."""
+    n = 1
+    for d in shape:
+        n *= d
+    if n > MAX_TILE_ELEMENTS:
+        from ..errors import TileValueError
+        raise TileValueError(f"Tile shape {tuple(shape)} has {n} elements, more than the "
+                             f"{MAX_TILE_ELEMENTS} (2**24) elements a tile may hold; "
+                             "use a smaller tile shape and loop over the tiles")
+
 
 @dataclass(frozen=True)
 class TileType:

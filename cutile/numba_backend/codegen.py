@@ -47,6 +47,11 @@ class AV:
     root: int
     ndim: int
     dtype: object
+    alts: tuple = ()        # other parameters it may be (an If choosing between arrays)
+
+    @property
+    def roots(self) -> tuple:
+        return (self.root,) + self.alts
 
 
 class LoopFrame:

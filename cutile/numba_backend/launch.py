@@ -11,6 +11,9 @@
   passed as NumPy scalars of their exact dtype.
 - Streams: ``None``/``0`` (default stream), a Numba stream, or a CuPy/PyTorch stream (wrapped
   with ``cuda.external_stream``), or a raw ``CUstream`` integer.
+- Threads: the caches here (compiled kernels, thread counts, variants, streams, launch configs)
+  are filled under one lock, so concurrent first launches compile once; Numba's CUDA simulator
+  swaps module globals while a kernel runs, so simulated launches run one at a time.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ import hashlib
 import linecache
 import os
 import re
+import threading
 import warnings
 import weakref
 
@@ -41,6 +45,8 @@ SIM_THREADS = 32
 MAX_THREADS = 1024
 
 _cache: weakref.WeakKeyDictionary[KernelIR, dict] = weakref.WeakKeyDictionary()
+_lock = threading.RLock()          # guards every cache of this module (see the docstring)
+_sim_lock = threading.Lock()       # one simulated launch at a time
 
 
 class Compiled:
@@ -77,24 +83,27 @@ class Compiled:
         layouts = layouts or ("C",) * self.n_arrays
         v = self.variants.get(layouts)
         if v is None:
-            argtypes = argument_types(self.ir, len(self.strides_used), layouts,
-                                      bool(self.asserts))
-            key = target = loaded = None
-            if config.cache_enabled():
-                try:
-                    target = diskcache.current_target()
-                    key = diskcache.variant_key(self.cache_key, argtypes, target)
-                    loaded = diskcache.load(key)
-                except Exception as e:      # no device query / toolchain versions: no cache
-                    diskcache.cache.stats.note(f"key {self.name}: {type(e).__name__}: {e}")
-                    key = None
-            if loaded is not None:
-                v = Variant(argtypes, None, Packer(argtypes), loaded)
-            else:
-                v = Variant(argtypes, self.dispatcher.compile(argtypes), Packer(argtypes))
-                v.disk = (key, target) if key is not None else None
-            opt_in_dynamic_smem(v, self.dyn_smem)
-            self.variants[layouts] = v
+            with _lock:
+                v = self.variants.get(layouts)
+                if v is None:
+                    argtypes = argument_types(self.ir, len(self.strides_used), layouts,
+                                              bool(self.asserts))
+                    key = target = loaded = None
+                    if config.cache_enabled():
+                        try:
+                            target = diskcache.current_target()
+                            key = diskcache.variant_key(self.cache_key, argtypes, target)
+                            loaded = diskcache.load(key)
+                        except Exception as e:      # no device query / toolchain versions: no cache
+                            diskcache.cache.stats.note(f"key {self.name}: {type(e).__name__}: {e}")
+                            key = None
+                    if loaded is not None:
+                        v = Variant(argtypes, None, Packer(argtypes), loaded)
+                    else:
+                        v = Variant(argtypes, self.dispatcher.compile(argtypes), Packer(argtypes))
+                        v.disk = (key, target) if key is not None else None
+                    opt_in_dynamic_smem(v, self.dyn_smem)
+                    self.variants[layouts] = v
         return v
 
     def op_at(self, lineno: int):
@@ -162,13 +171,14 @@ _threads_cache: weakref.WeakKeyDictionary[KernelIR, dict] = weakref.WeakKeyDicti
 
 def choose_threads(ir: KernelIR, threads: int | None = None) -> int:
     """T for ``ir`` (cached per kernel and inputs; see ``_choose_threads``)."""
-    per_ir = _threads_cache.get(ir)
-    if per_ir is None:
-        per_ir = _threads_cache[ir] = {}
     key = (threads, os.environ.get("CUTILE_NUMBA_THREADS"), rt.simulator())
-    t = per_ir.get(key)
-    if t is None:
-        t = per_ir[key] = _choose_threads(ir, threads)
+    with _lock:
+        per_ir = _threads_cache.get(ir)
+        if per_ir is None:
+            per_ir = _threads_cache[ir] = {}
+        t = per_ir.get(key)
+        if t is None:
+            t = per_ir[key] = _choose_threads(ir, threads)
     return t
 
 
@@ -260,12 +270,22 @@ def generate(ir: KernelIR, T: int, mma_acc: str = "f32", tensor_cores: bool | No
 
 def compile_kernel(ir: KernelIR, T: int, mma_acc: str | None = None) -> Compiled:
     mma_acc = mma_acc or env_mma_acc()
-    per_ir = _cache.setdefault(ir, {})
     key = (T, mma_acc, rt.simulator(), config.numba_tensor_cores(),
            config.numba_tensor_cores_sim(), config.numba_cp_async())
-    ck = per_ir.get(key)
+    ck = _cache.get(ir, {}).get(key)
     if ck is not None:
         return ck
+    with _lock:
+        per_ir = _cache.setdefault(ir, {})
+        ck = per_ir.get(key)
+        if ck is None:
+            from ..compile_timeout import run_with_timeout
+            ck = per_ir[key] = run_with_timeout(lambda: _compile(ir, T, mma_acc),
+                                                f"kernel {ir.name!r} for the Numba backend")
+    return ck
+
+
+def _compile(ir: KernelIR, T: int, mma_acc: str) -> Compiled:
     gen = generate(ir, T, mma_acc)
     gen.smem.check(device_smem_limit(), ir.name)
     source = gen.source
@@ -276,9 +296,7 @@ def compile_kernel(ir: KernelIR, T: int, mma_acc: str | None = None) -> Compiled
     ns.update(gen.consts)
     exec(compile(source, filename, "exec"), ns)
     from numba import cuda
-    ck = Compiled(ir, gen, source, filename, cuda.jit(ns[kernel_fn_name(ir)]), T)
-    per_ir[key] = ck
-    return ck
+    return Compiled(ir, gen, source, filename, cuda.jit(ns[kernel_fn_name(ir)]), T)
 
 
 # -- arguments -------------------------------------------------------------------------------
@@ -287,18 +305,8 @@ _streams: dict = {}
 
 def _stream_handle(stream) -> int | None:
     """The CUstream handle of a stream argument; None for a Numba stream object."""
-    if stream is None:
-        return 0
-    if isinstance(stream, int):
-        return stream
-    if (type(stream).__module__ or "").startswith("numba"):
-        return None
-    for attr in ("cuda_stream", "ptr", "handle"):        # torch, cupy, cuda-python
-        h = getattr(stream, attr, None)
-        if isinstance(h, int):
-            return h
-    raise TypeError(f"unsupported stream object {type(stream).__name__}; pass None, a Numba, "
-                    "CuPy or PyTorch stream, or a CUstream handle (int)")
+    from ..streams import stream_handle
+    return stream_handle(stream)
 
 
 def resolve_stream(stream):
@@ -313,10 +321,11 @@ def resolve_stream(stream):
     pair = _streams.get(h)
     if pair is None:
         from numba.cuda.cudadrv import driver
-        nb = cuda.default_stream() if h == 0 else cuda.external_stream(h)
-        if len(_streams) > 256:
-            _streams.clear()
-        pair = _streams[h] = (nb, driver._to_core_stream(nb))
+        with _lock:
+            nb = cuda.default_stream() if h == 0 else cuda.external_stream(h)
+            if len(_streams) > 256:
+                _streams.clear()
+            pair = _streams[h] = (nb, driver._to_core_stream(nb))
     return pair
 
 
@@ -428,7 +437,7 @@ def run(ir: KernelIR, grid: tuple, leaves: list, stream=None, *, threads: int | 
     args, back = marshal(ck, grid, leaves, st)
     try:
         if rt.simulator():
-            with warnings.catch_warnings():
+            with _sim_lock, warnings.catch_warnings():
                 # NumPy scalar arithmetic warns on the integer wrap-around and IEEE specials
                 # that are the intended semantics (R-MATH-4).
                 warnings.simplefilter("ignore", RuntimeWarning)
@@ -483,10 +492,11 @@ def _launch_gpu(ck: Compiled, grid3: tuple, args: list, st, core) -> None:
     cfg = _configs.get(key)
     if cfg is None:
         from cuda.core import LaunchConfig
-        if len(_configs) > 1024:
-            _configs.clear()
-        cfg = _configs[key] = LaunchConfig(grid=grid3, block=(ck.T, 1, 1),
-                                          shmem_size=ck.dyn_smem)
+        with _lock:
+            if len(_configs) > 1024:
+                _configs.clear()
+            cfg = _configs[key] = LaunchConfig(grid=grid3, block=(ck.T, 1, 1),
+                                              shmem_size=ck.dyn_smem)
     from cuda.core import launch
     launch(core, cfg, var.handle(), *var.packer.pack(values))
 

@@ -112,7 +112,7 @@ def _dummy(dtype: np.dtype) -> int:
     buf = _dummies.get(dtype)
     if buf is None:
         from numba import cuda
-        buf = _dummies[dtype] = cuda.device_array(1, dtype=dtype)
+        buf = _dummies.setdefault(dtype, cuda.device_array(1, dtype=dtype))
     return buf.__cuda_array_interface__["data"][0]
 
 

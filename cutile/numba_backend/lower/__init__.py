@@ -7,11 +7,13 @@ op and the backend.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 
 LOWERINGS: dict[type, Callable] = {}
 
 _loaded = False
+_lock = threading.Lock()
 
 
 def lower(*op_classes):
@@ -28,21 +30,22 @@ def lower(*op_classes):
 def load_lowerings() -> dict[type, Callable]:
     global _loaded
     if not _loaded:
-        from . import (  # noqa: F401
-            advanced_indexing,
-            atomic,
-            control,
-            creation,
-            debug,
-            debugger,
-            elementwise,
-            index,
-            matmul,
-            memory,
-            pointer,
-            reduce,
-            scan,
-            shape,
-        )
-        _loaded = True
+        with _lock:
+            from . import (  # noqa: F401
+                advanced_indexing,
+                atomic,
+                control,
+                creation,
+                debug,
+                debugger,
+                elementwise,
+                index,
+                matmul,
+                memory,
+                pointer,
+                reduce,
+                scan,
+                shape,
+            )
+            _loaded = True
     return LOWERINGS

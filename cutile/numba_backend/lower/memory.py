@@ -31,6 +31,11 @@ def array_dim(g, op):
 @lower(ops.ArrayStride)
 def array_stride(g, op):
     a = _av(g, op.array)
+    if a.alts:
+        from ...errors import TileUnsupportedFeatureError
+        raise TileUnsupportedFeatureError(
+            "numba backend: the strides of an array chosen at runtime (e.g. a list item with a "
+            "runtime index) are not available; index the list with a constant")
     # Strides of the user's array (a NumPy argument travels as a contiguous copy).
     g.strides_used.add((a.root, op.axis))
     g.define(op.result, g.scalar_layout(),
@@ -44,7 +49,7 @@ def array_slice(g, op):
     name = g.vname(op.result)
     sl = ", ".join(f"{start}:{stop}" if i == op.axis else ":" for i in range(a.ndim))
     g.line(f"{name} = {a.name}[{sl}]")
-    g.arrays[id(op.result)] = AV(name, a.root, a.ndim, a.dtype)
+    g.arrays[id(op.result)] = AV(name, a.root, a.ndim, a.dtype, a.alts)
 
 
 def _tile_positions(g, op, a, lay, shape):
@@ -99,7 +104,7 @@ def load(g, op):
 @lower(ops.Store)
 def store(g, op):
     a = _av(g, op.array)
-    g.stores.add(a.root)
+    g.stores.update(a.roots)
     tv = g.tv(op.tile)
     lay = tv.layout if tv.layout is not None else g.natural(op.tile)
     regs = g.get(op.tile, lay)
@@ -176,7 +181,7 @@ def scatter(g, op):
     tv = g.tv(op.value)
     lay = tv.layout if tv.layout is not None else g.natural(op.value)
     a, idx, mask, exts = _gs_setup(g, op, lay)
-    g.stores.add(a.root)
+    g.stores.update(a.roots)
     vals = g.get(op.value, lay)
     w = g.writer(lay)
     if w is not None:

@@ -1,0 +1,484 @@
+"""Python constructs of tile code beyond expressions and control flow (§23): ``with`` and
+``@contextmanager`` helpers, tuple comprehensions, dataclasses, ``**kwargs`` dicts and lists of
+arrays.  Kept apart from ``compiler.py`` so that the core interpreter of the AST stays small;
+every function here receives the ``FunctionCompiler`` running the code.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import contextlib
+import dataclasses
+import inspect
+import types
+
+from .. import dtypes as dt
+from ..errors import TileSyntaxError, TileTypeError
+from . import coerce
+from .values import (
+    BoundMethod,
+    Const,
+    ContextV,
+    DataclassV,
+    FVal,
+    ListV,
+    TileV,
+    TupleV,
+    describe,
+)
+
+_CM_HELPER_CODE = contextlib.contextmanager(lambda: iter(())).__code__
+
+
+# -- dicts (R-PY-5) ---------------------------------------------------------------------------
+def is_dict(v: FVal) -> bool:
+    return isinstance(v, Const) and isinstance(v.value, dict)
+
+
+def dict_items(v: FVal, what: str) -> dict:
+    if not is_dict(v):
+        raise TileTypeError(f"Expected a dict after **, got {describe(v)}")
+    return {k: coerce.fval(x) for k, x in v.value.items()}
+
+
+def _dict_key(d: dict, key: FVal) -> str:
+    if not (isinstance(key, Const) and isinstance(key.value, str)):
+        raise TileTypeError(f"Dictionary keys must be constant strings, got {describe(key)}")
+    return key.value
+
+
+def dict_get(d: FVal, args, kwargs) -> FVal:
+    if kwargs or not 1 <= len(args) <= 2:
+        raise TileTypeError("dict.get(key, default=None, /)")
+    key = _dict_key(d.value, args[0])
+    if key in d.value:
+        return coerce.fval(d.value[key])
+    return args[1] if len(args) == 2 else Const(None)
+
+
+def contains(item: FVal, container: FVal) -> FVal | None:
+    """``"k" in d`` for a kwargs dict (None: not a dict, use the tuple rule)."""
+    if not is_dict(container):
+        return None
+    return Const(_dict_key(container.value, item) in container.value)
+
+
+# -- lists of arrays (R-PY-4) -----------------------------------------------------------------
+def list_item(comp, lst: ListV, idx: FVal, env) -> FVal:
+    """``lst[i]``: a constant index picks the array; a runtime one becomes a chain of ``If``s
+    choosing among the arrays (an out-of-range index is UB: it picks the last array)."""
+    if isinstance(idx, Const):
+        i = idx.value
+        if isinstance(i, bool) or not isinstance(i, int):
+            raise TileTypeError(f"List indices must be integers, got {describe(idx)}")
+        n = len(lst.items)
+        if not -n <= i < n:
+            raise TileTypeError(f"Index {i} is out of range for a list of length {n}")
+        return lst.items[i]
+    if not (isinstance(idx, TileV) and idx.shape == () and idx.dtype.is_integral
+            and not idx.dtype.is_bool):
+        raise TileTypeError(f"List indices must be integer scalars, got {describe(idx)}")
+    from ..api.elementwise import apply_compare
+    from .compiler import Env
+
+    def choose(k: int, e) -> None:
+        if k == len(lst.items) - 1:
+            e.vars["<item>"] = lst.items[k]
+            return
+        cond = comp.to_cond(apply_compare("Eq", idx, Const(k)))
+        comp._branch(cond, lambda b: b.vars.__setitem__("<item>", lst.items[k]),
+                     lambda b: choose(k + 1, b), e)
+
+    tmp = Env(env.vars)
+    choose(0, tmp)
+    return tmp.vars["<item>"]
+
+
+# -- dataclasses (R-PY-10) --------------------------------------------------------------------
+def _check_dataclass(cls) -> None:
+    if not cls.__dataclass_params__.frozen:
+        raise TileTypeError(f"Only frozen dataclasses are supported in tile code; declare "
+                            f"{cls.__name__} with @dataclass(frozen=True)")
+    if cls.__new__ is not object.__new__:
+        raise TileTypeError(f"Dataclass {cls.__name__} with a custom __new__ is not supported")
+    for f in dataclasses.fields(cls):
+        if f.default_factory is not dataclasses.MISSING:
+            raise TileTypeError(f"Field {f.name!r} of {cls.__name__}: default_factory is not "
+                                "supported in tile code")
+        if not f.init:
+            raise TileTypeError(f"Field {f.name!r} of {cls.__name__}: init=False fields are "
+                                "not supported in tile code")
+
+
+def make_dataclass(comp, cls, args, kwargs, node) -> DataclassV:
+    _check_dataclass(cls)
+    try:
+        bound = inspect.signature(cls).bind(*args, **kwargs)
+    except TypeError as e:
+        raise TileTypeError(f"{cls.__name__}(): {e}") from None
+    bound.apply_defaults()
+    obj = DataclassV(cls, {k: coerce.fval(v) for k, v in bound.arguments.items()})
+    post = getattr(cls, "__post_init__", None)
+    if isinstance(post, types.FunctionType):
+        comp.inline_function(post, [obj], {}, node)
+    return obj
+
+
+def replace(comp, args, kwargs, env) -> FVal:
+    """``dataclasses.replace(obj, **changes)`` in tile code."""
+    if len(args) != 1:
+        raise TileTypeError("dataclasses.replace(obj, /, **changes)")
+    obj = args[0]
+    if isinstance(obj, Const) and dataclasses.is_dataclass(obj.value):
+        obj = from_instance(obj.value)
+    if not isinstance(obj, DataclassV):
+        raise TileTypeError(f"dataclasses.replace() expects a dataclass instance, got "
+                            f"{describe(obj)}")
+    for k in kwargs:
+        if k not in obj.fields:
+            raise TileTypeError(f"{obj.cls.__name__} has no such field: {k!r}")
+    return make_dataclass(comp, obj.cls, [], {**obj.fields, **kwargs}, None)
+
+
+def from_instance(inst) -> DataclassV:
+    """A frozen dataclass instance (a global or a constant argument) as a value."""
+    from .calls import global_value
+    _check_dataclass(type(inst))
+    return DataclassV(type(inst), {f.name: global_value(getattr(inst, f.name))
+                                   for f in dataclasses.fields(inst)})
+
+
+def attribute(comp, obj: FVal, name: str) -> FVal | None:
+    """``obj.name`` for dataclass values and dicts (None: not handled here)."""
+    if is_dict(obj) and name == "get":
+        return BoundMethod(obj, "get")
+    if not isinstance(obj, DataclassV):
+        return None
+    if name in obj.fields:
+        return obj.fields[name]
+    attr = inspect.getattr_static(obj.cls, name, None)
+    if isinstance(attr, property) and attr.fget is not None:
+        return comp.inline_function(attr.fget, [obj], {}, None)
+    if isinstance(attr, types.FunctionType):
+        return BoundMethod(obj, name)
+    if isinstance(attr, staticmethod):
+        return Const(attr.__func__)
+    if attr is None:
+        raise TileTypeError(f"{obj.cls.__name__} has no attribute {name!r}")
+    from .calls import global_value
+    return global_value(getattr(obj.cls, name))
+
+
+def call_method(comp, m: BoundMethod, args, kwargs, node) -> FVal | None:
+    if is_dict(m.obj) and m.name == "get":
+        return dict_get(m.obj, args, kwargs)
+    if isinstance(m.obj, DataclassV):
+        return comp.inline_function(getattr(m.obj.cls, m.name), [m.obj, *args], kwargs, node)
+    return None
+
+
+def _dunder(comp, obj: DataclassV, name: str, args, node) -> FVal:
+    fn = getattr(obj.cls, name, None)
+    if not isinstance(fn, types.FunctionType):
+        what = "callable" if name == "__call__" else "subscriptable"
+        raise TileTypeError(f"{obj.cls.__name__} is not {what}")
+    return comp.inline_function(fn, [obj, *args], {}, node)
+
+
+def subscript(comp, obj: FVal, idx: FVal, env) -> FVal | None:
+    if isinstance(obj, ListV):
+        return list_item(comp, obj, idx, env)
+    if isinstance(obj, DataclassV):
+        return _dunder(comp, obj, "__getitem__", [idx], None)
+    return None
+
+
+# -- calls ------------------------------------------------------------------------------------
+def call_value(comp, fn: FVal, args, kwargs, node, env) -> FVal | None:
+    """Calls handled by this module (None: let the compiler handle it)."""
+    if isinstance(fn, DataclassV):
+        return _dunder(comp, fn, "__call__", args, node)
+    if isinstance(fn, BoundMethod):
+        return call_method(comp, fn, args, kwargs, node)
+    if not isinstance(fn, Const):
+        return None
+    f = fn.value
+    if isinstance(f, types.FunctionType) and f.__code__ is _CM_HELPER_CODE:
+        return ContextV(f.__wrapped__, tuple(args), dict(kwargs))
+    if isinstance(f, type) and dataclasses.is_dataclass(f):
+        return make_dataclass(comp, f, args, kwargs, node)
+    if f is dataclasses.replace:
+        return replace(comp, args, kwargs, env)
+    if isinstance(f, types.MethodType) and isinstance(f.__func__, types.FunctionType) and \
+            dataclasses.is_dataclass(f.__self__):        # a method of a global instance
+        return comp.inline_function(f.__func__, [coerce.fval(f.__self__), *args], kwargs, node)
+    if f is builtins.sum:
+        if len(args) != 1 or kwargs:
+            raise TileTypeError("sum() in tile code takes one tuple")
+        return _sum(coerce.tuple_items(args[0], "sum()"))
+    if f is builtins.dict:
+        if args:
+            raise TileTypeError("dict() in tile code takes keyword arguments only")
+        return Const(dict(kwargs))
+    return None
+
+
+def dtype_default(dtype) -> FVal:
+    """``ct.int32()``: the zero of the dtype, as ``int()`` is 0 (strictly typed)."""
+    return Const(dt.convert_constant(False if dtype is dt.bool_ else 0, dtype), dtype)
+
+
+def _sum(items) -> FVal:
+    from ..api.elementwise import apply_operator
+    acc: FVal = Const(0)
+    for x in items:
+        acc = apply_operator("Add", acc, x)
+    return acc
+
+
+# -- comprehensions (R-PY-2/3) ----------------------------------------------------------------
+def genexp_call(comp, fn: FVal, node: ast.Call, env) -> FVal | None:
+    """``tuple(<genexp>)`` and ``sum(<genexp>)`` over ``static_iter`` iterables."""
+    if not (isinstance(fn, Const) and fn.value in (builtins.tuple, builtins.sum)
+            and len(node.args) == 1 and isinstance(node.args[0], ast.GeneratorExp)
+            and not node.keywords):
+        return None
+    items = comprehension(comp, node.args[0], env)
+    return TupleV(tuple(items)) if fn.value is builtins.tuple else _sum(items)
+
+
+def comprehension(comp, g: ast.GeneratorExp, env) -> list[FVal]:
+    from .compiler import Env
+    from .static import iter_items
+    out: list[FVal] = []
+
+    def level(k: int, scope) -> None:
+        if k == len(g.generators):
+            out.append(comp.expr(g.elt, scope))
+            return
+        gen = g.generators[k]
+        if gen.is_async:
+            raise TileSyntaxError("Unsupported syntax: async comprehension")
+        items = iter_items(comp, gen.iter, scope)
+        if items is None:
+            raise TileSyntaxError("All iterables in a tuple comprehension must be wrapped in "
+                                  "ct.static_iter()", comp.loc(gen.iter))
+        for item in items:
+            inner = Env(scope.vars)
+            comp.assign(gen.target, item, inner)
+            keep = True
+            for cond in gen.ifs:
+                c = comp.to_cond(comp.expr(cond, inner))
+                if not isinstance(c, Const):
+                    raise TileTypeError("Conditions in a tuple comprehension must be "
+                                        "compile-time constants", comp.loc(cond))
+                keep = keep and bool(c.value)
+            if keep:
+                level(k + 1, inner)
+
+    level(0, env)
+    return out
+
+
+# -- with (R-PY-12) ---------------------------------------------------------------------------
+class _Manager:
+    """An entered ``@contextmanager`` helper: its compiler, its variables after the code
+    before ``yield``, and the code after it (the cleanup)."""
+
+    def __init__(self, sub, env, post, loop_depth):
+        self.sub = sub
+        self.env = env
+        self.post = post
+        self.loop_depth = loop_depth
+
+    def cleanup(self) -> None:
+        """Compile the code after ``yield`` once more at this exit (each exit path gets its
+        own copy: normal exit, break, continue, return)."""
+        self.sub.run_body(self.post, self.env.copy())
+
+
+def _split_at_yield(comp, fnode, name: str):
+    yields = [n for n in _walk_no_defs(fnode) if isinstance(n, (ast.Yield, ast.YieldFrom))]
+    if len(yields) != 1:
+        what = "no reachable yield" if not yields else f"{len(yields)} yields"
+        raise TileTypeError(f"Context manager {name}() must have one yield, found {what}")
+    for n in _walk_no_defs(fnode):
+        if isinstance(n, ast.Return):
+            raise TileSyntaxError("Returning from a generator-based context manager is not "
+                                  "supported", comp.loc(n))
+    y = yields[0]
+    if isinstance(y, ast.YieldFrom):
+        raise TileSyntaxError("Unsupported syntax: 'yield from'")
+    body = list(fnode.body)
+    for i, s in enumerate(body):
+        if isinstance(s, ast.Expr) and s.value is y:
+            return body[:i], y, body[i + 1:]
+        if isinstance(s, ast.Try) and not s.handlers and not s.orelse:
+            for j, t in enumerate(s.body):      # try: ... yield ... finally: cleanup
+                if isinstance(t, ast.Expr) and t.value is y:
+                    return body[:i] + s.body[:j], y, s.body[j + 1:] + s.finalbody + body[i + 1:]
+    raise TileTypeError(f"The yield of context manager {name}() must be a statement of its "
+                        "body outside of loops and conditional statements")
+
+
+def _walk_no_defs(fnode):
+    todo = list(fnode.body)
+    while todo:
+        n = todo.pop()
+        yield n
+        if not isinstance(n, (ast.FunctionDef, ast.Lambda, ast.ClassDef)):
+            todo.extend(ast.iter_child_nodes(n))
+
+
+def enter(comp, cm: FVal, env) -> tuple[_Manager, FVal]:
+    from .compiler import Env, FunctionCompiler
+    from .source import closure_values, parse_function
+    if not isinstance(cm, ContextV):
+        raise TileTypeError(f"'with' in tile code needs a @contextlib.contextmanager helper, "
+                            f"got {describe(cm)}")
+    if cm.entered:
+        raise TileTypeError("A context manager object cannot be entered twice")
+    cm.entered.append(True)
+    f = cm.func
+    comp._check_depth(f.__name__)
+    fnode, src = parse_function(f)
+    pre, y, post = _split_at_yield(comp, fnode, f.__name__)
+    try:
+        bound = inspect.signature(f).bind(*cm.args, **cm.kwargs)
+    except TypeError as e:
+        raise TileTypeError(f"{f.__name__}(): {e}") from None
+    bound.apply_defaults()
+    sub = FunctionCompiler(comp.ctx, fnode, src, f.__globals__, closure_values(f),
+                           comp.ctx.loc, is_kernel=False, depth=comp.depth + 1)
+    sub_env = Env({k: coerce.fval(v) for k, v in bound.arguments.items()})
+    sub.run_body(pre, sub_env)
+    value = sub.expr(y.value, sub_env) if y.value is not None else Const(None)
+    return _Manager(sub, sub_env, post, len(comp.loops)), value
+
+
+def stmt_with(comp, s: ast.With, env) -> None:
+    """``with a() as x, b():``: enter in order, run the body, clean up innermost first."""
+    entered = []
+    try:
+        for item in s.items:
+            cm = comp.expr(item.context_expr, env)
+            m, value = comp._located(item.context_expr, enter, comp, cm, env)
+            entered.append(m)
+            comp.managers.append(m)
+            if item.optional_vars is not None:
+                comp.assign(item.optional_vars, value, env)
+        comp.run_body(s.body, env)
+    finally:
+        for _ in entered:
+            comp.managers.pop()
+    if env.live and env.term != "return":
+        for m in reversed(entered):
+            m.cleanup()
+
+
+def exit_through(comp, kind: str) -> None:
+    """Compile the cleanups that a ``break``/``continue`` (innermost loop) or a ``return``
+    (whole function) leaves, innermost first."""
+    depth = len(comp.loops)
+    for m in reversed(comp.managers):
+        if kind != "return" and m.loop_depth < depth:
+            break
+        m.cleanup()
+
+
+
+# -- return inside a loop of a helper (R-CF-10) -----------------------------------------------
+RET_FLAG, RET_VALUE = "<returned>", "<return value>"
+
+
+class RetFound(BaseException):
+    """Raised by a ``return`` during the discovery run of a loop (see ``loop_with_return``).
+    A BaseException so that the error wrapping of ``_located`` lets it through."""
+
+    def __init__(self, value: FVal):
+        self.value = value
+
+
+def _zero_like(v: FVal) -> FVal:
+    """A runtime value of ``v``'s type (the return slot before anything is returned)."""
+    if isinstance(v, Const) and v.is_number:
+        v = coerce.to_tile(v)
+    if isinstance(v, TileV):
+        return coerce.constant(0, v.dtype, v.shape)
+    if isinstance(v, TupleV):
+        return TupleV(tuple(_zero_like(i) for i in v.items))
+    if isinstance(v, Const):
+        return v
+    raise TileSyntaxError(f"Returning {describe(v)} from inside a loop of a helper is not "
+                          "supported; return it after the loop")
+
+
+def loop_with_return(comp, s: ast.stmt, rest: list, env) -> bool:
+    """A ``for``/``while`` of a helper whose body returns: the return stores its value in a
+    carried slot, sets a carried flag and breaks; after the loop an enclosing loop breaks too,
+    and the outermost one becomes ``if flag: return slot`` else the rest of the body.
+    Returns True when ``rest`` was compiled here."""
+    from ..ir.core import Region
+    outermost = RET_FLAG not in env.vars
+    if outermost:
+        # Discovery: compile the loop once into a discarded region to learn the type of the
+        # first value returned, so the slot can be carried from loop entry (R-CF-7).
+        probe = env.copy()
+        comp.discovering = True
+        try:
+            with comp.ctx.builder.open(Region()):
+                comp.stmt(s, probe)
+            found = None
+        except RetFound as r:
+            found = r.value
+        finally:
+            comp.discovering = False
+        if found is None:
+            comp.stmt(s, env)
+            return False
+        env.vars[RET_FLAG] = coerce.to_tile(Const(False))
+        env.vars[RET_VALUE] = _zero_like(found)
+    comp.stmt(s, env)
+    if not env.live:
+        return False
+    flag = env.vars[RET_FLAG]
+    if not outermost:
+        comp._branch(flag, lambda e: comp._loop_exit("break", e), lambda e: None, env)
+        return False
+
+    def returned(e):
+        e.term, e.ret = "return", e.vars[RET_VALUE]
+
+    def not_returned(e):
+        slot = e.vars.pop(RET_VALUE)
+        del e.vars[RET_FLAG]
+        comp.run_body(rest, e)
+        if e.term == "return":           # constants returned later take the slot's dtypes
+            e.ret = _like(e.ret, slot)
+
+    comp._branch(flag, returned, not_returned, env)
+    return True
+
+
+def return_in_loop(comp, value: FVal, env) -> None:
+    """``return value`` inside a loop of a helper: fill the slot, set the flag, break."""
+    if comp.discovering:
+        raise RetFound(value)
+    slot = env.vars.get(RET_VALUE)
+    if slot is None:
+        raise TileSyntaxError("Returning from inside this loop of a helper is not supported "
+                              "(return after the loop)")
+    env.vars[RET_VALUE] = _like(value, slot)
+    env.vars[RET_FLAG] = coerce.to_tile(Const(True))
+    comp._loop_exit("break", env)
+
+
+def _like(v: FVal, slot: FVal) -> FVal:
+    """``v`` converted to the slot's type where it is a constant (R-CAST-2)."""
+    if isinstance(v, Const) and v.is_number and isinstance(slot, TileV):
+        return coerce.to_tile(coerce.implicit_cast(v, slot.dtype, "returned value")
+                              if v.is_loose else v)
+    if isinstance(v, TupleV) and isinstance(slot, TupleV) and len(v.items) == len(slot.items):
+        return TupleV(tuple(_like(a, b) for a, b in zip(v.items, slot.items)))
+    return v
