@@ -76,7 +76,14 @@ from .api.elementwise import (
 from .api.index import bid, num_blocks
 from .api.matmul import matmul, mma, mma_scaled
 from .api.memory import gather, load, num_tiles, scatter, store
-from .api.meta import assume_divisible_by, ensure_constant, static_assert, static_eval, static_iter
+from .api.meta import (
+    assume_divisible_by,
+    ensure_constant,
+    static_assert,
+    static_eval,
+    static_exception,
+    static_iter,
+)
 from .api.reduce import argmax, argmin, max, min, prod, reduce, sum
 from .api.scan import cumprod, cumsum, scan
 from .api.shape import (
@@ -118,6 +125,7 @@ from .dtypes import (
 from .dtypes import foreign_pointer_dtype as foreign_pointer_dtype  # not in __all__ (as 1.7)
 from .enums import MemoryOrder, MemoryScope, PaddingMode, RoundingMode
 from .errors import (
+    StaticException,
     TileCompilerExecutionError,
     TileCompilerTimeoutError,
     TileError,
@@ -172,7 +180,7 @@ __all__ = [
     "bitcast", "cat", "cumprod", "cumsum", "extract", "insert", "pack_to_bytes", "reduce",
     "scan", "unpack_from_bytes",
     "assume_divisible_by", "ensure_constant", "static_assert", "static_eval", "static_iter",
-    "ListAnnotation",
+    "ListAnnotation", "static_exception", "StaticException",
 ]
 # issue 10 part C: debugging, advanced indexing, mma_scaled, PDL
 __all__ += [

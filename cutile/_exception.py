@@ -8,6 +8,7 @@ from .errors import (  # noqa: F401
     RecursionLimitError,
     StaticAssertionError,
     StaticEvalError,
+    StaticException,
     TileCompilerExecutionError,
     TileCompilerTimeoutError,
     TileError,

@@ -105,6 +105,12 @@ class StaticEvalError(TileError):
     """A violation inside ``static_eval``/``static_assert``/``static_iter``."""
 
 
+class StaticException(StaticEvalError):
+    """A compile-time exception: ``raise ct.static_exception(exc)`` reached by the compiler, or
+    an exception raised by host code inside ``static_eval``/``static_assert``/``static_iter``
+    (R-META-5; cuda.tile 1.7 exports it under this name)."""
+
+
 class InternalError(TileError):
     """A bug in cutile itself (non-Tile exceptions during compilation are wrapped in it)."""
 

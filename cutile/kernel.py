@@ -52,11 +52,20 @@ class ArrayAnnotation:
 
 
 class ListAnnotation:
-    """A list-of-arrays parameter (R-LAUNCH-4, R-PY-4); ``element`` may give the arrays'
-    ``ArrayAnnotation`` (index dtype)."""
+    """``typing.Annotated`` metadata for a list-of-arrays parameter (R-LAUNCH-4, R-PY-4):
+    ``Annotated[list, ct.ListAnnotation(element=ct.ArrayAnnotation(index_dtype=ct.int64))]``.
+    As in 1.7, ``element`` is required (keyword-only): an ``ArrayAnnotation`` or an
+    ``Annotated`` type holding exactly one (``ct.IndexedWithInt64``).  A list argument needs no
+    annotation at all."""
 
-    def __init__(self, element=None):
-        if element is not None and not isinstance(element, ArrayAnnotation):
+    def __init__(self, *, element):
+        if typing.get_origin(element) is Annotated:
+            found = [m for m in element.__metadata__ if isinstance(m, ArrayAnnotation)]
+            if len(found) != 1:
+                raise TypeError(f"`element` must contain exactly one ArrayAnnotation, found "
+                                f"{len(found)} in {element!r}")
+            element = found[0]
+        if not isinstance(element, ArrayAnnotation):
             raise TypeError(f"ListAnnotation(element=...) expects an ArrayAnnotation, got "
                             f"{type(element).__name__}")
         self.element = element

@@ -1,6 +1,8 @@
 """Grouped GEMM: one launch multiplies several (A, B) pairs of different shapes, the arrays
-passed as lists (``ct.ListAnnotation``, R-PY-4).  Each block finds its group with a runtime
-loop over the groups' tile counts, then indexes the lists with that runtime group id."""
+passed as Python lists (R-PY-4: a list argument needs no annotation; ``Annotated[list,
+ct.ListAnnotation(element=...)]`` only sets the arrays' index dtype).  Each block finds its
+group with a runtime loop over the groups' tile counts, then indexes the lists with that
+runtime group id.  The same source runs on NVIDIA's cuda.tile 1.7."""
 
 from __future__ import annotations
 
@@ -15,8 +17,8 @@ def tiles_of(c, tm, tn):
 
 
 @ct.kernel
-def grouped_gemm(As: ct.ListAnnotation(), Bs: ct.ListAnnotation(), Cs: ct.ListAnnotation(),
-                 tm: ct.Constant[int], tn: ct.Constant[int], tk: ct.Constant[int]):
+def grouped_gemm(As, Bs, Cs, tm: ct.Constant[int], tn: ct.Constant[int],
+                 tk: ct.Constant[int]):
     bid = ct.bid(0)
     group = 0
     first = 0                                   # first block of `group`

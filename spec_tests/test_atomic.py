@@ -18,10 +18,6 @@ import cutile as ct
 from cutile import TileTypeError, UndefinedBehaviorError
 
 SERIAL = test_backend() == "interp"
-# float16/bfloat16 atomic add: the Numba backend has no 16-bit atomic (lower/atomic.py)
-f16_add = pytest.mark.skipif(test_backend() == "numba", reason=(
-    "numba-cuda has no 16-bit atomic or 16-bit CAS; the backend raises "
-    "TileUnsupportedFeatureError (spec_tests/test_backend_registry.py lists the gap)"))
 
 OPS = {"xchg": ct.atomic_xchg, "add": ct.atomic_add, "max": ct.atomic_max,
        "min": ct.atomic_min, "and": ct.atomic_and, "or": ct.atomic_or, "xor": ct.atomic_xor}
@@ -133,8 +129,7 @@ def test_atomic_cas_float_compares_bits():
     assert np.signbit(x[1]) and np.signbit(out[1])
 
 
-@pytest.mark.parametrize("dtype", [np.float32, np.float64, pytest.param(np.float16, marks=f16_add),
-                                   pytest.param(ml_dtypes.bfloat16, marks=f16_add)])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16, ml_dtypes.bfloat16])
 def test_float_add_serial_rounding(dtype):
     """R-ATOM-3/4: float add, one rounding per position in the interpreter's order."""
     rng = np.random.default_rng(3)
@@ -152,6 +147,64 @@ def test_float_add_serial_rounding(dtype):
         np.testing.assert_array_equal(x.view(f"u{x.itemsize}"), want.view(f"u{x.itemsize}"))
         np.testing.assert_array_equal(out.view(f"u{x.itemsize}"),
                                       want_old.view(f"u{x.itemsize}"))
+
+
+@pytest.mark.parametrize("dtype", [np.float16, ml_dtypes.bfloat16])
+def test_16bit_add_rounds_once_R_ATOM_3_4(dtype):
+    """R-ATOM-3/4 on every executor: float16/bfloat16 add, distinct indices (one rounding
+    each, old values returned); then colliding indices whose partial sums are all exact (the
+    final values do not depend on the order; the old values of one element are the sums
+    before each of its updates)."""
+    rng = np.random.default_rng(11)
+    x = rng.standard_normal(16).astype(dtype)
+    x[:3] = [1.0, -0.0, 2048.0 if dtype is np.float16 else 256.0]
+    idx = rng.permutation(16).astype(np.int32)
+    upd = (rng.standard_normal(16) * 3).astype(dtype)
+    upd[np.flatnonzero(idx == 0)[0]] = 0.1                          # rounds at x[0] == 1
+    want = x.copy()
+    want[idx] = (x[idx].astype(np.float32) + upd.astype(np.float32)).astype(dtype)
+    out = np.zeros(16, dtype)
+    x0 = x.copy()
+    ct.launch(None, (1,), KERNELS["add"], (x, idx, upd, out, 16))
+    u = f"u{x.itemsize}"
+    np.testing.assert_array_equal(x.view(u), want.view(u))
+    np.testing.assert_array_equal(out.view(u), x0[idx].view(u))
+
+    x = np.array([1, 2, 0, -4], dtype)
+    idx = np.array([0, 1, 0, 3, 0, 1, 3, 0], np.int32)
+    upd = np.array([0.5, 8, 0.25, 1, 2, 16, -2, 32], dtype)      # sums fit 8 bits
+    out = np.zeros(8, dtype)
+    ct.launch(None, (1,), KERNELS["add"], (x, idx, upd, out, 8))
+    np.testing.assert_array_equal(x, np.array([35.75, 26, 0, -5], dtype))
+    init = np.array([1, 2, 0, -4], dtype)
+    for i in (0, 1, 3):          # one serial chain per element: old, old + update, ..., final
+        pairs = [(float(out[k]), float(upd[k])) for k in np.flatnonzero(idx == i)]
+        cur = float(init[i])
+        while pairs:
+            step = [p for p in pairs if p[0] == cur]
+            assert step, (i, cur, pairs)
+            pairs.remove(step[0])
+            cur += step[0][1]
+        assert cur == float(x[i])
+
+
+@ct.kernel
+def _raw_add16(x, out):
+    o = ct.arange(4, dtype=ct.int32)
+    ct.store(out, (0,), x.get_raw_memory().atomic_add_offset(o * x.strides[0] + 1, 0.5,
+                                                             mask=o < 3))
+
+
+@pytest.mark.parametrize("dtype", [np.float16, ml_dtypes.bfloat16])
+def test_16bit_raw_add_offset_R_ATOM_3(dtype):
+    """§7 RawArrayMemory.atomic_add_offset on float16/bfloat16 (column 1 of rows 0..2)."""
+    x = np.arange(16, dtype=dtype).reshape(4, 4)
+    want = x.copy()
+    want[:3, 1] += dtype(0.5)
+    out = np.zeros(4, dtype)
+    ct.launch(None, (1,), _raw_add16, (x, out))
+    np.testing.assert_array_equal(x, want)
+    np.testing.assert_array_equal(out[:3], np.array([1, 5, 9], dtype))
 
 
 def test_float_xchg():
@@ -332,7 +385,6 @@ def test_view_atomic_errors(fn, dtype, match):
         _compile_error(lambda x: fn(x.tiled_view(4)), np.zeros(8, dtype))
 
 
-@f16_add
 def test_view_atomic_f16_add():
     """R-VIEW-7: float16 add (rounded once per element)."""
     @ct.kernel

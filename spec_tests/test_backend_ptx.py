@@ -150,3 +150,34 @@ def test_print_and_assert_compile_to_vprintf_and_the_assert_record():
     assert calls == 7 + 3               # 193 values in chunks of 32, then 65 values
     assert "atom.global.cas.b64" in r["ptx"]
     assert "bar.red.and" in r["ptx"]    # the block-wide AND of the condition
+
+
+@ct.kernel
+def atomic_add16(x, i, u, out, T: Constant[int]):
+    ct.store(out, (0,), ct.atomic_add(x, ct.load(i, (0,), (T,)), ct.load(u, (0,), (T,))))
+
+
+@ct.kernel
+def view_add16(x, u, T: Constant[int]):
+    x.tiled_view((T, T)).atomic_store_add((0, 0), ct.load(u, (0, 0), (T, T)))
+
+
+def test_16bit_atomic_add_is_one_ptx_instruction():
+    """R-ATOM-3/4 on the GPU: float16/bfloat16 atomic add (index tile, 1-D; tiled view, 2-D)
+    become ``atom.add.noftz.f16/.bf16`` on the element's address, and ptxas accepts them for
+    sm_90 (the simulator runs the Python stand-ins of numba_backend/atom16.py instead)."""
+    jobs, want = [], []
+    for d, ptx_type in ((np.float16, "f16"), (ml_dtypes.bfloat16, "bf16")):
+        a = np.zeros(32, d)
+        ir = atomic_add16.compile(atomic_add16.specialize((a, np.zeros(32, np.int32), a,
+                                                           a.copy(), 32)))
+        jobs.append(ptxcheck.job_for(ir, 32))
+        m = np.zeros((8, 8), d)
+        jobs.append(ptxcheck.job_for(view_add16.compile(view_add16.specialize((m, m, 8))), 32))
+        want += [(ptx_type, 1), (ptx_type, 2)]          # 32 lanes: 1 and 2 atomics a thread
+    for r, (ptx_type, n) in zip(ptxcheck.run_in_subprocess(jobs, ROOT), want):
+        assert r["ok"], r.get("error")
+        lines = [ln for ln in r["ptx"].splitlines() if "atom." in ln]
+        assert len(lines) == n and all(f"atom.add.noftz.{ptx_type} " in ln for ln in lines), lines
+        if ptxcheck.toolkit()["ptxas"]:
+            assert r["regs"] is not None                # ptxas assembled it

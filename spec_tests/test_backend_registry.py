@@ -36,9 +36,10 @@ BACKEND_FEATURE_GAPS = {
         "libdevice has directed float32/float64 operations only (RZ into bfloat16/float16/"
         "tfloat32, RZ/RM/RP/RA into float16 and RA into tfloat32 are supported)"),
     "rounding_mode RA on arithmetic": "no libdevice round-to-nearest-away operations",
-    "float16/bfloat16 atomic_add (also TiledView.atomic_store_add and atomic_add_offset)": (
-        "numba-cuda 0.30 has no 16-bit atomic on arrays and no 16-bit compare-and-swap to "
-        "build a CAS loop from"),
+    "bfloat16 atomic_add below sm_90, float16 atomic_add below sm_70 (also "
+    "TiledView.atomic_store_add and atomic_add_offset)": (
+        "they are the PTX instructions atom.add.noftz.bf16 / .f16 (numba_backend/atom16.py), "
+        "which older GPUs lack; cuda.tile 1.7 also needs sm_90 for bfloat16 (R-ATOM-4)"),
     "Array.foreign_pointer / Array.from_foreign": (
         "a Numba CUDA kernel can neither take an array argument's address nor build an array "
         "from an address with runtime shape and strides"),
@@ -148,17 +149,35 @@ def _atomic_add(a):
     ct.atomic_add(a, ct.arange(4, dtype=ct.int32), 1.0)
 
 
+@ct.kernel
+def _atomic_add_0d(a):
+    ct.atomic_add(a, (), 1.0)
+
+
 def test_atomic_gaps_name_op_dtype_and_backend():
-    """float16/bfloat16 atomic add and 0-D atomics are refused at code generation."""
+    """float16/bfloat16 atomic add need sm_70/sm_90 (refused at launch on an older device,
+    naming the op, dtype and backend); 0-D atomics are refused at code generation."""
     import ml_dtypes
 
     from cutile.numba_backend.codegen import Gen
-    for d, name in ((np.float16, "float16"), (ml_dtypes.bfloat16, "bfloat16")):
+    from cutile.numba_backend.launch import check_compute_capability
+    for d, name, cc in ((np.float16, "float16", (7, 0)), (ml_dtypes.bfloat16, "bfloat16", (9, 0))):
         ir = _atomic_add.compile(_atomic_add.specialize((np.zeros(4, d),)))
+        g = Gen(ir, 32)
+        g.generate()
+        assert [need for need, _, _ in g.min_cc] == [cc]
+        check_compute_capability(g.min_cc, cc)                  # new enough: no error
+        check_compute_capability(g.min_cc, None)                # simulator: no error
         with pytest.raises(TileUnsupportedFeatureError,
-                           match=rf"atomic_add on {name} .*numba backend"):
-            Gen(ir, 32).generate()
-
+                           match=rf"atomic_add on {name} .*{cc[0]}\.{cc[1]}.*numba backend"):
+            check_compute_capability(g.min_cc, (cc[0] - 1, 5))
+    ir = _atomic_add.compile(_atomic_add.specialize((np.zeros(4, np.float32),)))
+    g = Gen(ir, 32)
+    g.generate()
+    assert g.min_cc == []
+    ir = _atomic_add_0d.compile(_atomic_add_0d.specialize((np.zeros((), np.float32),)))
+    with pytest.raises(TileUnsupportedFeatureError, match=r"0-D array .*numba backend"):
+        Gen(ir, 32).generate()
 
 
 @ct.kernel

@@ -10,6 +10,7 @@ import dataclasses
 import functools
 import os
 import re
+from typing import Annotated
 
 import numpy as np
 import pytest
@@ -151,7 +152,7 @@ def k_with_not_cm(x, out):
 def test_with_errors():
     """R-PY-12: exactly one yield outside conditionals, no return, one entry per object, and
     only @contextmanager helpers."""
-    expect_error(k_two_yields, (x8(), x8()), ct.TileTypeError, "must have one yield",
+    expect_error(k_two_yields, (x8(), x8()), ct.TileTypeError, "must have one `yield` statement",
                  "two_yields")
     with pytest.raises(ct.TileSyntaxError, match="Returning from a generator-based context"):
         ct.launch(None, (1,), k_returns, (x8(), x8()))
@@ -430,7 +431,8 @@ def test_recursion():
 
 # -- lists of arrays (R-PY-4, R-LAUNCH-3/4) ----------------------------------------------------
 @ct.kernel
-def k_list(srcs: ct.ListAnnotation(), dsts, T: ct.Constant[int]):
+def k_list(srcs: Annotated[list, ct.ListAnnotation(element=ct.ArrayAnnotation())], dsts,
+           T: ct.Constant[int]):
     g = ct.bid(0)
     t = ct.load(srcs[g], (0,), (T,), padding_mode=ct.PaddingMode.ZERO)   # runtime index
     first = ct.load(srcs[0], (0,), (T,), padding_mode=ct.PaddingMode.ZERO)
@@ -528,6 +530,9 @@ def test_list_annotation_element_index_dtype():
     assert out[0] == 105
     with pytest.raises(TypeError, match="expects an ArrayAnnotation"):
         ct.ListAnnotation(element=int)
+    with pytest.raises(TypeError, match="element"):          # required, as in 1.7
+        ct.ListAnnotation()
+    assert ct.ListAnnotation(element=ct.IndexedWithInt64).element.index_dtype is ct.int64
 
 
 def pick_pair(c, i, j):

@@ -1,4 +1,4 @@
-"""Compile-time metaprogramming and hints: §21.3 (R-META-1..4) and §21.4 (R-HINT-1), on the
+"""Compile-time metaprogramming and hints: §21.3 (R-META-1..5) and §21.4 (R-HINT-1), on the
 interpreter.  Error tests assert the class, the message and the user's line (``# E:<name>``)."""
 
 from __future__ import annotations
@@ -240,21 +240,58 @@ def k_iter_dynamic(out, n):
     ct.store(out, (0,), ct.full((8,), 1, ct.float32))
 
 
+@ct.kernel
+def k_iter_not_iterable(out):
+    for i in ct.static_iter(42):  # E:not_iterable
+        pass
+    ct.store(out, (0,), ct.full((8,), 1, ct.float32))
+
+
+@ct.kernel
+def k_iter_bad_item(out):
+    for i in ct.static_iter(([1, 2], [3, 4])):  # E:bad_item
+        pass
+    ct.store(out, (0,), ct.full((8,), 1, ct.float32))
+
+
+def failing_gen():
+    yield 1
+    raise KeyError("k")
+
+
+@ct.kernel
+def k_iter_raises(out):
+    for i in ct.static_iter(failing_gen()):  # E:iter_raises
+        pass
+    ct.store(out, (0,), ct.full((8,), 1, ct.float32))
+
+
 @pytest.mark.parametrize("kernel,args,cls,fragment,marker", [
     (k_iter_break, (x8(),), ct.TileSyntaxError,
      r"Break in a for loop with static_iter\(\) is not supported", "break"),
-    (k_iter_return, (x8(),), ct.TileSyntaxError, "Return in a for loop with static_iter",
+    (k_iter_return, (x8(),), ct.TileSyntaxError, "Returning from a for loop with static_iter",
      "return"),
-    (k_iter_elsewhere, (x8(),), ct.TileSyntaxError, "only allowed as the iterable",
+    (k_iter_elsewhere, (x8(),), ct.TileSyntaxError,
+     r"static_iter\(\) is only allowed as iterable in a `for` loop",
      "elsewhere"),
     (k_iter_too_many, (x8(),), ct.TileStaticEvalError,
      r"Maximum number of iterations \(1000\) has been reached", "too_many"),
-    (k_iter_dynamic, (x8(), 3), ct.TileStaticEvalError, "Symbolic tile has no concrete value",
+    (k_iter_not_iterable, (x8(),), ct.TileTypeError,
+     re.escape("Invalid static_iter() iterable: 'int' object is not iterable"), "not_iterable"),
+    (k_iter_bad_item, (x8(),), ct.TileStaticEvalError,
+     re.escape("Invalid item #0 of static_iter() iterable: Cannot create constant from value "
+               "of type"), "bad_item"),
+    (k_iter_raises, (x8(),), ct.TileTypeError,
+     re.escape("Error was raised while obtaining item #1 from the static_iter() iterable: 'k'"),
+     "iter_raises"),
+    (k_iter_dynamic, (x8(), 3), ct.StaticException,
+     "Symbolic tile has no concrete value and thus cannot be converted to an integer",
      "dynamic"),
 ])
 def test_static_iter_errors(kernel, args, cls, fragment, marker):
     """R-META-3 / R-CF-9: break/continue/return inside, use outside a for/comprehension,
-    more than 1000 items and runtime bounds are rejected."""
+    more than 1000 items, a non-iterable, an item that is not a tile-code value, an iterator
+    that raises and runtime bounds are rejected (1.7's classes and messages)."""
     expect_error(kernel, args, cls, fragment, marker)
 
 
@@ -316,8 +353,8 @@ def test_ensure_constant_and_hint_errors(kernel, args, cls, fragment, marker):
 
 def test_static_functions_refuse_host_calls():
     """R-PY-7: the static functions are device-only."""
-    for f in (ct.static_eval, ct.static_assert, ct.static_iter, ct.ensure_constant,
-              ct.assume_divisible_by):
+    for f in (ct.static_eval, ct.static_assert, ct.static_iter, ct.static_exception,
+              ct.ensure_constant, ct.assume_divisible_by):
         with pytest.raises(RuntimeError, match="Device functions can only be called"):
             f(1)
 
@@ -334,3 +371,145 @@ def test_static_assert_message_shows_proxies():
     e = expect_error(k_assert_proxy_message, (x8(), x8()), ct.TileStaticAssertionError,
                      "Static assertion failed", "proxy_msg")
     assert e.message == "Static assertion failed: Expected <tile[float32, (8,)]> to be int32"
+
+
+# -- static_exception / StaticException (R-META-5, 1.7) ----------------------------------------
+def checked_n(n):
+    if n > 16:
+        raise ct.static_exception(ValueError(f"N={n} is too large"))  # E:static_exc
+    return n
+
+
+@ct.kernel
+def k_static_exc(x, out, N: ct.Constant[int]):
+    ct.store(out, (0,), ct.load(x, (0,), (8,)) + checked_n(N))
+
+
+@ct.kernel
+def k_static_exc_runtime_branch(x, out, n):
+    t = ct.load(x, (0,), (8,))
+    if n > 3:                                # a runtime condition: both branches compile
+        raise ct.static_exception(KeyError("k"))  # E:exc_runtime
+    ct.store(out, (0,), t)
+
+
+@ct.kernel
+def k_raise_plain(out):
+    raise ValueError("no")  # E:raise_plain
+
+
+@ct.kernel
+def k_raise_from(out):
+    raise ct.static_exception(ValueError("a")) from None  # E:raise_from
+
+
+@ct.kernel
+def k_static_exc_elsewhere(out):
+    e = ct.static_exception(ValueError("a"))  # E:exc_elsewhere
+    ct.store(out, (0,), ct.full((8,), 1, ct.float32))
+
+
+@ct.kernel
+def k_static_exc_class(out):
+    raise ct.static_exception(123)  # E:exc_class
+
+
+@ct.kernel
+def k_static_exc_arity(out):
+    raise ct.static_exception(ValueError("a"), 2)  # E:exc_arity
+
+
+def test_static_exception_not_reached_compiles():
+    """R-META-5: a raise in a branch folded away by a constant condition is never reached."""
+    out = np.zeros(8, np.float32)
+    ct.launch(None, (1,), k_static_exc, (x8(), out, 4))
+    np.testing.assert_array_equal(out, x8() + 4)
+
+
+def test_static_exception_reached_fails_compilation():
+    """R-META-5: reaching ``raise ct.static_exception(exc)`` raises ct.StaticException (a
+    TileStaticEvalError) naming the exception, at the raise line of the helper."""
+    e = expect_error(k_static_exc, (x8(), np.zeros(8, np.float32), 20), ct.StaticException,
+                     "Exception was raised at compile time", "static_exc")
+    assert e.message == "Exception was raised at compile time (ValueError: N=20 is too large)"
+    assert isinstance(e, ct.TileStaticEvalError)
+    e = expect_error(k_static_exc_runtime_branch, (x8(), x8(), 1), ct.StaticException,
+                     "KeyError", "exc_runtime")
+
+
+@pytest.mark.parametrize("kernel,args,cls,fragment,marker", [
+    (k_raise_plain, (x8(),), ct.TileSyntaxError,
+     r"Raised exception must be wrapped in static_exception\(\)", "raise_plain"),
+    (k_raise_from, (x8(),), ct.TileSyntaxError, "'raise from' syntax is not supported",
+     "raise_from"),
+    (k_static_exc_elsewhere, (x8(),), ct.TileSyntaxError,
+     r"static_exception\(\) is only allowed after `raise`", "exc_elsewhere"),
+    (k_static_exc_class, (x8(),), ct.StaticException,
+     re.escape("Exception was raised inside static_exception() expression (TypeError: 'int' "
+               "is not derived from 'BaseException')"), "exc_class"),
+    (k_static_exc_arity, (x8(),), ct.TileSyntaxError,
+     r"static_exception\(\) expects a single expression", "exc_arity"),
+])
+def test_static_exception_errors(kernel, args, cls, fragment, marker):
+    """R-META-5 / R-PY-1: only ``raise ct.static_exception(<exception instance>)`` is accepted;
+    ``raise ... from`` and static_exception() outside a raise are TileSyntaxError."""
+    expect_error(kernel, args, cls, fragment, marker)
+
+
+def test_static_eval_exception_is_a_static_exception():
+    """R-META-1 (1.7): an exception inside static_eval is a ct.StaticException."""
+    expect_error(k_eval_unknown, (np.zeros(8, np.float32),), ct.StaticException,
+                 r"Exception was raised inside static_eval\(\) \(NameError: ", "unknown")
+
+
+# -- static_eval: pure ct operations, reprs, methods (R-META-1, 1.7) ----------------------------
+REPRS: list = []
+
+
+@ct.kernel
+def k_eval_pure_ops(x, out):
+    t = ct.load(x, (0,), (8,))
+    n = ct.static_eval(ct.cdiv(len(SIZES) * 7, 2))          # constants fold: 11
+    m = ct.static_eval(ct.minimum(t, 3.0) + ct.maximum(t, 5.0))   # proxies: runtime tiles
+    ct.static_eval(REPRS.append(repr(x)))
+    ct.static_eval(REPRS.append(repr(t)))
+    sl = ct.static_eval(x.slice)                              # a method, called in tile code
+    first = ct.gather(sl(0, 1, 8), 0)
+    ct.store(out, (0,), m * n + first)
+
+
+def test_static_eval_pure_ops_reprs_and_methods():
+    """R-META-1 (1.7): the pure ct arithmetic/comparison ops work inside static_eval (on
+    constants and on proxies); repr shows dtype and shape (unknown extents as ?); a method
+    of an array may be returned and called in tile code."""
+    REPRS.clear()
+    out = np.zeros(8, np.float32)
+    ct.launch(None, (1,), k_eval_pure_ops, (x8(), out))
+    x = x8()
+    np.testing.assert_array_equal(out, (np.minimum(x, 3) + np.maximum(x, 5)) * 11 + x[1])
+    assert REPRS == ["<array[float32, (?,)]>", "<tile[float32, (8,)]>"]
+
+
+@ct.kernel
+def k_eval_calls_closure(out):
+    def f(n):
+        return n + 1
+    v = ct.static_eval(f(3))  # E:eval_closure
+    ct.store(out, (0,), ct.full((8,), v, ct.float32))
+
+
+@ct.kernel
+def k_eval_calls_method(x, out):
+    v = ct.static_eval(x.slice(0, 1, 2))  # E:eval_method
+    ct.store(out, (0,), ct.full((8,), 1, ct.float32))
+
+
+@pytest.mark.parametrize("kernel,args,fragment,marker", [
+    (k_eval_calls_closure, (x8(),), r"function cannot be called inside static_eval\(\)",
+     "eval_closure"),
+    (k_eval_calls_method, (x8(), x8()), r"slice\(\) cannot be called inside static_eval\(\)",
+     "eval_method"),
+])
+def test_static_eval_refuses_tile_code_calls(kernel, args, fragment, marker):
+    """R-META-1: a tile-code function or a method call inside static_eval."""
+    expect_error(kernel, args, ct.TileStaticEvalError, fragment, marker)

@@ -25,9 +25,9 @@ class TileOp:
 
     def __call__(self, *args: Any, **kwargs: Any):
         from ..frontend.context import in_static_eval
-        if in_static_eval():
-            from ..errors import TileStaticEvalError
-            raise TileStaticEvalError(f"{self.op_name}() cannot be called inside static_eval()")
+        if in_static_eval():                 # pure ops only (frontend/static.py)
+            from ..frontend.static import call_op
+            return call_op(self, args, kwargs)
         if self.host is not None:
             return self.host(*args, **kwargs)
         raise RuntimeError("Device functions can only be called from device code.")

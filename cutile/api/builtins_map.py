@@ -52,6 +52,10 @@ def _len(comp, args, kwargs, env):
     if isinstance(v, TupleV) or (isinstance(v, Const) and isinstance(v.value, (tuple, str))):
         return Const(len(coerce.tuple_items(v, "len") if not isinstance(v.value if isinstance(
             v, Const) else None, str) else v.value))
+    from ..frontend import dataclass_ops
+    r = dataclass_ops.length(comp, v)                 # __len__ of a dataclass (1.7)
+    if r is not None:
+        return r
     raise TileTypeError(f"len() is not supported for {describe(v)}")
 
 
@@ -116,6 +120,10 @@ def _operator(fn):
 def _divmod(comp, args, kwargs, env):
     if len(args) != 2 or kwargs:
         raise TileTypeError("divmod() takes exactly two arguments")
+    from ..frontend import dataclass_ops
+    r = dataclass_ops.binop(comp, "divmod", args[0], args[1])   # __divmod__ (1.7)
+    if r is not None:
+        return r
     from .elementwise import divmod as ct_divmod
     return ct_divmod.impl(args[0], args[1])
 

@@ -1,9 +1,9 @@
 """Compile-time metaprogramming and hints (§21.3, §21.4): the public names.
 
-``static_eval``, ``static_assert`` and ``static_iter`` read their argument's *source*, so the
-compiler handles them before evaluating arguments (``frontend/static.py``); the functions here
-only mark them and refuse host calls (R-PY-7).  ``ensure_constant`` and ``assume_divisible_by``
-are ordinary operations on compile-time values.
+``static_eval``, ``static_assert``, ``static_iter`` and ``static_exception`` read their
+argument's *source*, so the compiler handles them before evaluating arguments
+(``frontend/static.py``); the functions here only mark them and refuse host calls (R-PY-7).
+``ensure_constant`` and ``assume_divisible_by`` are ordinary operations on compile-time values.
 """
 
 from __future__ import annotations
@@ -53,6 +53,16 @@ def static_iter(iterable, /):
     at most 1000 items; the loop variable is a constant in each copy of the body (R-META-3).
 
     >>> for k in ct.static_iter(range(3)): acc += ct.load(x, (k,), (16,))
+    """
+
+
+@_device_only("exception")
+def static_exception(exc, /):
+    """Only as ``raise ct.static_exception(exc)``: when the compiler reaches the statement,
+    ``exc`` (a host Python exception instance, evaluated like ``static_eval``) fails the
+    compilation as ``ct.StaticException`` at that line (R-META-5).
+
+    >>> if N > 128: raise ct.static_exception(ValueError(f"N={N} is too large"))
     """
 
 

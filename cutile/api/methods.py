@@ -32,7 +32,9 @@ def get_attribute(obj: FVal, name: str) -> FVal:
         try:
             value = getattr(obj.value, name)
         except AttributeError:
-            raise TileTypeError(f"{describe(obj)} has no attribute '{name}'") from None
+            what = (f"Module '{obj.value.__name__}'" if type(obj.value).__name__ == "module"
+                    else describe(obj))
+            raise TileTypeError(f"{what} has no attribute '{name}'") from None
         from ..frontend.calls import global_value
         return global_value(value)
     if isinstance(obj, TileV):

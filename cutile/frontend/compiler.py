@@ -27,7 +27,7 @@ from ..errors import (
 )
 from ..ir import ops
 from ..ir.core import Region, Value, walk
-from . import calls, coerce, flow, pysubset, static
+from . import calls, coerce, contexts, dataclass_ops, flow, pysubset, static
 from .calls import bind_ast_args, chain_text, global_value
 from .context import CompileContext
 from .source import SourceInfo, assigned_names, closure_values, parse_function
@@ -94,7 +94,7 @@ class FunctionCompiler:
         body = node.body if isinstance(node.body, list) else [node.body]
         self.locals = assigned_names(body) | {a.arg for a in calls.all_args(node.args)}
         self.loops: list[_LoopInfo] = []
-        self.managers: list = []          # entered ``with`` helpers (pysubset._Manager)
+        self.managers: list = []          # entered ``with`` helpers (contexts._Manager)
         self.chain: tuple = (src.func_name,)   # inlined calls leading here (R-PY-6)
         self.discovering = False          # see pysubset.loop_with_return
 
@@ -132,6 +132,14 @@ class FunctionCompiler:
                 # did not return, so push it into both branches (each stops at its return).
                 s = ast.If(test=s.test, body=s.body + rest, orelse=s.orelse + rest)
                 ast.copy_location(s, stmts[i])
+                rest = []
+                stmts = stmts[:i + 1]
+            if (not self.is_kernel and isinstance(s, ast.With) and rest
+                    and isinstance(rest[-1], ast.Return) and _contains_return(s)):
+                # A return inside a helper's `with`: the rest of the block (it ends with a
+                # return) moves into the body as its last statement, after the cleanup, so the
+                # If rule above pushes it into the paths that did not return.
+                s = contexts.with_rest(s, rest)
                 rest = []
                 stmts = stmts[:i + 1]
             if (not self.is_kernel and not self.discovering
@@ -195,6 +203,8 @@ class FunctionCompiler:
                 self.assign(t, v, env)
         elif isinstance(target, ast.Subscript):
             obj = self.expr(target.value, env)
+            if dataclass_ops.setitem(self, obj, self.expr(target.slice, env), value):
+                return
             if isinstance(obj, ArrayV):
                 raise TileTypeError("Arrays do not support item assignment")
             if isinstance(obj, TileV):
@@ -241,7 +251,7 @@ class FunctionCompiler:
         value = self.expr(s.value, env) if s.value is not None else Const(None)
         if self.is_kernel and not (isinstance(value, Const) and value.value is None):
             raise TileTypeError("Tile kernels cannot return values")
-        pysubset.exit_through(self, "return")
+        contexts.exit_through(self, "return")
         if self.is_kernel:
             self.ctx.emit(ops.Return())
             env.term = "return-op"
@@ -261,7 +271,7 @@ class FunctionCompiler:
         if not self.loops:
             raise TileSyntaxError(f"'{kind}' outside a loop")
         info = self.loops[-1]
-        pysubset.exit_through(self, kind)
+        contexts.exit_through(self, kind)
         leaves = self._carry_leaves(info, env)
         self.ctx.emit(ops.Break(tuple(leaves)) if kind == "break" else ops.Continue(tuple(leaves)))
         env.term = kind
@@ -294,7 +304,19 @@ class FunctionCompiler:
         self._loop(s, env, "while", None)
 
     def stmt_With(self, s, env):
-        pysubset.stmt_with(self, s, env)
+        contexts.stmt_with(self, s, env)
+
+    def stmt_AfterWith(self, s, env):
+        contexts.after_with(self, s, env)
+
+    def stmt_EnterWith(self, s, env):
+        contexts.enter_with(self, s, env)
+
+    def stmt_ExitWith(self, s, env):
+        contexts.exit_with(self, s, env)
+
+    def stmt_Raise(self, s, env):
+        static.stmt_raise(self, s, env)
 
     # -- branches ------------------------------------------------------------------------------
     def _branch(self, cond: TileV, then_fn, else_fn, env: Env) -> None:
@@ -366,18 +388,18 @@ class FunctionCompiler:
         skel0 = flats[0][0]
         if all(_skel_equal(f[0], skel0) for f in flats):
             return skel0, vals[0], [(lambda lv=f[1]: lv) for f in flats]
-        first = vals[0]
-        if isinstance(first, TupleV) and all(
-                type(v) is type(first) and len(v.items) == len(first.items) for v in vals):
-            # tuples merge item by item (R-CF-7, R-PROMO-7 per item)
-            parts = [self._merge_plan([v.items[k] for v in vals], live)
-                     for k in range(len(first.items))]
+        agg = flow.split_aggregate(vals)
+        if agg is not None:
+            # tuples, dataclasses and closures merge item by item (R-CF-7, R-PROMO-7 per item)
+            head, items, rebuild = agg
+            parts = [self._merge_plan([it[k] for it in items], live)
+                     for k in range(len(items[0]))]
             if any(p is None for p in parts):
                 return None
             producers = [(lambda b=b: [x for p in parts for x in p[2][b]()])
                          for b in range(len(vals))]
-            return (("tuple", tuple(p[0] for p in parts)),
-                    type(first)(tuple(p[1] for p in parts)), producers)
+            return head + (tuple(p[0] for p in parts),), rebuild([p[1] for p in parts]), \
+                producers
         if all(flow.materializable(v) or (isinstance(v, TileV) and v.shape == ())
                for v in vals):
             # R-PROMO-7: differing constants (or a constant and a runtime scalar) merge into
@@ -423,21 +445,24 @@ class FunctionCompiler:
         if pysubset.RET_FLAG in env.vars and _contains_return(s):   # helper return slots
             candidates += [pysubset.RET_FLAG, pysubset.RET_VALUE]
         dropped: set[str] = set()
+        deep: set[str] = set()      # tuples/dataclasses whose constant items become runtime
         while True:
             carried = [n for n in candidates if n not in dropped]
             try:
-                self._loop_attempt(s, env, kind, bounds, carried, dropped)
+                self._loop_attempt(s, env, kind, bounds, carried, dropped, deep)
                 return
             except _CarryMismatch as m:
-                dropped.add(m.name)
+                if m.name not in deep and flow.has_constants(env.vars[m.name]):
+                    deep.add(m.name)
+                else:
+                    dropped.add(m.name)
 
-    def _loop_attempt(self, s, env, kind, bounds, carried, dropped) -> None:
+    def _loop_attempt(self, s, env, kind, bounds, carried, dropped, deep) -> None:
         b = self.ctx.builder
         inits, skels, templates = [], [], []
         for n in carried:
-            v = env.vars[n]
-            if flow.materializable(v):
-                v = coerce.to_tile(v)          # R-CONST-7: carried constants materialise
+            # R-CONST-7: carried constants materialise (inside aggregates once they change)
+            v = flow.materialize(env.vars[n], n in deep)
             skel, leaves = flow.flatten(v)
             skels.append(skel)
             templates.append(v)
@@ -473,6 +498,8 @@ class FunctionCompiler:
                     if env_b.live:
                         self.ctx.emit(ops.Yield(tuple(self._carry_leaves(info, env_b))))
                 except _CarryMismatch as m:
+                    if m.name not in deep and flow.has_constants(env.vars[m.name]):
+                        raise                    # retried with its constant items runtime
                     if _uses_any(body, _arg_slice(args, carried, skels, m.name)):
                         raise TileTypeError(
                             f"Type of loop-carried variable {m.name} changes inside the loop; "
@@ -518,12 +545,7 @@ class FunctionCompiler:
             v = env.vars.get(n)
             if v is None or isinstance(v, Invalid):
                 raise _CarryMismatch(n)
-            if flow.materializable(v) and isinstance(skel, flow.Leaf):
-                v = coerce.implicit_cast(v, skel.type.dtype, "loop-carried value") \
-                    if v.is_loose else v
-                if isinstance(v, Const):
-                    v = coerce.to_tile(v)
-            s2, leaves = flow.flatten(v)
+            s2, leaves = flow.flatten(flow.fit(v, skel))
             if not _skel_equal(s2, skel):
                 raise _CarryMismatch(n)
             out.extend(leaves)
@@ -622,6 +644,9 @@ class FunctionCompiler:
         if op_type is ast.Add and debug.is_string(left) and debug.is_string(right) and (
                 isinstance(left, FmtV) or isinstance(right, FmtV)):
             return debug.concat(left, right)
+        r = dataclass_ops.binop(self, op_type.__name__, left, right)
+        if r is not None:
+            return r
         if isinstance(left, TupleV) or isinstance(right, TupleV):
             if op_type is ast.Add and isinstance(left, TupleV) and isinstance(right, TupleV):
                 return TupleV(left.items + right.items)
@@ -679,6 +704,8 @@ class FunctionCompiler:
             if r is not None:
                 r = Const(r.value == isinstance(op, ast.In))
             else:
+                r = dataclass_ops.compare(self, type(op).__name__, left, right)
+            if r is None:
                 r = elementwise.apply_compare(type(op).__name__, left, right)
             result = r if result is None else elementwise.logical_and(result, r)
             left = right
@@ -762,7 +789,7 @@ class FunctionCompiler:
         fnode, src = parse_function(f)
         closure = closure_values(f)
         try:
-            bound = inspect.signature(f).bind(*args, **kwargs)
+            bound = inspect.signature(f, follow_wrapped=False).bind(*args, **kwargs)
         except TypeError as e:
             raise TileTypeError(f"{f.__name__}(): {e}") from None
         bound.apply_defaults()
@@ -817,6 +844,9 @@ def _leaf_types(skel) -> list:
         elif isinstance(s, tuple) and s and s[0] == "dataclass":
             for i in s[3]:
                 go(i)
+        elif isinstance(s, tuple) and s and s[0] == "closure":
+            for i in s[4]:
+                go(i)
 
     go(skel)
     return out
@@ -832,6 +862,8 @@ def _skel_equal(a, b) -> bool:
             return _skel_equal(a[1], b[1]) and a[2:] == b[2:]
         if a[0] == "dataclass":
             return a[1:3] == b[1:3] and all(_skel_equal(x, y) for x, y in zip(a[3], b[3]))
+        if a[0] == "closure":
+            return a[1:4] == b[1:4] and all(_skel_equal(x, y) for x, y in zip(a[4], b[4]))
     return a == b
 
 

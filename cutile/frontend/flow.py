@@ -8,6 +8,7 @@ values; anything else makes the variable invalid ("depends on path taken").
 
 from __future__ import annotations
 
+import ast
 from dataclasses import dataclass
 from typing import Any
 
@@ -81,6 +82,10 @@ def unflatten(skel: Any, leaves: list[Value], template: FVal) -> FVal:
                                       zip(s[2], s[3], t.fields.values())})
         if kind == "view":
             return ViewV(go(s[1], t.array), t.tile_shape, t.padding, t.steps)
+        if kind == "closure":
+            names, dnames = s[2], s[3]
+            items = [t.closure[n] for n in names] + [t.defaults[d] for d in dnames]
+            return _closure(t, names, dnames, [go(si, ti) for si, ti in zip(s[4], items)])
         return t
 
     return go(skel, template)
@@ -103,3 +108,91 @@ def same_skeleton(a: Any, b: Any) -> bool:
     if isinstance(a, Leaf) and isinstance(b, Leaf):
         return a.type == b.type
     return a == b
+
+
+def has_constants(v: FVal) -> bool:
+    """Whether a tuple or dataclass value holds numeric constants (which a loop may turn
+    into runtime values, R-PROMO-7 per item)."""
+    if isinstance(v, TupleV):
+        return any(materializable(i) or has_constants(i) for i in v.items)
+    if isinstance(v, DataclassV):
+        return any(materializable(i) or has_constants(i) for i in v.fields.values())
+    return False
+
+
+def materialize(v: FVal, deep: bool = False) -> FVal:
+    """A loop-carried value on loop entry: a numeric constant becomes a runtime value
+    (R-CONST-7); with ``deep``, so do the numeric constants inside tuples and dataclasses."""
+    from . import coerce
+    if materializable(v):
+        return coerce.to_tile(v)
+    if deep and isinstance(v, TupleV):
+        return type(v)(tuple(materialize(i, True) for i in v.items))
+    if deep and isinstance(v, DataclassV):
+        return DataclassV(v.cls, {n: materialize(i, True) for n, i in v.fields.items()})
+    return v
+
+
+def fit(v: FVal, skel: Any) -> FVal:
+    """``v`` shaped to a carried skeleton: numeric constants where ``skel`` has a runtime
+    leaf are cast to that leaf's dtype and materialised, inside tuples and dataclasses too."""
+    from . import coerce
+    if isinstance(skel, Leaf):
+        if materializable(v):
+            if v.is_loose:
+                v = coerce.implicit_cast(v, skel.type.dtype, "loop-carried value")
+            if isinstance(v, Const):
+                v = coerce.to_tile(v)
+        return v
+    if isinstance(skel, tuple) and skel and skel[0] == "tuple" and isinstance(v, TupleV) \
+            and len(v.items) == len(skel[1]):
+        return type(v)(tuple(fit(i, s) for i, s in zip(v.items, skel[1])))
+    if isinstance(skel, tuple) and skel and skel[0] == "dataclass" and \
+            isinstance(v, DataclassV) and v.cls is skel[1] and tuple(v.fields) == skel[2]:
+        return DataclassV(v.cls, {n: fit(i, s) for (n, i), s in zip(v.fields.items(), skel[3])})
+    return v
+
+
+def _closure(t: FuncV, names: tuple, dnames: tuple, items: list) -> FuncV:
+    return FuncV(t.node, t.name, dict(zip(names, items[:len(names)])), t.globals, t.source,
+                 dict(zip(dnames, items[len(names):])), None)
+
+
+def frozen_closure(fv: FuncV) -> tuple[tuple, tuple, list]:
+    """The names a closure reads from its scope, its default names, and their values now."""
+    from .calls import all_args
+    full = dict(fv.closure)
+    if fv.scope is not None:
+        full.update((k, v) for k, v in fv.scope.vars.items() if not k.startswith("<"))
+    params = {a.arg for a in all_args(fv.node.args)}
+    refs = sorted({n.id for n in ast.walk(fv.node) if isinstance(n, ast.Name)} - params)
+    names = tuple(n for n in refs if n in full and not isinstance(full[n], Invalid))
+    dnames = tuple(fv.defaults)
+    return names, dnames, [full[n] for n in names] + [fv.defaults[d] for d in dnames]
+
+
+def split_aggregate(vals: list[FVal]):
+    """Values of one aggregate kind that merge item by item where paths join (R-CF-7,
+    R-PROMO-7 per item): (skeleton head, items of each value, rebuild(items)), or None.
+    Tuples and dataclasses of one class merge by item; closures of one ``def`` merge by
+    captured value and default (1.7: ``c = make(30) if ... else make(40)``), frozen there."""
+    first = vals[0]
+    if isinstance(first, TupleV) and all(
+            type(v) is type(first) and len(v.items) == len(first.items) for v in vals):
+        return ("tuple",), [list(v.items) for v in vals], lambda it: type(first)(tuple(it))
+    if isinstance(first, DataclassV) and all(
+            isinstance(v, DataclassV) and v.cls is first.cls
+            and tuple(v.fields) == tuple(first.fields) for v in vals):
+        names = tuple(first.fields)
+        return (("dataclass", first.cls, names), [list(v.fields.values()) for v in vals],
+                lambda it: DataclassV(first.cls, dict(zip(names, it))))
+    if isinstance(first, FuncV) and all(
+            isinstance(v, FuncV) and v.node is first.node and v.globals is first.globals
+            for v in vals):
+        parts = [frozen_closure(v) for v in vals]
+        names, dnames = parts[0][0], parts[0][1]
+        if any(p[:2] != (names, dnames) for p in parts):
+            return None
+        return (("closure", id(first.node), names, dnames), [p[2] for p in parts],
+                lambda it: _closure(first, names, dnames, list(it)))
+    return None

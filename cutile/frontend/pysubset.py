@@ -141,11 +141,13 @@ def replace(comp, args, kwargs, env) -> FVal:
     return make_dataclass(comp, obj.cls, [], {**obj.fields, **kwargs}, None)
 
 
-def from_instance(inst) -> DataclassV:
-    """A frozen dataclass instance (a global or a constant argument) as a value."""
+def from_instance(inst, convert=None) -> DataclassV:
+    """A frozen dataclass instance (a global, a constant argument or a static_eval result,
+    whose fields ``convert`` turns into values) as a value."""
     from .calls import global_value
     _check_dataclass(type(inst))
-    return DataclassV(type(inst), {f.name: global_value(getattr(inst, f.name))
+    convert = convert or global_value
+    return DataclassV(type(inst), {f.name: convert(getattr(inst, f.name))
                                    for f in dataclasses.fields(inst)})
 
 
@@ -174,7 +176,10 @@ def call_method(comp, m: BoundMethod, args, kwargs, node) -> FVal | None:
     if is_dict(m.obj) and m.name == "get":
         return dict_get(m.obj, args, kwargs)
     if isinstance(m.obj, DataclassV):
-        return comp.inline_function(getattr(m.obj.cls, m.name), [m.obj, *args], kwargs, node)
+        f = getattr(m.obj.cls, m.name)
+        if f.__code__ is _CM_HELPER_CODE:       # a @contextmanager method (1.7)
+            return ContextV(f.__wrapped__, (m.obj, *args), dict(kwargs))
+        return comp.inline_function(f, [m.obj, *args], kwargs, node)
     return None
 
 
@@ -217,11 +222,28 @@ def call_value(comp, fn: FVal, args, kwargs, node, env) -> FVal | None:
         if len(args) != 1 or kwargs:
             raise TileTypeError("sum() in tile code takes one tuple")
         return _sum(coerce.tuple_items(args[0], "sum()"))
+    if isinstance(f, types.BuiltinMethodType) and f.__name__ == "join" and \
+            isinstance(f.__self__, str):
+        return str_join(f.__self__, args, kwargs)
     if f is builtins.dict:
         if args:
             raise TileTypeError("dict() in tile code takes keyword arguments only")
         return Const(dict(kwargs))
     return None
+
+
+def str_join(sep: str, args, kwargs) -> FVal:
+    """``sep.join(strings)`` (1.7): a tuple of constant strings or f-strings."""
+    from ..api import debug
+    if len(args) != 1 or kwargs:
+        raise TileTypeError("str.join() takes exactly one argument")
+    parts: list = []
+    for i, item in enumerate(coerce.tuple_items(args[0], "str.join()")):
+        if not debug.is_string(item):
+            raise TileTypeError(f"str.join(): sequence item {i}: expected a string, got "
+                                f"{describe(item)}")
+        parts += ([sep] if i else []) + debug.str_parts(item)
+    return debug.make_string(parts)
 
 
 def dtype_default(dtype) -> FVal:
@@ -279,113 +301,6 @@ def comprehension(comp, g: ast.GeneratorExp, env) -> list[FVal]:
 
     level(0, env)
     return out
-
-
-# -- with (R-PY-12) ---------------------------------------------------------------------------
-class _Manager:
-    """An entered ``@contextmanager`` helper: its compiler, its variables after the code
-    before ``yield``, and the code after it (the cleanup)."""
-
-    def __init__(self, sub, env, post, loop_depth):
-        self.sub = sub
-        self.env = env
-        self.post = post
-        self.loop_depth = loop_depth
-
-    def cleanup(self) -> None:
-        """Compile the code after ``yield`` once more at this exit (each exit path gets its
-        own copy: normal exit, break, continue, return)."""
-        self.sub.run_body(self.post, self.env.copy())
-
-
-def _split_at_yield(comp, fnode, name: str):
-    yields = [n for n in _walk_no_defs(fnode) if isinstance(n, (ast.Yield, ast.YieldFrom))]
-    if len(yields) != 1:
-        what = "no reachable yield" if not yields else f"{len(yields)} yields"
-        raise TileTypeError(f"Context manager {name}() must have one yield, found {what}")
-    for n in _walk_no_defs(fnode):
-        if isinstance(n, ast.Return):
-            raise TileSyntaxError("Returning from a generator-based context manager is not "
-                                  "supported", comp.loc(n))
-    y = yields[0]
-    if isinstance(y, ast.YieldFrom):
-        raise TileSyntaxError("Unsupported syntax: 'yield from'")
-    body = list(fnode.body)
-    for i, s in enumerate(body):
-        if isinstance(s, ast.Expr) and s.value is y:
-            return body[:i], y, body[i + 1:]
-        if isinstance(s, ast.Try) and not s.handlers and not s.orelse:
-            for j, t in enumerate(s.body):      # try: ... yield ... finally: cleanup
-                if isinstance(t, ast.Expr) and t.value is y:
-                    return body[:i] + s.body[:j], y, s.body[j + 1:] + s.finalbody + body[i + 1:]
-    raise TileTypeError(f"The yield of context manager {name}() must be a statement of its "
-                        "body outside of loops and conditional statements")
-
-
-def _walk_no_defs(fnode):
-    todo = list(fnode.body)
-    while todo:
-        n = todo.pop()
-        yield n
-        if not isinstance(n, (ast.FunctionDef, ast.Lambda, ast.ClassDef)):
-            todo.extend(ast.iter_child_nodes(n))
-
-
-def enter(comp, cm: FVal, env) -> tuple[_Manager, FVal]:
-    from .compiler import Env, FunctionCompiler
-    from .source import closure_values, parse_function
-    if not isinstance(cm, ContextV):
-        raise TileTypeError(f"'with' in tile code needs a @contextlib.contextmanager helper, "
-                            f"got {describe(cm)}")
-    if cm.entered:
-        raise TileTypeError("A context manager object cannot be entered twice")
-    cm.entered.append(True)
-    f = cm.func
-    comp._check_depth(f.__name__)
-    fnode, src = parse_function(f)
-    pre, y, post = _split_at_yield(comp, fnode, f.__name__)
-    try:
-        bound = inspect.signature(f).bind(*cm.args, **cm.kwargs)
-    except TypeError as e:
-        raise TileTypeError(f"{f.__name__}(): {e}") from None
-    bound.apply_defaults()
-    sub = FunctionCompiler(comp.ctx, fnode, src, f.__globals__, closure_values(f),
-                           comp.ctx.loc, is_kernel=False, depth=comp.depth + 1)
-    sub_env = Env({k: coerce.fval(v) for k, v in bound.arguments.items()})
-    sub.run_body(pre, sub_env)
-    value = sub.expr(y.value, sub_env) if y.value is not None else Const(None)
-    return _Manager(sub, sub_env, post, len(comp.loops)), value
-
-
-def stmt_with(comp, s: ast.With, env) -> None:
-    """``with a() as x, b():``: enter in order, run the body, clean up innermost first."""
-    entered = []
-    try:
-        for item in s.items:
-            cm = comp.expr(item.context_expr, env)
-            m, value = comp._located(item.context_expr, enter, comp, cm, env)
-            entered.append(m)
-            comp.managers.append(m)
-            if item.optional_vars is not None:
-                comp.assign(item.optional_vars, value, env)
-        comp.run_body(s.body, env)
-    finally:
-        for _ in entered:
-            comp.managers.pop()
-    if env.live and env.term != "return":
-        for m in reversed(entered):
-            m.cleanup()
-
-
-def exit_through(comp, kind: str) -> None:
-    """Compile the cleanups that a ``break``/``continue`` (innermost loop) or a ``return``
-    (whole function) leaves, innermost first."""
-    depth = len(comp.loops)
-    for m in reversed(comp.managers):
-        if kind != "return" and m.loop_depth < depth:
-            break
-        m.cleanup()
-
 
 
 # -- return inside a loop of a helper (R-CF-10) -----------------------------------------------
@@ -450,6 +365,10 @@ def loop_with_return(comp, s: ast.stmt, rest: list, env) -> bool:
     def returned(e):
         e.term, e.ret = "return", e.vars[RET_VALUE]
 
+    if _endless(s):          # `while True:` left only by return: the rest is unreachable
+        returned(env)
+        return True
+
     def not_returned(e):
         slot = e.vars.pop(RET_VALUE)
         del e.vars[RET_FLAG]
@@ -459,6 +378,20 @@ def loop_with_return(comp, s: ast.stmt, rest: list, env) -> bool:
 
     comp._branch(flag, returned, not_returned, env)
     return True
+
+
+def _endless(s: ast.stmt) -> bool:
+    """A ``while <true constant>:`` with no ``break`` of its own."""
+    if not (isinstance(s, ast.While) and isinstance(s.test, ast.Constant) and s.test.value):
+        return False
+
+    def breaks(n) -> bool:
+        if isinstance(n, ast.Break):
+            return True
+        if isinstance(n, (ast.For, ast.While, ast.FunctionDef, ast.Lambda)):
+            return False
+        return any(breaks(c) for c in ast.iter_child_nodes(n))
+    return not any(breaks(b) for b in s.body)
 
 
 def return_in_loop(comp, value: FVal, env) -> None:

@@ -8,9 +8,11 @@ the function's globals and locals, constants appearing as plain values and runti
 from __future__ import annotations
 
 import ast
+import dataclasses
 from typing import Any
 
 from ..errors import (
+    StaticException,
     TileError,
     TileStaticAssertionError,
     TileStaticEvalError,
@@ -18,7 +20,7 @@ from ..errors import (
     TileTypeError,
 )
 from .context import static_evaluation
-from .values import ArrayV, Const, DataclassV, FVal, TileV, TupleV, describe
+from .values import ArrayV, BoundMethod, Const, DataclassV, FVal, TileV, TupleV, describe
 
 MAX_STATIC_ITER = 1000
 _NO_VALUE = "Symbolic tile has no concrete value"
@@ -37,10 +39,15 @@ class Proxy:
         if name.startswith("__"):
             raise AttributeError(name)
         fv = self._fval
-        if isinstance(fv, DataclassV) and name in fv.fields:
-            return to_host(fv.fields[name])
         if isinstance(fv, (TileV, ArrayV)) and name in ("shape", "dtype", "ndim"):
             return to_host(methods.get_attribute(fv, name))    # array extents: proxies
+        if isinstance(fv, (TileV, ArrayV)):
+            try:
+                m = methods.get_attribute(fv, name)
+            except TileError:
+                m = None
+            if isinstance(m, BoundMethod):   # returned to tile code, called there (1.7)
+                return Proxy(m)
         raise TileStaticEvalError(f"{describe(fv)}.{name} cannot be used inside static_eval()")
 
     def __repr__(self) -> str:
@@ -48,15 +55,36 @@ class Proxy:
         if isinstance(fv, TileV):
             return f"<tile[{fv.dtype.name}, {fv.shape}]>"
         if isinstance(fv, ArrayV):
-            return f"<array[{fv.dtype.name}, {fv.ndim}d]>"
+            dims = ["?" if d is None else str(d) for d in fv.static_shape]
+            shape = f"({dims[0]},)" if len(dims) == 1 else f"({', '.join(dims)})"
+            return f"<array[{fv.dtype.name}, {shape}]>"
         return f"<{describe(fv)}>"
 
     __str__ = __repr__
 
+    # A runtime value has no host value: a ValueError, which static_eval reports as
+    # StaticException("Exception was raised inside ... (ValueError: Symbolic tile ...)") (1.7)
     def __bool__(self):
-        raise TileStaticEvalError(_NO_VALUE)
+        raise ValueError(f"{_NO_VALUE} and thus cannot be converted to boolean")
 
-    __index__ = __int__ = __float__ = __len__ = __iter__ = __bool__
+    def __index__(self):
+        raise ValueError(f"{_NO_VALUE} and thus cannot be converted to an integer")
+
+    __int__ = __index__
+
+    def __float__(self):
+        raise ValueError(f"{_NO_VALUE} and thus cannot be converted to a float")
+
+    def __len__(self):
+        raise ValueError(f"{_NO_VALUE} and thus has no length")
+
+    def __iter__(self):
+        raise ValueError(f"{_NO_VALUE} and thus cannot be iterated")
+
+    def __call__(self, *args, **kwargs):
+        fv = self._fval
+        what = f"{fv.name}()" if isinstance(fv, BoundMethod) else describe(fv)
+        raise TileStaticEvalError(f"{what} cannot be called inside static_eval()")
 
     def __getitem__(self, idx):
         if isinstance(self._fval, TupleV):
@@ -96,6 +124,24 @@ Proxy.__neg__ = lambda self: to_host(_unary("USub", self))
 Proxy.__invert__ = lambda self: to_host(_unary("Invert", self))
 
 
+# ct operations that static_eval may call on constants and proxies: the pure arithmetic and
+# comparisons (1.7 marks the same ones); they emit IR for proxied runtime values.
+SAFE_OPS = frozenset({
+    "matmul", "add", "sub", "mul", "truediv", "floordiv", "pow", "mod", "divmod",
+    "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_lshift", "bitwise_rshift",
+    "bitwise_not", "minimum", "maximum", "cdiv", "greater", "greater_equal", "less",
+    "less_equal", "equal", "not_equal", "negative"})
+
+
+def call_op(op, args, kwargs) -> Any:
+    """A ``ct`` operation called by host code inside static_eval (``TileOp.__call__``)."""
+    if op.op_name not in SAFE_OPS:
+        raise TileStaticEvalError(f"{op.op_name}() cannot be called inside static_eval()")
+    from .calls import call_op as call
+    return to_host(call(op, [to_fval(a) for a in args],
+                        {k: to_fval(v) for k, v in kwargs.items()}))
+
+
 def _unary(name, p):
     from ..api import elementwise
     return elementwise.apply_unary(name, to_fval(p))
@@ -109,6 +155,11 @@ def to_host(v: FVal) -> Any:
         return v.value
     if isinstance(v, TupleV):
         return tuple(to_host(i) for i in v.items)
+    if isinstance(v, DataclassV):        # an instance of the class (isinstance, methods work)
+        inst = object.__new__(v.cls)
+        for name, f in v.fields.items():
+            object.__setattr__(inst, name, to_host(f))
+        return inst
     return Proxy(v)
 
 
@@ -121,6 +172,11 @@ def to_fval(x: Any) -> FVal:
         return x
     if isinstance(x, (tuple, list)) and any(isinstance(i, Proxy) for i in x):
         return TupleV(tuple(to_fval(i) for i in x))
+    if isinstance(x, (list, set, bytearray)):    # mutable host containers are no values
+        raise TileTypeError(f"Cannot create constant from value of type {type(x).__name__}.")
+    if dataclasses.is_dataclass(x) and not isinstance(x, type):
+        from .pysubset import from_instance  # fields may hold proxies (runtime values)
+        return from_instance(x, to_fval)
     return global_value(x)
 
 
@@ -135,8 +191,10 @@ def _namespace(comp, env) -> dict:
     return ns
 
 
-def host_eval(comp, node: ast.expr, env, what: str = "static_eval") -> Any:
-    """Run one expression of tile code with host Python (R-META-1)."""
+def host_eval(comp, node: ast.expr, env, what: str = "static_eval", part: str = "") -> Any:
+    """Run one expression of tile code with host Python (R-META-1); an exception it raises
+    becomes ``StaticException`` naming ``what``'s ``part`` as 1.7 does ("static_assert()
+    condition", "static_iter() iterable", ...)."""
     from .context import in_static_eval
     if in_static_eval():
         raise TileStaticEvalError(f"{what}() cannot be used inside static_eval()")
@@ -152,36 +210,46 @@ def host_eval(comp, node: ast.expr, env, what: str = "static_eval") -> Any:
     except TileError:
         raise
     except Exception as e:
-        raise TileStaticEvalError(f"Exception was raised inside {what}(): "
-                                  f"{type(e).__name__}: {e}") from e
+        where = f"{what}() {part}".rstrip()
+        raise StaticException(f"Exception was raised inside {where} ({_type_and_str(e)})") from e
+
+
+def _type_and_str(e: BaseException) -> str:
+    text = str(e)
+    return f"{type(e).__name__}: {text}" if text else type(e).__name__
 
 
 def static_kind(fn: FVal) -> str | None:
-    """'eval' / 'assert' / 'iter' when ``fn`` is one of the source-reading builtins."""
+    """'eval' / 'assert' / 'iter' / 'exception' when ``fn`` is one of the source-reading
+    builtins."""
     if isinstance(fn, Const):
         return getattr(fn.value, "_cutile_static", None)
     return None
 
 
 def call(comp, kind: str, node: ast.Call, env) -> FVal:
-    """A call of static_eval / static_assert / static_iter in tile code."""
+    """A call of static_eval / static_assert / static_iter / static_exception in tile code."""
     if isinstance(node.func, ast.Name) and node.func.id in comp.locals:
-        raise TileSyntaxError(f"static_{kind}() must be used directly, not through a variable")
+        raise TileSyntaxError(f"static_{kind}() must be used directly by name, e.g. "
+                              f"ct.static_{kind}()")
     if kind == "eval":
         if len(node.args) != 1 or node.keywords or isinstance(node.args[0], ast.Starred):
             raise TileSyntaxError("static_eval() expects a single expression")
         return to_fval(host_eval(comp, node.args[0], env))
     if kind == "assert":
         return _static_assert(comp, node, env)
-    raise TileSyntaxError("static_iter() is only allowed as the iterable of a for loop or of a "
-                          "tuple comprehension")
+    if kind == "exception":
+        raise TileSyntaxError("static_exception() is only allowed after `raise`, e.g. "
+                              "`raise ct.static_exception(ValueError('message'))`")
+    raise TileSyntaxError("static_iter() is only allowed as iterable in a `for` loop or a tuple "
+                          "comprehension, i.e. `for i in ct.static_iter(...)`")
 
 
 def _static_assert(comp, node, env) -> FVal:
     if not 1 <= len(node.args) <= 2 or node.keywords or any(
             isinstance(a, ast.Starred) for a in node.args):
         raise TileSyntaxError("static_assert(cond, msg=None, /)")
-    cond = to_fval(host_eval(comp, node.args[0], env, "static_assert"))
+    cond = to_fval(host_eval(comp, node.args[0], env, "static_assert", "condition"))
     if not isinstance(cond, Const):
         raise TileTypeError("static_assert() condition must be a compile-time constant, got "
                             f"{describe(cond)}")
@@ -193,7 +261,9 @@ def _static_assert(comp, node, env) -> FVal:
                             f"{type(value).__name__} {value!r}")
     if value:
         return Const(None)
-    msg = host_eval(comp, node.args[1], env, "static_assert") if len(node.args) == 2 else None
+    msg = None
+    if len(node.args) == 2:
+        msg = host_eval(comp, node.args[1], env, "static_assert", "message")
     text = "" if msg is None else str(msg)
     raise TileStaticAssertionError("Static assertion failed" + (f": {text}" if text else ""))
 
@@ -206,28 +276,73 @@ def iter_items(comp, node: ast.expr, env) -> list[FVal] | None:
     if static_kind(fn) != "iter":
         return None
     if isinstance(node.func, ast.Name) and node.func.id in comp.locals:
-        raise TileSyntaxError("static_iter() must be used directly, not through a variable")
+        raise TileSyntaxError("static_iter() must be used directly by name, e.g. "
+                              "ct.static_iter()")
     if len(node.args) != 1 or node.keywords:
         raise TileSyntaxError("static_iter() expects a single iterable")
-    iterable = host_eval(comp, node.args[0], env, "static_iter")
-    items = []
-    try:
-        with static_evaluation():
+    iterable = host_eval(comp, node.args[0], env, "static_iter", "iterable")
+    with static_evaluation():
+        try:
             it = iter(iterable)
-            for x in it:
-                if len(items) == MAX_STATIC_ITER:
-                    raise TileStaticEvalError(
-                        f"Maximum number of iterations ({MAX_STATIC_ITER}) has been reached")
-                items.append(x)
-    except TileError:
-        raise
-    except Exception as e:
-        raise TileStaticEvalError(f"Exception was raised inside static_iter(): "
-                                  f"{type(e).__name__}: {e}") from e
-    return [to_fval(x) for x in items]
+        except TileError:
+            raise
+        except Exception as e:
+            raise TileTypeError(f"Invalid static_iter() iterable{_colon(e)}") from e
+        items = []
+        while True:
+            try:
+                x = next(it)
+            except StopIteration:
+                break
+            except TileError:
+                raise
+            except Exception as e:
+                raise TileTypeError(f"Error was raised while obtaining item #{len(items)} from "
+                                    f"the static_iter() iterable{_colon(e)}") from e
+            if len(items) == MAX_STATIC_ITER:
+                raise TileStaticEvalError(
+                    f"Maximum number of iterations ({MAX_STATIC_ITER}) has been reached while "
+                    "unpacking the static_iter() iterable")
+            items.append(x)
+    out = []
+    for i, x in enumerate(items):
+        try:
+            out.append(to_fval(x))
+        except TileTypeError as e:
+            raise TileStaticEvalError(f"Invalid item #{i} of static_iter() iterable: "
+                                      f"{e.message}") from None
+    return out
 
 
-_FORBIDDEN = {ast.Break: "Break", ast.Continue: "Continue", ast.Return: "Return"}
+def _colon(e: BaseException) -> str:
+    return f": {e}" if str(e) else ""
+
+
+def stmt_raise(comp, s: ast.Raise, env) -> None:
+    """``raise ct.static_exception(exc)``: reaching it fails the compilation with
+    ``StaticException`` at this line (R-META-5); any other ``raise`` is refused."""
+    if s.cause is not None:
+        raise TileSyntaxError("'raise from' syntax is not supported", comp.loc(s.cause))
+    node = s.exc
+    if not (isinstance(node, ast.Call) and static_kind(comp.expr(node.func, env)) == "exception"):
+        raise TileSyntaxError("Raised exception must be wrapped in static_exception(), e.g. "
+                              "`raise ct.static_exception(ValueError('message'))`")
+    if isinstance(node.func, ast.Name) and node.func.id in comp.locals:
+        raise TileSyntaxError("static_exception() must be used directly by name, e.g. "
+                              "ct.static_exception()")
+    if len(node.args) != 1 or node.keywords or isinstance(node.args[0], ast.Starred):
+        raise TileSyntaxError("static_exception() expects a single expression")
+    exc = host_eval(comp, node.args[0], env, "static_exception", "expression")
+    if not isinstance(exc, BaseException):
+        raise StaticException(f"Exception was raised inside static_exception() expression "
+                              f"(TypeError: '{type(exc).__name__}' is not derived from "
+                              "'BaseException')")
+    err = StaticException(f"Exception was raised at compile time ({_type_and_str(exc)})")
+    err.__cause__ = exc
+    raise err
+
+
+_FORBIDDEN = {ast.Break: "Break in", ast.Continue: "Continue in", ast.Return: "Returning from"}
 
 
 def check_static_body(comp, body: list[ast.stmt]) -> None:
@@ -236,7 +351,7 @@ def check_static_body(comp, body: list[ast.stmt]) -> None:
         for kind, word in _FORBIDDEN.items():
             if isinstance(n, kind) and (kind is ast.Return or not in_loop):
                 raise TileSyntaxError(
-                    f"{word} in a for loop with static_iter() is not supported", comp.loc(n))
+                    f"{word} a for loop with static_iter() is not supported", comp.loc(n))
         if isinstance(n, (ast.FunctionDef, ast.Lambda, ast.ClassDef)):
             return
         inner = in_loop or isinstance(n, (ast.For, ast.While))

@@ -113,7 +113,9 @@ def stop_in_pdb(loc, names: dict, bid: tuple, s: DebugSession) -> None:
     code = code.replace(co_name=loc.function or "<kernel>")   # pdb shows the kernel's name
     exec(code, namespace)                                     # noqa: S102 - builds the frame
     target = holder["f"]
-    debugger = pdb.Pdb(stdin=s.stdin, stdout=s.stdout)
+    # nosigint: pdb's `continue` would otherwise install its own SIGINT handler for the rest of
+    # the process, so a later Ctrl-C enters pdb instead of raising KeyboardInterrupt
+    debugger = pdb.Pdb(stdin=s.stdin, stdout=s.stdout, nosigint=True)
     debugger.prompt = "(cutile-pdb) "
     out = s.stdout or sys.stdout
     print(header, file=out)

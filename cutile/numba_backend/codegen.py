@@ -101,6 +101,8 @@ class Gen:
         self.raw_roots: set[int] = set()   # params accessed by element offset (RawArrayMemory)
         # (message, loc) of every assert_ (lower/debug.py); non-empty: an ``aerr`` parameter
         self.asserts: list = []
+        # ((major, minor), why, loc): compute capabilities the kernel's instructions need
+        self.min_cc: list = []
         self._tmp = itertools.count()
         self.params: list[str] = []
         self.plans: list[str] = []             # mma strategies chosen (kernel.inspect)

@@ -255,6 +255,26 @@ def opt_in_dynamic_smem(kernel, nbytes: int) -> None:
     driver.cuKernelSetAttribute(attr, nbytes, handle, cuda.get_current_device().id)
 
 
+def device_compute_capability() -> tuple[int, int] | None:
+    """The current device's (major, minor); None under the simulator or without a device."""
+    if rt.simulator():
+        return None
+    try:
+        from numba import cuda
+        return tuple(cuda.get_current_device().compute_capability)
+    except Exception:
+        return None
+
+
+def check_compute_capability(needs: list, cc: tuple[int, int] | None) -> None:
+    """Refuse a kernel whose instructions the device lacks (``Gen.min_cc``), naming the op."""
+    for need, why, loc in needs:
+        if cc is not None and tuple(cc) < tuple(need):
+            raise TileUnsupportedFeatureError(
+                f"{why}; this device is {cc[0]}.{cc[1]}: not supported by the numba backend "
+                f"here (run on the interpreter, or accumulate in float32)", loc)
+
+
 def generate(ir: KernelIR, T: int, mma_acc: str = "f32", tensor_cores: bool | None = None
              ) -> Gen:
     """Run the generator; retry with shared buffers if private ones exceed the soft budget."""
@@ -288,6 +308,7 @@ def compile_kernel(ir: KernelIR, T: int, mma_acc: str | None = None) -> Compiled
 def _compile(ir: KernelIR, T: int, mma_acc: str) -> Compiled:
     gen = generate(ir, T, mma_acc)
     gen.smem.check(device_smem_limit(), ir.name)
+    check_compute_capability(gen.min_cc, device_compute_capability())
     source = gen.source
     digest = hashlib.sha1(source.encode()).hexdigest()[:10]
     filename = f"<cutile-numba:{ir.name}:{digest}>"

@@ -270,6 +270,8 @@ def namespace() -> dict:
     ns.update(_device_functions())
     from .printf_rt import cu_printf
     ns["cu_printf"] = cu_printf(simulator())
+    from . import atom16
+    ns.update(atom16.functions(simulator()))
     return ns
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections import Counter
 
+import ml_dtypes
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -117,17 +118,17 @@ def test_rmw_colliding_indices(shard, case):
     check_chain(kind, x, ref[0], idx, upd, ref[3])
 
 
-@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16, ml_dtypes.bfloat16])
 def test_float_add_within_bound(dtype):
     """Float add: per element the numba result is within k roundings of the interpreter's
-    (k additions: |diff| <= 2 k eps sum|terms|)."""
+    (k additions: |diff| <= 2 k eps sum|terms|); float16/bfloat16 through atom16.py."""
     rng = np.random.default_rng(11)
     n, T, blocks = 4, 16, 2
     x = rng.standard_normal(n).astype(dtype)
     idx = rng.integers(0, n, T * blocks).astype(np.int32)
     upd = rng.standard_normal(T * blocks).astype(dtype)
     ref, got = run_both(KERNELS["add"], (blocks,), (x, idx, upd, np.zeros(T * blocks, dtype), T))
-    eps = np.finfo(dtype).eps
+    eps = float(ml_dtypes.finfo(dtype).eps)
     for e in range(n):
         terms = np.r_[x[e], upd[idx == e]].astype(np.float64)
         bound = 2 * terms.size * eps * np.abs(terms).sum()

@@ -1,7 +1,8 @@
 """The issue-10 examples (top-k through ``reduce`` with a tuple combiner, FFT through
-extract/insert/cat, the three-launch prefix sum) at simulator sizes: every launch runs on both
-executors and every output array must agree bit for bit; the example then checks the result
-against NumPy."""
+extract/insert/cat, the prefix sum with its carry between blocks through ``atomic_add``) at
+simulator sizes: every launch runs on both executors and every output array must agree bit for
+bit; the example then checks the result against NumPy.  Float prefix sums land their carries in
+block order, so each executor is checked against the example's stated bound instead."""
 
 from __future__ import annotations
 
@@ -10,6 +11,9 @@ import sys
 
 import numpy as np
 import pytest
+
+import cutile as ct
+from cutile.executors import backend
 
 from .harness import assert_same, run_both
 
@@ -32,3 +36,18 @@ def _both(stream, grid, kernel, args):
 def test_example_agrees(name, kw, tol):
     mod = __import__(name)
     assert mod.run(launch=_both, **kw) <= tol
+
+
+@pytest.mark.parametrize("dtype", [np.int64, np.float32])
+@pytest.mark.parametrize("executor", ["interp", "numba"])
+def test_prefix_sum_carry_on_each_executor(executor, dtype):
+    """R-ATOM-2/R-SCAN-1: 4 blocks (one ragged) add their totals into later blocks' carries;
+    int64 exact, float32 within ``prefix_sum.error_bound`` (0 means inside it)."""
+    import prefix_sum
+    n = 3 * prefix_sum.BLOCK + 100
+    with backend(executor):
+        assert prefix_sum.run(launch=ct.launch, n=n, dtype=dtype) == 0.0
+    x = np.arange(1, n + 1, dtype=dtype)             # exact in both dtypes: a bound of 0
+    with backend(executor):
+        got = prefix_sum.prefix_sum(x)
+    np.testing.assert_array_equal(got, np.cumsum(x.astype(np.int64)).astype(dtype))

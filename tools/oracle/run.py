@@ -21,7 +21,7 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 EXAMPLES = ["vector_add", "matmul", "softmax", "layer_norm", "transpose", "attention", "histogram",
-            "splitk_matmul", "topk", "fft", "prefix_sum"]
+            "splitk_matmul", "topk", "fft", "prefix_sum", "grouped_gemm", "static_helpers"]
 
 
 def _torch_launch(ct):
@@ -32,20 +32,39 @@ def _torch_launch(ct):
             if a.dtype.name == "bfloat16":
                 return torch.from_numpy(a.view(np.uint16).copy()).cuda().view(torch.bfloat16)
             return torch.from_numpy(np.ascontiguousarray(a)).cuda()
+        if isinstance(a, (list, tuple)):          # lists/tuples of arrays (grouped_gemm)
+            return type(a)(to_dev(x) for x in a)
         return a
+
+    def back(a, d):
+        if isinstance(a, np.ndarray):
+            if a.dtype.name == "bfloat16":
+                a.view(np.uint16)[...] = d.view(torch.int16).cpu().numpy().view(np.uint16)
+            else:
+                a[...] = d.cpu().numpy()
+        elif isinstance(a, (list, tuple)):
+            for x, y in zip(a, d):
+                back(x, y)
 
     def launch(stream, grid, kernel, args):
         dev = [to_dev(a) for a in args]
         ct.launch(torch.cuda.current_stream(), grid, kernel, tuple(dev))
         torch.cuda.synchronize()
         for a, d in zip(args, dev):
-            if isinstance(a, np.ndarray):
-                if a.dtype.name == "bfloat16":
-                    a.view(np.uint16)[...] = d.view(torch.int16).cpu().numpy().view(np.uint16)
-                else:
-                    a[...] = d.cpu().numpy()
+            back(a, d)
 
     return launch
+
+
+def _arrays(args) -> list:
+    """The NumPy arrays among launch arguments, lists and tuples of arrays included."""
+    out = []
+    for a in args:
+        if isinstance(a, np.ndarray):
+            out.append(a)
+        elif isinstance(a, (list, tuple)):
+            out += _arrays(a)
+    return out
 
 
 def collect(launch, parts=("probes", "examples", "errors")) -> dict:
@@ -64,8 +83,7 @@ def collect(launch, parts=("probes", "examples", "errors")) -> dict:
 
         def capture(stream, grid, kernel, args, _outs=outs, _mod=name):
             launch(stream, grid, kernel, args)
-            _outs[f"example.{_mod}.{len(_outs)}"] = [
-                a.copy() for a in args if isinstance(a, np.ndarray)][-1]
+            _outs[f"example.{_mod}.{len(_outs)}"] = _arrays(args)[-1].copy()
 
         try:
             res[f"example.{name}.maxerr"] = np.array(mod.run(launch=capture))

@@ -8,10 +8,12 @@ bits (``a.view(uint32/uint64)``; CAS compares bit patterns, as the interpreter d
 orders become fences around the thread's atomics: RELEASE/ACQ_REL put
 ``cuda.threadfence{_block,,_system}()`` (scope BLOCK/DEVICE/SYS) before, ACQUIRE/ACQ_REL after.
 
-Not lowered (``TileUnsupportedFeatureError``): float16/bfloat16 ``atomic_add`` (numba-cuda
-0.30 has no 16-bit atomic on arrays and no 16-bit compare-and-swap to build a loop from) and
-atomics on 0-D arrays.  Raw memory offsets are decoded to an index with the user's strides
-(row-major order of strides required, checked at launch).
+float16/bfloat16 ``add`` (the only 16-bit atomic R-ATOM-4 allows) goes through
+``atom16.py``'s one-instruction PTX intrinsics (``atom.add.noftz.f16``, sm_70+;
+``.bf16``, sm_90+: the generator records the compute capability in ``g.min_cc`` and the launch
+refuses an older device).  Not lowered (``TileUnsupportedFeatureError``): atomics on 0-D
+arrays.  Raw memory offsets are decoded to an index with the user's strides (row-major order
+of strides required, checked at launch).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from ...enums import MemoryOrder, MemoryScope
 from ...errors import TileUnsupportedFeatureError
 from ...ir import ops
 from ...ir.core import walk
+from .. import atom16
 from ..codegen import row_major_strides
 from ..exprs import from_storage, literal, select, to_storage
 from . import lower
@@ -36,13 +39,16 @@ _BITS = {dt.float32: ("u32", "np.uint32", "u32(libdevice.float_as_int({}))",
                       "libdevice.longlong_as_double(i64({}))")}
 
 
-def _check(op, kind: str, a) -> None:
+def _check(g, op, kind: str, a) -> None:
     dtype = a.dtype
     if dtype in (dt.float16, dt.bfloat16):
-        raise TileUnsupportedFeatureError(
-            f"atomic_{kind} on {dtype.name} is not supported by the numba backend: numba-cuda "
-            f"has no 16-bit atomic on arrays and no 16-bit compare-and-swap (use the "
-            f"interpreter, or accumulate in float32)", op.loc)
+        if kind != "add":                       # the type rule admits add only (R-ATOM-4)
+            raise TileUnsupportedFeatureError(
+                f"atomic_{kind} on {dtype.name} is not supported by the numba backend", op.loc)
+        cc = atom16.MIN_CC[dtype.name]
+        g.min_cc.append((cc, f"atomic_add on {dtype.name} needs a GPU of compute capability "
+                             f"{cc[0]}.{cc[1]} or newer (PTX atom.add.noftz."
+                             f"{'bf16' if dtype is dt.bfloat16 else 'f16'})", op.loc))
     if a.ndim == 0:
         raise TileUnsupportedFeatureError(
             "atomics on a 0-D array are not supported by the numba backend (numba.cuda.atomic "
@@ -118,7 +124,7 @@ def _emit(g, op, kind: str, defaults, call, operands) -> None:
     shared memory and barriers, which must not sit under the one-replica predicate."""
     lay = g.natural(op.result)
     a = g.arrays[id(op.array)]
-    _check(op, kind, a)
+    _check(g, op, kind, a)
     g.stores.add(a.root)
     regs = [g.get(v, lay) for v in operands]
     a, pos = _positions(g, op, lay)
@@ -163,6 +169,11 @@ def atomic_rmw(g, op):
 
     def call(a, idx, vals):
         u = vals[0]
+        if op.kind == "add" and dtype is dt.float16:
+            return f"atom_add_f16({a.name}, {idx}, f16({u}))"
+        if op.kind == "add" and dtype is dt.bfloat16:
+            return from_storage(f"atom_add_bf16({a.name}, {idx}, {to_storage(u, dtype)})",
+                                dtype)
         if op.kind == "xchg" and dtype in _BITS:
             bits, npd, to_bits, from_bits = _BITS[dtype]
             return from_bits.format(
