@@ -1,14 +1,19 @@
 """GPU benchmark of the Numba backend next to PyTorch and the real cuTile, in one run.
 
-    python benchmarks/gpu.py [--quick] [--only vadd,softmax,mm_f32,mm_f16]
+    python benchmarks/gpu.py [--quick]
+                             [--only vadd,softmax,mm_f32,mm_f16,mm_bf16,bmm,layernorm,attention]
                              [--first-call-only | --no-first-call] [--timeout 300]
 
 Workloads (the same kernel source runs on ``cutile`` and on ``cuda.tile``):
 
 - vector add, 2**26 float32: GB/s counting 3 streams (2 reads + 1 write);
 - row softmax, 8192 x 4096 float32: GB/s counting 1 read + 1 write;
-- matmul 4096**3, float32 inputs (TF32 off in PyTorch) and float16 inputs (float32
-  accumulation): TFLOP/s.
+- matmul 4096**3, float32 inputs (TF32 off in PyTorch) and float16 / bfloat16 inputs (float32
+  accumulation): TFLOP/s;
+- batched matmul 8 x 2048**3 float16 (float32 accumulation, float16 out), 128x128x32 tiles;
+- layer norm 8192 x 4096 float32 (weight and bias): GB/s counting 1 read + 1 write;
+- attention forward (non-causal, online softmax) at the shapes of NVIDIA's FMHA sample
+  benchmark, batch 8 x 16 heads x 1024 x 1024, head dim 64, float16: TFLOP/s (4*B*H*S*S*D).
 
 First, for each workload, the first launch in a fresh process (``first_call.py``), twice with
 a new on-disk kernel cache: empty (cold: Numba compiles) and then warm (the cubin is loaded),
@@ -69,7 +74,49 @@ def make_kernels(ct):
             acc = ct.mma(x, y, acc)
         ct.store(c, (bm, bn), acc.astype(c.dtype))
 
-    return {"vadd": vadd, "softmax": softmax, "matmul": matmul}
+    @ct.kernel
+    def bmm(a, b, c, TM: C[int], TN: C[int], TK: C[int]):
+        bm, bn, z = ct.bid(0), ct.bid(1), ct.bid(2)
+        acc = ct.zeros((TM, TN), dtype=ct.float32)
+        for k in range(ct.num_tiles(a, 2, (1, TM, TK))):
+            x = ct.load(a, (z, bm, k), (1, TM, TK), padding_mode=ct.PaddingMode.ZERO)
+            y = ct.load(b, (z, k, bn), (1, TK, TN), padding_mode=ct.PaddingMode.ZERO)
+            acc = ct.mma(ct.reshape(x, (TM, TK)), ct.reshape(y, (TK, TN)), acc)
+        ct.store(c, (z, bm, bn), ct.reshape(acc.astype(c.dtype), (1, TM, TN)))
+
+    @ct.kernel
+    def layernorm(x, w, b, y, eps: float, TN: C[int]):
+        row = ct.bid(0)
+        t = ct.load(x, (row, 0), (1, TN))
+        mean = ct.sum(t, axis=1, keepdims=True) / TN
+        d = t - mean
+        var = ct.sum(d * d, axis=1, keepdims=True) / TN
+        g = ct.reshape(ct.load(w, (0,), (TN,)), (1, TN))
+        h = ct.reshape(ct.load(b, (0,), (TN,)), (1, TN))
+        ct.store(y, (row, 0), d * ct.rsqrt(var + eps) * g + h)
+
+    @ct.kernel
+    def attention(q, k, v, o, scale: float, TM: C[int], TN: C[int], D: C[int]):
+        # non-causal attention forward, one (batch*head, query tile) per block, online softmax
+        bm, bh = ct.bid(0), ct.bid(1)
+        qt = ct.reshape(ct.load(q, (bh, bm, 0), (1, TM, D)), (TM, D))
+        m = ct.full((TM, 1), -np.inf, dtype=ct.float32)
+        den = ct.zeros((TM, 1), dtype=ct.float32)
+        acc = ct.zeros((TM, D), dtype=ct.float32)
+        for j in range(ct.num_tiles(k, 1, (1, TN, D))):
+            kt = ct.reshape(ct.load(k, (bh, j, 0), (1, TN, D)), (TN, D))
+            s = ct.mma(qt, ct.transpose(kt), ct.zeros((TM, TN), dtype=ct.float32)) * scale
+            m_new = ct.maximum(m, ct.max(s, axis=1, keepdims=True))
+            p = ct.exp(s - m_new)
+            alpha = ct.exp(m - m_new)
+            den = den * alpha + ct.sum(p, axis=1, keepdims=True)
+            vt = ct.reshape(ct.load(v, (bh, j, 0), (1, TN, D)), (TN, D))
+            acc = ct.mma(p.astype(q.dtype), vt, acc * alpha)
+            m = m_new
+        ct.store(o, (bh, bm, 0), ct.reshape((acc / den).astype(o.dtype), (1, TM, D)))
+
+    return {"vadd": vadd, "softmax": softmax, "matmul": matmul, "bmm": bmm,
+            "layernorm": layernorm, "attention": attention}
 
 
 def bench(fn, sync):
@@ -101,7 +148,8 @@ class Row:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="smaller problems (smoke test)")
-    ap.add_argument("--only", default="vadd,softmax,mm_f32,mm_f16")
+    ap.add_argument("--only", default="vadd,softmax,mm_f32,mm_f16,mm_bf16,bmm,layernorm,"
+                                              "attention")
     ap.add_argument("--threads", type=int, default=None, help="numba threads per block")
     ap.add_argument("--first-call-only", action="store_true",
                     help="only the cold/warm first-call measurement")
@@ -224,13 +272,14 @@ def main(argv=None) -> int:
 
     # -- matmul ------------------------------------------------------------------------------
     for tag, dtype, (TM, TN, TK), tol in (("mm_f32", torch.float32, (128, 128, 32), 1e-3),
-                                          ("mm_f16", torch.float16, (128, 128, 32), 2e-2)):
+                                          ("mm_f16", torch.float16, (128, 128, 32), 2e-2),
+                                          ("mm_bf16", torch.bfloat16, (128, 128, 32), 2e-2)):
         if tag not in only:
             continue
         A = torch.randn(S, S, device=dev, dtype=dtype)
         B = torch.randn(S, S, device=dev, dtype=dtype)
         Cm = torch.empty(S, S, device=dev, dtype=torch.float32)
-        ref = (A.float() @ B.float()) if dtype is torch.float16 else None
+        ref = (A.float() @ B.float()) if dtype is not torch.float32 else None
         if ref is None:
             ref = A @ B
         grid = (S // TM, S // TN)
@@ -252,12 +301,76 @@ def main(argv=None) -> int:
             else f"max err {(Cm - ref).abs().max().item():.3g}", 2 * S ** 3 / 1e12,
             lambda Cm=Cm: Cm.fill_(float("nan")))
         try:
-            info = inspect(ours["matmul"], (A.cpu().numpy(), B.cpu().numpy(),
-                                             Cm.cpu().numpy(), TM, TN, TK),
+            def host(t):          # NumPy has no bfloat16: ml_dtypes' (what cutile uses)
+                if t.dtype is torch.bfloat16:
+                    import ml_dtypes
+                    return t.float().cpu().numpy().astype(ml_dtypes.bfloat16)
+                return t.cpu().numpy()
+            info = inspect(ours["matmul"], (host(A), host(B), host(Cm), TM, TN, TK),
                            grid=grid, threads=args.threads)
             print(f"[inspect] {info.summary()}")
         except Exception as e:
             print(f"[inspect] failed: {e}")
+
+    # -- batched matmul, layer norm, attention forward (issue 12) -----------------------------
+    if "bmm" in only:
+        Z, S3 = (2, 512) if args.quick else (8, 2048)
+        TM, TN, TK = 128, 128, 32
+        A = torch.randn(Z, S3, S3, device=dev, dtype=torch.float16)
+        B = torch.randn(Z, S3, S3, device=dev, dtype=torch.float16)
+        Cb = torch.empty(Z, S3, S3, device=dev, dtype=torch.float16)
+        ref = torch.bmm(A, B)
+        grid = (S3 // TM, S3 // TN, Z)
+        row = Row(f"batched matmul {Z}x{S3}^3 f16", "TFLOP/s")
+        run_impls(row, [
+            ("numba", numba_launch(grid, ours["bmm"], (A, B, Cb, TM, TN, TK))),
+            ("torch", lambda: torch.bmm(A, B, out=Cb)),
+            ("cuTile", tile_launch(grid, theirs["bmm"], (A, B, Cb, TM, TN, TK))
+             if theirs else None),
+        ], lambda: None if torch.allclose(Cb.float(), ref.float(), rtol=2e-2, atol=0.1)
+            else f"max err {(Cb.float() - ref.float()).abs().max().item():.3g}",
+            2 * Z * S3 ** 3 / 1e12, lambda: Cb.fill_(float("nan")))
+
+    if "layernorm" in only:
+        x = torch.randn(R, Ncol, device=dev)
+        w = torch.randn(Ncol, device=dev)
+        bb = torch.randn(Ncol, device=dev)
+        y = torch.empty_like(x)
+        ref = torch.nn.functional.layer_norm(x, (Ncol,), w, bb, 1e-5)
+        row = Row(f"layer norm {R}x{Ncol} f32", "GB/s")
+        run_impls(row, [
+            ("numba", numba_launch((R,), ours["layernorm"], (x, w, bb, y, 1e-5, Ncol))),
+            ("torch", lambda: torch.nn.functional.layer_norm(x, (Ncol,), w, bb, 1e-5)),
+            ("cuTile", tile_launch((R,), theirs["layernorm"], (x, w, bb, y, 1e-5, Ncol))
+             if theirs else None),
+        ], lambda: None if torch.allclose(y, ref, rtol=1e-4, atol=1e-4) else
+            f"max err {(y - ref).abs().max().item():.3g}", 2 * 4 * R * Ncol / 1e9,
+            lambda: y.fill_(float("nan")))
+
+    if "attention" in only:
+        # the shapes of NVIDIA's FMHA sample benchmark (batch 8, 16 heads, 1024 x 1024, d 64),
+        # non-causal, float16, 64 x 64 tiles
+        Bt, H, Sq, D = (2, 4, 256, 64) if args.quick else (8, 16, 1024, 64)
+        TM = TN = 64
+        q = torch.randn(Bt * H, Sq, D, device=dev, dtype=torch.float16)
+        k = torch.randn(Bt * H, Sq, D, device=dev, dtype=torch.float16)
+        v = torch.randn(Bt * H, Sq, D, device=dev, dtype=torch.float16)
+        o = torch.empty_like(q)
+        scale = 1.0 / D ** 0.5
+        sdpa = torch.nn.functional.scaled_dot_product_attention
+        ref = sdpa(q.view(Bt, H, Sq, D), k.view(Bt, H, Sq, D), v.view(Bt, H, Sq, D)).view(
+            Bt * H, Sq, D)
+        grid = (Sq // TM, Bt * H)
+        row = Row(f"attention fwd {Bt}x{H}x{Sq}x{D} f16", "TFLOP/s")
+        run_impls(row, [
+            ("numba", numba_launch(grid, ours["attention"], (q, k, v, o, scale, TM, TN, D))),
+            ("torch", lambda: sdpa(q.view(Bt, H, Sq, D), k.view(Bt, H, Sq, D),
+                                   v.view(Bt, H, Sq, D))),
+            ("cuTile", tile_launch(grid, theirs["attention"], (q, k, v, o, scale, TM, TN, D))
+             if theirs else None),
+        ], lambda: None if torch.allclose(o.float(), ref.float(), rtol=1e-2, atol=1e-2) else
+            f"max err {(o.float() - ref.float()).abs().max().item():.3g}",
+            4 * Bt * H * Sq * Sq * D / 1e12, lambda: o.fill_(float("nan")))
 
     # -- table -------------------------------------------------------------------------------
     print()
@@ -278,6 +391,10 @@ def main(argv=None) -> int:
     va, cp = by.get("vector add", {}).get("numba"), by.get("device copy", {}).get("torch")
     if isinstance(va, float) and isinstance(cp, float):
         print(f"\nvector add (numba) / device copy bandwidth = {va / cp:.2f}  (target >= 0.60)")
+    for key in ("softmax", "layer norm"):
+        row = next((r.vals for r in rows if r.name.startswith(key)), {})
+        if isinstance(row.get("numba"), float) and isinstance(cp, float):
+            print(f"{key} (numba) / device copy bandwidth = {row['numba'] / cp:.2f}")
     for r in rows:
         if r.name.startswith("matmul") and "float32" in r.name:
             n, t = r.vals.get("numba"), r.vals.get("torch")

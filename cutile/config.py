@@ -12,6 +12,13 @@
 - ``CUTILE_NUMBA_THREADS``: threads per block on the Numba backend (power of two <= 1024).
 - ``CUTILE_NUMBA_MMA_ACC``: ``f32`` (default) or ``exact`` mma accumulation on the Numba
   backend (docs/backend.md).
+- ``CUTILE_NUMBA_TENSOR_CORES``: ``1`` (default) lets float16/bfloat16 mma use the tensor
+  cores on a GPU (``mma_acc="f32"`` only); ``0`` keeps the FFMA path; ``sim`` also under the
+  CUDA simulator, with models of the instructions (tests).
+- ``CUTILE_NUMBA_CP_ASYNC``: ``1`` lets the tensor-core mma copy its operand tiles from
+  global to shared memory with ``cp.async`` (a two-stage pipelined K loop where it can) and
+  address shared memory with 32-bit registers (default ``0``: compiled for sm_90 and checked
+  on instruction models, not yet run on a GPU; docs/backend.md "Tensor cores").
 - ``CUTILE_CACHE``: ``0`` turns the on-disk kernel cache off (default on; docs/cache.md).
 - ``CUTILE_CACHE_DIR``: where the cache lives (default ``$XDG_CACHE_HOME/cutile``, else
   ``~/.cache/cutile``; ``~/Library/Caches/cutile`` on macOS, ``%LOCALAPPDATA%\\cutile\\Cache``
@@ -80,6 +87,21 @@ def numba_mma_acc() -> str:
     if v not in ("f32", "exact"):
         raise ValueError(f"CUTILE_NUMBA_MMA_ACC must be 'f32' or 'exact', got {v!r}")
     return v
+
+
+def numba_tensor_cores() -> bool:
+    return os.environ.get("CUTILE_NUMBA_TENSOR_CORES", "1").strip().lower() not in (
+        "0", "false", "no")
+
+
+def numba_tensor_cores_sim() -> bool:
+    """``CUTILE_NUMBA_TENSOR_CORES=sim``: the tensor-core path under the simulator too, with
+    ``numba_backend/ptx_sim.py``'s models of the instructions (tests)."""
+    return os.environ.get("CUTILE_NUMBA_TENSOR_CORES", "").strip().lower() == "sim"
+
+
+def numba_cp_async() -> bool:
+    return os.environ.get("CUTILE_NUMBA_CP_ASYNC", "0").strip().lower() in ("1", "true", "yes")
 
 
 _OFF = ("0", "false", "no", "off", "none")

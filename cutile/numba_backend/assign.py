@@ -6,7 +6,8 @@ The rules (see docs/backend.md):
 - constants, iotas, and broadcasts/permutes/reshapes of them are *flexible*: they cost nothing
   to produce in whatever layout a consumer wants, so they have none of their own;
 - loads, gathers, reductions, shape ops: the flat layout of their shape (coalesced);
-- ``Mma``: a blocked layout (each thread a register sub-tile of the accumulator);
+- ``Mma``: a blocked layout (each thread a register sub-tile of the accumulator), or the mma
+  fragment layout of the tensor-core plan (``tensorcore.py``) when it applies;
 - elementwise ops: the layout of their first non-flexible operand (the others are converted);
 - loop-carried values: the layout of their initial value, or, when that is flexible (the
   usual ``acc = zeros(...)``), the layout of the value yielded back; ``If`` results likewise.
@@ -14,33 +15,175 @@ The rules (see docs/backend.md):
 
 from __future__ import annotations
 
+from ..enums import PaddingMode
 from ..ir import ops
 from ..ir.core import Region, Value
 from ..ir.types import TileType
 from . import layout as L
+from . import tensorcore
 
 FLEXIBLE_OPS = (ops.Constant, ops.Iota)
+# shared memory the two stages of a pipelined tensor-core mma may take: larger tiles keep one
+# stage (an H100 block may have 227 KiB; two stages of 128x256x128 would be 192 KiB)
+PIPELINE_SMEM = 96 * 1024
+_WRITES = ("Store", "Scatter", "Atomic", "Print", "Assert")
+
+
+def _writes_memory(op) -> bool:
+    """Conservatively: may ``op`` (or anything nested in it) write global memory?"""
+    if any(w in type(op).__name__ for w in _WRITES):
+        return True
+    return any(_writes_memory(o) for r in op.regions() for o in r.ops)
 FLEX_SHAPE_OPS = (ops.Broadcast, ops.Permute, ops.Reshape)
 
 
 class Assignment:
-    def __init__(self, ir, T: int):
+    def __init__(self, ir, T: int, tensor_cores: bool = False, cp_async: bool = False):
         self.T = T
+        self.tensor_cores = tensor_cores
+        self.cp_async = cp_async
         self.defs: dict[int, tuple] = {}        # id(value) -> ("op", op) | ("arg", op, idx)
         self.layouts: dict[int, L.Layout | None] = {}
         self._busy: set[int] = set()
+        self.uses: dict[int, int] = {}          # id(value) -> number of operand uses
+        self.place: dict[int, tuple] = {}       # id(op) -> (region, position)
+        self.owner: dict[int, object] = {}      # id(region) -> the op owning it
         self._index(ir.body, None)
+        self._direct: dict[int, tuple] | None = None
 
     def _index(self, region: Region, owner) -> None:
+        self.owner[id(region)] = owner
         for i, a in enumerate(region.args):
             self.defs[id(a)] = ("arg", owner, i, region)
-        for op in region.ops:
+        for pos, op in enumerate(region.ops):
+            self.place[id(op)] = (region, pos)
+            for v in op.operands():
+                self.uses[id(v)] = self.uses.get(id(v), 0) + 1
             for r in op.results:
                 self.defs[id(r)] = ("op", op)
             for sub in op.regions():
                 self._index(sub, op)
 
     # -- queries -----------------------------------------------------------------------------
+    def tc_plan(self, op):
+        """The tensor-core plan of an ``Mma`` (None: the FFMA path)."""
+        return tensorcore.plan(op, self.T) if self.tensor_cores else None
+
+    def direct_operands(self, op) -> tuple:
+        """(x load, y load) of a tensor-core ``Mma``: the ``Load`` ops whose tile the mma
+        stages straight from global memory (``cp.async``, lower/matmul_tc.py) instead of
+        through registers; None where the operand is not such a load."""
+        return self._direct_map().get(id(op), (None, None))
+
+    def direct_load(self, op) -> bool:
+        """Whether a ``Load`` (or the ``Reshape`` dropping its unit dims) is staged by its
+        tensor-core mma: nothing to emit where it stands."""
+        return id(op) in self._direct_map()
+
+    def _direct_map(self) -> dict:
+        if self._direct is None:
+            self._direct = {}
+            for key in (self.place if self.cp_async else ()):
+                region, pos = self.place[key]
+                op = region.ops[pos]
+                if isinstance(op, ops.Mma) and self.tc_plan(op) is not None:
+                    found = [self._stageable(v, region, pos) for v in (op.x, op.y)]
+                    if found != [None, None]:
+                        self._direct[key] = tuple(f and f[0] for f in found)
+                        for f in found:
+                            for skipped in f or ():
+                                self._direct[id(skipped)] = ()
+        return self._direct
+
+    def pipelined(self, op):
+        """The ``For`` whose K loop a tensor-core ``Mma`` software-pipelines (two stages:
+        the next iteration's operand tiles are copied while this one computes), or None.
+        Both operands must be staged by cp.async, the two stages fit ``PIPELINE_SMEM``, the
+        mma must stand directly in the loop's
+        body with no ``break``/``continue``/``return`` anywhere in it, and the loads' arrays
+        and indices must be the induction variable or values from outside the loop (so the
+        next iteration's copy can be issued from this one)."""
+        xl, yl = self.direct_operands(op)
+        if xl is None or yl is None:
+            return None
+        plan = self.tc_plan(op)
+        if 2 * 2 * (plan.M * plan.K + plan.K * plan.N) > PIPELINE_SMEM:
+            return None
+        region, _ = self.place[id(op)]
+        loop = self.owner.get(id(region))
+        if not isinstance(loop, ops.For) or loop.body is not region:
+            return None
+        inside = self._subtree(region)
+        if any(isinstance(o, (ops.Break, ops.Continue, ops.Return)) for o in inside):
+            return None
+        iv = region.args[0]
+        inner = {id(o) for o in inside}
+        for ld in (xl, yl):
+            for v in (ld.array, *ld.index):
+                if v is iv or self.invariant_index(v):
+                    continue
+                d = self.defs.get(id(v))                 # None: a kernel parameter
+                if d is not None and (d[1] is loop or id(d[1]) in inner):  # carried / inside
+                    return None
+        return loop
+
+    def invariant_index(self, v: Value):
+        """The ``BlockId`` or scalar integer ``Constant`` op defining ``v`` (loop-invariant
+        wherever it stands), else None."""
+        d = self.defs.get(id(v))
+        if d is None or d[0] != "op":
+            return None
+        op = d[1]
+        if isinstance(op, ops.BlockId) or (isinstance(op, ops.Constant) and op.shape == ()
+                                          and isinstance(op.value, int)):
+            return op
+        return None
+
+    def pipelined_in(self, loop) -> list:
+        """The mmas that pipeline the ``For`` ``loop`` (its prologue issues their first
+        copies)."""
+        return [o for o in loop.body.ops if isinstance(o, ops.Mma) and self.tc_plan(o)
+                is not None and self.pipelined(o) is loop]
+
+    def _subtree(self, region: Region) -> list:
+        out = []
+        for o in region.ops:
+            out.append(o)
+            for sub in o.regions():
+                out += self._subtree(sub)
+        return out
+
+    def _stageable(self, v: Value, region: Region, mma_pos: int):
+        """(load, reshape or nothing) producing ``v`` if the load's tile can be copied to
+        shared memory as 16-byte chunks at the mma: a plain partition load (order identity,
+        zero or undetermined padding, leading tile dims of 1, possibly reshaped away) used only
+        by this mma, earlier in the same region with no memory write in between."""
+        d = self.defs.get(id(v))
+        if d is None or d[0] != "op" or self.uses.get(id(v)) != 1:
+            return None
+        chain = ()
+        if isinstance(d[1], ops.Reshape):             # (1, R, C) tile -> (R, C)
+            chain = (d[1],)
+            v = d[1].x
+            d = self.defs.get(id(v))
+            if d is None or d[0] != "op" or self.uses.get(id(v)) != 1:
+                return None
+        if not isinstance(d[1], ops.Load):
+            return None
+        ld = d[1]
+        r, pos = self.place[id(ld)]
+        if (r is not region or len(ld.shape) < 2 or any(s != 1 for s in ld.shape[:-2])
+                or tuple(ld.order) != tuple(range(len(ld.shape))) or ld.steps is not None
+                or ld.padding not in (PaddingMode.ZERO, PaddingMode.UNDETERMINED)
+                or ld.shape[-1] % 8):
+            return None
+        if chain and self.place[id(chain[0])][0] is not region:
+            return None
+        for other in region.ops[pos + 1:mma_pos]:
+            if _writes_memory(other):
+                return None
+        return (ld,) + chain
+
     def flexible(self, v: Value) -> bool:
         return self.layout(v) is None and isinstance(v.type, TileType) and v.type.shape != ()
 
@@ -76,7 +219,8 @@ class Assignment:
         if isinstance(op, FLEX_SHAPE_OPS):
             return None if self.layout(op.x) is None else L.flat(t.shape, self.T)
         if isinstance(op, ops.Mma):
-            return L.choose_blocked(t.shape, self.T)
+            plan = self.tc_plan(op)
+            return plan.layout() if plan is not None else L.choose_blocked(t.shape, self.T)
         if isinstance(op, (ops.Unary, ops.Binary, ops.Compare, ops.Select, ops.Convert,
                            ops.Fma)):
             for o in op.operands():

@@ -19,7 +19,7 @@ from ..errors import TileInternalError, TileUnsupportedFeatureError
 from ..ir import ops
 from ..ir.core import KernelIR, Op, Region, Value
 from ..ir.types import ArrayType
-from . import exprs
+from . import exprs, rt
 from . import layout as L
 from .assign import Assignment
 from .barriers import BarrierState
@@ -71,13 +71,22 @@ def row_major_strides(shape) -> tuple:
 
 
 class Gen:
-    def __init__(self, ir: KernelIR, T: int, *, mma_acc: str = "f32", shared_smem=False):
+    def __init__(self, ir: KernelIR, T: int, *, mma_acc: str = "f32", shared_smem=False,
+                 tensor_cores: bool | None = None):
         self.ir = ir
         self.T = T
         self.mma_acc = mma_acc
+        # tensor-core mma (inline PTX): a real GPU, float32 accumulation mode, not disabled
+        if tensor_cores is None:
+            tensor_cores = tensor_cores_usable(mma_acc)
+        self.tensor_cores = tensor_cores
+        from .. import config
+        # cp.async operand staging and 32-bit shared addresses (opt-in: not yet run on a GPU)
+        self.cp_async = bool(tensor_cores) and config.numba_cp_async()
         self.e = Emitter(indent=1)
-        self.assign = Assignment(ir, T)
-        self.smem = SmemPlan(shared=shared_smem)
+        self.assign = Assignment(ir, T, tensor_cores=tensor_cores, cp_async=self.cp_async)
+        # alignment= is refused by the simulator (where 16-byte alignment does not matter)
+        self.smem = SmemPlan(shared=shared_smem, aligned=not rt.simulator())
         self.bar = BarrierState()
         self.vals: dict[int, TV] = {}
         self.arrays: dict[int, AV] = {}
@@ -96,6 +105,8 @@ class Gen:
         self.min_cc: list = []
         self._tmp = itertools.count()
         self.params: list[str] = []
+        self.plans: list[str] = []             # mma strategies chosen (kernel.inspect)
+        self.pipe_slots: dict[int, int] = {}   # pipelined mma -> its buffers' slot pair
 
     # -- naming -----------------------------------------------------------------------------
     def vname(self, v: Value) -> str:
@@ -282,8 +293,8 @@ class Gen:
         return names
 
     # -- shared memory and barriers ----------------------------------------------------------
-    def buffer(self, site, slot: int, dtype, nelems: int) -> str:
-        return self.smem.buffer(site, slot, exprs.cast(dtype), nelems)
+    def buffer(self, site, slot: int, dtype, nelems: int, align16: bool = False) -> str:
+        return self.smem.buffer(site, slot, exprs.cast(dtype), nelems, align16)
 
     def barrier(self) -> None:
         self.line("cuda.syncthreads()")
@@ -469,6 +480,17 @@ class Gen:
         if not body_lines:
             body_lines = ["    pass"]
         return "\n".join(head + body_lines) + "\n"
+
+
+def tensor_cores_usable(mma_acc: str) -> bool:
+    """Whether mma may use the tensor cores: the default float32 accumulation mode (``exact``
+    is bit-exact FMA-free), not disabled by ``CUTILE_NUMBA_TENSOR_CORES=0``, and not the
+    simulator (it runs no inline PTX) unless ``CUTILE_NUMBA_TENSOR_CORES=sim`` asks for
+    ``ptx_sim.py``'s models (tests)."""
+    from .. import config
+    if rt.simulator():
+        return mma_acc == "f32" and config.numba_tensor_cores_sim()
+    return mma_acc == "f32" and config.numba_tensor_cores()
 
 
 def kernel_fn_name(ir: KernelIR) -> str:

@@ -39,13 +39,20 @@ class KernelInfo:
     blocks_per_sm: int
     limiter: str
     limits: dict = field(repr=False, default_factory=dict)
+    static_shared_bytes: int = 0       # cuda.shared.array buffers
+    dynamic_shared_bytes: int = 0      # dynamic shared memory passed at launch (> 48 KiB plans)
+    plan: str = ""                     # the mma strategy and its parameters, if any
 
     def summary(self) -> str:
         regs = "?" if self.registers is None else str(self.registers)
-        return (f"{self.name}: {self.threads} threads/block, {self.shared_bytes} B shared/block, "
+        dyn = (f" ({self.dynamic_shared_bytes} B dynamic)" if self.dynamic_shared_bytes
+               else "")
+        plan = f", {self.plan}" if self.plan else ""
+        return (f"{self.name}: {self.threads} threads/block, {self.shared_bytes} B shared/block"
+                f"{dyn}, "
                 f"{regs} regs/thread, {self.barriers} barriers in source, "
                 f"{self.blocks_per_sm} blocks/SM ({self.limiter}), occupancy "
-                f"{self.occupancy:.0%} on {self.limits.get('name', '?')}")
+                f"{self.occupancy:.0%} on {self.limits.get('name', '?')}{plan}")
 
 
 def device_limits() -> dict:
@@ -58,7 +65,7 @@ def device_limits() -> dict:
         d = cuda.get_current_device()
         lim = dict(H100)
         lim.update({
-            "max_threads_per_sm": int(d.MAX_THREADS_PER_MULTI_PROCESSOR),
+            "max_threads_per_sm": int(d.MAX_THREADS_PER_MULTIPROCESSOR),
             "smem_per_sm": int(d.MAX_SHARED_MEMORY_PER_MULTIPROCESSOR),
             "regs_per_sm": int(d.MAX_REGISTERS_PER_MULTIPROCESSOR),
             "smem_per_block": int(d.MAX_SHARED_MEMORY_PER_BLOCK),
@@ -106,4 +113,4 @@ def inspect_kernel(ir, grid, leaves, *, threads=None, mma_acc=None) -> KernelInf
     lim = device_limits()
     occ, blocks, limiter = occupancy(T, ck.smem_bytes, regs, lim)
     return KernelInfo(ir.name, ck.source, T, ck.smem_bytes, regs, ck.n_barriers, occ, blocks,
-                      limiter, lim)
+                      limiter, lim, ck.static_smem, ck.dyn_smem, ck.plan)

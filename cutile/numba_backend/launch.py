@@ -38,7 +38,7 @@ from . import diskcache, rt
 from .codegen import Gen, kernel_fn_name
 from .emitter import describe_op
 from .params import Packer, argument_types, layout, refs, storage_bits
-from .smem import SOFT_BUDGET, STATIC_LIMIT
+from .smem import H100_OPTIN_LIMIT, SOFT_BUDGET
 
 # Thread counts: the simulator runs every thread as a Python thread, so keep it small there.
 SIM_THREADS = 32
@@ -60,6 +60,9 @@ class Compiled:
         self.dispatcher = dispatcher
         self.T = T
         self.smem_bytes = gen.smem.total_bytes
+        self.static_smem = gen.smem.static_bytes
+        self.dyn_smem = gen.smem.dynamic_bytes          # passed with every launch
+        self.plan = "; ".join(dict.fromkeys(gen.plans))  # mma strategies (kernel.inspect)
         self.stores = set(gen.stores)
         self.raw_roots = set(gen.raw_roots)
         self.strides_used = sorted(gen.strides_used)
@@ -99,6 +102,7 @@ class Compiled:
                     else:
                         v = Variant(argtypes, self.dispatcher.compile(argtypes), Packer(argtypes))
                         v.disk = (key, target) if key is not None else None
+                    opt_in_dynamic_smem(v, self.dyn_smem)
                     self.variants[layouts] = v
         return v
 
@@ -226,14 +230,29 @@ def _choose_threads(ir: KernelIR, threads: int | None = None) -> int:
 
 # -- compilation -----------------------------------------------------------------------------
 def device_smem_limit() -> int:
+    """Shared memory one block may use after the dynamic opt-in (the simulator: an H100's)."""
     if rt.simulator():
-        return STATIC_LIMIT
+        return H100_OPTIN_LIMIT
     try:
         from numba import cuda
         dev = cuda.get_current_device()
-        return min(int(dev.MAX_SHARED_MEMORY_PER_BLOCK), STATIC_LIMIT)
+        return int(dev.MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)
     except Exception:
-        return STATIC_LIMIT
+        return H100_OPTIN_LIMIT
+
+
+def opt_in_dynamic_smem(kernel, nbytes: int) -> None:
+    """Allow a kernel ``nbytes`` of dynamic shared memory (needed above 48 KiB; numba-cuda has
+    no public API for it: the attribute is set on the driver).  ``kernel``: a ``Variant``
+    (compiled or loaded from the disk cache) or a Numba compiled kernel."""
+    if nbytes <= 48 * 1024 or rt.simulator():
+        return
+    from numba import cuda
+    from numba.cuda.cudadrv.driver import binding, driver
+    handle = (kernel.handle() if isinstance(kernel, Variant)
+              else kernel._codelibrary.get_cufunc().kernel).handle
+    attr = binding.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
+    driver.cuKernelSetAttribute(attr, nbytes, handle, cuda.get_current_device().id)
 
 
 def device_compute_capability() -> tuple[int, int] | None:
@@ -256,12 +275,13 @@ def check_compute_capability(needs: list, cc: tuple[int, int] | None) -> None:
                 f"here (run on the interpreter, or accumulate in float32)", loc)
 
 
-def generate(ir: KernelIR, T: int, mma_acc: str = "f32") -> Gen:
+def generate(ir: KernelIR, T: int, mma_acc: str = "f32", tensor_cores: bool | None = None
+             ) -> Gen:
     """Run the generator; retry with shared buffers if private ones exceed the soft budget."""
-    gen = Gen(ir, T, mma_acc=mma_acc)
+    gen = Gen(ir, T, mma_acc=mma_acc, tensor_cores=tensor_cores)
     gen.source = gen.generate()
     if gen.smem.total_bytes > SOFT_BUDGET:
-        g2 = Gen(ir, T, mma_acc=mma_acc, shared_smem=True)
+        g2 = Gen(ir, T, mma_acc=mma_acc, shared_smem=True, tensor_cores=tensor_cores)
         g2.source = g2.generate()
         if g2.smem.total_bytes < gen.smem.total_bytes:
             gen = g2
@@ -270,7 +290,8 @@ def generate(ir: KernelIR, T: int, mma_acc: str = "f32") -> Gen:
 
 def compile_kernel(ir: KernelIR, T: int, mma_acc: str | None = None) -> Compiled:
     mma_acc = mma_acc or env_mma_acc()
-    key = (T, mma_acc, rt.simulator())
+    key = (T, mma_acc, rt.simulator(), config.numba_tensor_cores(),
+           config.numba_tensor_cores_sim(), config.numba_cp_async())
     ck = _cache.get(ir, {}).get(key)
     if ck is not None:
         return ck
@@ -441,7 +462,7 @@ def run(ir: KernelIR, grid: tuple, leaves: list, stream=None, *, threads: int | 
                 # NumPy scalar arithmetic warns on the integer wrap-around and IEEE specials
                 # that are the intended semantics (R-MATH-4).
                 warnings.simplefilter("ignore", RuntimeWarning)
-                ck.dispatcher[cuda_grid(grid), T, st](*args)
+                ck.dispatcher[cuda_grid(grid), T, st, ck.dyn_smem](*args)
         else:
             _launch_gpu(ck, cuda_grid(grid), args, st, core)
     except Exception as e:
@@ -482,16 +503,21 @@ def _launch_gpu(ck: Compiled, grid3: tuple, args: list, st, core) -> None:
     if not var.fast:
         from numba import cuda
         nb = [cuda.as_cuda_array(v) if isinstance(v, DeviceArrayRef) else v for v in values]
-        ck.dispatcher[grid3, ck.T, st](*nb)
+        if ck.dyn_smem:
+            ck.dispatcher.compile(tuple(ck.dispatcher.typeof_pyval(a) for a in nb))
+            for kern in ck.dispatcher.overloads.values():
+                opt_in_dynamic_smem(kern, ck.dyn_smem)
+        ck.dispatcher[grid3, ck.T, st, ck.dyn_smem](*nb)
         return
-    key = (grid3, ck.T)
+    key = (grid3, ck.T, ck.dyn_smem)
     cfg = _configs.get(key)
     if cfg is None:
         from cuda.core import LaunchConfig
         with _lock:
             if len(_configs) > 1024:
                 _configs.clear()
-            cfg = _configs[key] = LaunchConfig(grid=grid3, block=(ck.T, 1, 1), shmem_size=0)
+            cfg = _configs[key] = LaunchConfig(grid=grid3, block=(ck.T, 1, 1),
+                                              shmem_size=ck.dyn_smem)
     from cuda.core import launch
     launch(core, cfg, var.handle(), *var.packer.pack(values))
 

@@ -255,11 +255,18 @@ def namespace() -> dict:
     from numba import cuda
     ns = {"cuda": cuda, "np": np, "math": math}
     ns.update(_NP)
+    # element types of dynamic shared arrays (the simulator needs np.dtype instances there)
+    ns.update({f"dyn_{k}": (np.dtype(v) if simulator() else v) for k, v in _NP.items()})
     if simulator():
         ns["libdevice"] = SimLibdevice
+        from .ptx_sim import SIM_INTRINSICS  # CUTILE_NUMBA_TENSOR_CORES=sim (tests)
+        ns.update(SIM_INTRINSICS)
     else:
         from numba.cuda import libdevice
+
+        from .ptx import INTRINSICS
         ns["libdevice"] = libdevice
+        ns.update(INTRINSICS)
     ns.update(_device_functions())
     from .printf_rt import cu_printf
     ns["cu_printf"] = cu_printf(simulator())

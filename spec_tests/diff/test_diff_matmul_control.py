@@ -4,6 +4,7 @@ while/break/continue, branches on the block id, early return."""
 
 from __future__ import annotations
 
+import ml_dtypes
 import numpy as np
 import pytest
 from backend_kernels import mm_kloop
@@ -13,7 +14,7 @@ from hypothesis import strategies as st
 import cutile as ct
 from cutile import Constant
 
-from .harness import assert_same, examples, poison, run_both, shards
+from .harness import assert_same, examples, mma_f32_bound, poison, run_both, shards, sim
 
 
 @ct.kernel
@@ -29,6 +30,7 @@ def mm_tf32(a, b, c, TM: Constant[int], TN: Constant[int], TK: Constant[int]):
 CASES = [  # (input dtype, accumulator dtype)
     (np.float32, ct.float32), (np.float16, ct.float32), (np.float16, ct.float16),
     (np.float64, ct.float64), (np.int8, ct.int32), (np.uint8, ct.int32),
+    (ml_dtypes.bfloat16, ct.float32),
 ]
 
 
@@ -66,17 +68,72 @@ def test_mma_kloop_partial_tiles(shard, case):
     if exact:
         assert_same(ref[2], got[2], what=f"mma {np.dtype(din).name}->{acc.name} exact")
     else:
-        # float32 accumulation (k order, fused): |err| <= (K + 2) * 2**-23 * S, S = sum|x*y|.
-        # A float16 accumulator is rounded once per mma call (TK <= 16 = one interpreter
-        # chunk) by both executors, each rounding off by <= 2**-11 * |partial sum| <= 2**-11 * S
-        # on either side: + ceil(K / TK) * 2 * 2**-11 * S.  (One final rounding was not a bound:
-        # the H100 found 1 ulp of 1.0 at K=43, TK=16, where three partial sums were rounded.)
+        # float32 accumulation: mma_f32_bound (FFMA path, or tensor cores for float16/bfloat16
+        # on a GPU at >= 32 threads).  A float16 accumulator is rounded once per mma call
+        # (TK <= 16 = one interpreter chunk) by both executors, each rounding off by
+        # <= 2**-11 * |partial sum| <= 2**-11 * S on either side: + ceil(K / TK) * 2 * 2**-11
+        # * S.  (One final rounding was not a bound: the H100 found 1 ulp of 1.0 at K=43,
+        # TK=16, where three partial sums were rounded.)
         s = np.abs(a.astype(np.float64)) @ np.abs(b.astype(np.float64))
-        bound = s * (K + 2) * 2.0 ** -23
+        bound = mma_f32_bound(a, b, TK, tensor_cores=_tc(din, acc))
         if acc is ct.float16:
             bound += s * -(-K // TK) * 2.0 ** -10
         err = np.abs(ref[2].astype(np.float64) - got[2].astype(np.float64))
         assert np.all(err <= bound + 1e-30), f"max err {err.max()} bound {bound.max()}"
+
+
+def _tc(din, acc) -> bool:
+    """Whether the backend may take the tensor-core path (GPU, 16-bit floats, f32 acc)."""
+    return not sim() and acc is ct.float32 and np.dtype(din) in (np.float16, ml_dtypes.bfloat16)
+
+
+@pytest.mark.parametrize("din", [np.float16, ml_dtypes.bfloat16], ids=["f16", "bf16"])
+@pytest.mark.parametrize("tiles", [(16, 16, 16, 32), (32, 64, 32, 128), (64, 32, 64, 64)])
+def test_mma_tensor_core_tiles(din, tiles):
+    """R-MM-7: float16/bfloat16 x float32-accumulator mma at warp-filling tiles (on a GPU the
+    tensor-core path: several warps, several mma tiles per warp, k steps per call, partial
+    tiles), within mma_f32_bound.  Under the simulator the same kernels run the FFMA path at
+    16x16x16 tiles and 32 threads."""
+    TM, TN, TK, T = tiles if not sim() else (16, 16, 16, 32)
+    M, N, K = 2 * TM + 3, TN + 5, 3 * TK - 7
+    rng = np.random.default_rng(TM * 100 + TN + TK)
+    a, b = _data(rng, (M, K), din), _data(rng, (K, N), din)
+    c = poison((M, N), np.float32)
+    grid = (-(-M // TM), -(-N // TN))
+    ref, got = run_both(mm_kloop, grid, [a, b, c, TM, TN, TK, ct.float32], mma_acc="f32",
+                        threads=T)
+    bound = mma_f32_bound(a, b, TK, tensor_cores=_tc(din, ct.float32))
+    err = np.abs(ref[2].astype(np.float64) - got[2].astype(np.float64))
+    assert np.all(err <= bound), f"max err {err.max()} bound {bound.max()}"
+
+@pytest.mark.skipif("not sim()", reason="on a GPU the real instructions run "
+                    "(test_mma_tensor_core_tiles)")
+@pytest.mark.parametrize("case,din,cp_async", [
+    ((16, 16, 16, 32, 37, 21, 40), np.float16, "0"),
+    ((16, 16, 16, 32, 37, 21, 40), ml_dtypes.bfloat16, "1"),
+    ((32, 32, 32, 64, 64, 40, 72), np.float16, "1"),
+    ((32, 32, 32, 64, 64, 40, 72), ml_dtypes.bfloat16, "0"),
+    ((16, 16, 16, 32, 20, 24, 20), np.float16, "1"),
+], ids=["1warp-f16-regs", "1warp-bf16-cp_async", "2warps-f16-cp_async", "2warps-bf16-regs",
+        "unaligned_rows-f16-cp_async"])
+def test_tensor_core_path_on_instruction_models(monkeypatch, case, din, cp_async):
+    """R-MM-7: the generated tensor-core kernel (CUTILE_NUMBA_TENSOR_CORES=sim: ptx_sim.py's
+    models of ldmatrix, mma.sync and cp.async under the simulator) agrees with the interpreter
+    within mma_f32_bound: staging, swizzle, fragment addresses, the accumulator's fragment
+    layout across the K loop, partial tiles, and (cp_async) the 16-byte chunk copies or, for
+    rows that are not 16-byte aligned (K = 20), the element-wise fallback."""
+    monkeypatch.setenv("CUTILE_NUMBA_TENSOR_CORES", "sim")
+    monkeypatch.setenv("CUTILE_NUMBA_CP_ASYNC", cp_async)
+    TM, TN, TK, T, M, N, K = case
+    rng = np.random.default_rng(M * N + K)
+    a, b = _data(rng, (M, K), din), _data(rng, (K, N), din)
+    c = poison((M, N), np.float32)
+    grid = (-(-M // TM), -(-N // TN))
+    ref, got = run_both(mm_kloop, grid, [a, b, c, TM, TN, TK, ct.float32], mma_acc="f32",
+                        threads=T)
+    bound = mma_f32_bound(a, b, TK, tensor_cores=True)
+    err = np.abs(ref[2].astype(np.float64) - got[2].astype(np.float64))
+    assert np.all(err <= bound), f"max err {err.max()} bound {bound.max()}"
 
 
 def test_tf32_operands_rounded_as_interpreter():

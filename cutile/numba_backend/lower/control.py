@@ -18,7 +18,7 @@ from ...ir import ops
 from ..barriers import BarrierState
 from ..codegen import AV, LoopFrame
 from ..exprs import cast
-from . import lower
+from . import lower, matmul_tc
 
 
 def _carried(g, args, inits):
@@ -45,8 +45,13 @@ def for_(g, op):
         g.line(f"{ivname} = {ivcast}({raw})")
         g.alias(iv, g.scalar_layout(), [ivname])
 
+    pipes = g.assign.pipelined_in(op)
+    for mma in pipes:                       # issue the first iteration's operand copies
+        matmul_tc.prologue(g, mma, g.assign.tc_plan(mma), op)
     g.emit_loop(f"for {raw} in range({start}, {stop}, {step}):", frame, op.body, bind,
                 normal_exit=True)
+    if pipes:
+        g.line("cp_async_wait_all()")       # the copies issued for the iteration after the last
     for r, lay, n, init in zip(op.results, frame.layouts, frame.names, frame.inits):
         g.bind(r, lay, n, init)
 

@@ -1,4 +1,5 @@
-"""Lowering of ``Mma``: the seeds' shared-memory tiled matmul, register-blocked.
+"""Lowering of ``Mma``: the seeds' shared-memory tiled matmul, register-blocked (float16 and
+bfloat16 operands with a float32 accumulator take the tensor cores on a GPU: ``matmul_tc.py``).
 
 The IR's K loop (``for k: acc = mma(load(A, k), load(B, k), acc)``) is the seed's phase loop:
 the two loads are the collaborative, coalesced global loads (each with its own bounds check;
@@ -29,6 +30,7 @@ from ...interp.numerics import f16_acc_chunk
 from ...ir import ops
 from ..exprs import cast
 from . import lower
+from .matmul_tc import mma_tc
 
 # Statements per unrolled k-loop body (the whole k loop when it fits).
 UNROLL_BUDGET = 400
@@ -49,6 +51,10 @@ def _check(op):
 @lower(ops.Mma)
 def mma(g, op):
     _check(op)
+    plan = g.assign.tc_plan(op)
+    if plan is not None:
+        mma_tc(g, op, plan)
+        return
     x, y, acc = op.x, op.y, op.acc
     xs, ys = x.type.shape, y.type.shape
     batched = len(xs) == 3

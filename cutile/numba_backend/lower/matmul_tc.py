@@ -1,0 +1,265 @@
+"""Tensor-core lowering of ``Mma`` (float16/bfloat16 operands, float32 accumulator, real GPU).
+
+Called by ``matmul.mma`` when the generator's tensor-core switch is on and
+``tensorcore.plan`` accepts the op.  One call of the IR's K loop: stage A and B (their
+registers, from the coalesced loads) in swizzled shared memory as 16-bit values, one barrier,
+then for every 16-deep k step ``ldmatrix`` the A and B fragments of this warp and issue one
+``mma.sync`` per 16x8 accumulator tile.  The accumulator stays in the mma fragment layout
+(``TCPlan.layout``) across the loop, so nothing moves between calls; the barrier tracker places
+the write-after-read barrier before the next staging, as for the FFMA path.
+
+With ``CUTILE_NUMBA_CP_ASYNC=1`` (``Gen.cp_async``; compiled for sm_90 but not yet run on a
+GPU, so off by default) an operand that is a plain zero-padded load used only here is not
+loaded into registers at all: ``_stage_direct`` copies its tile global -> shared with 16-byte
+``cp.async`` at the mma (``Assignment.direct_operands`` picks them), and ``ldmatrix`` takes
+32-bit shared addresses (``ldsm32_*``).
+"""
+
+from __future__ import annotations
+
+from ... import dtypes as dt
+from ...ir import ops
+from .. import layout as L
+from ..exprs import to_storage
+from ..tensorcore import MMA_K, TCPlan, swizzle, swizzle_expr
+
+
+def _stage(g, v, buf: str, ncols: int) -> None:
+    """Write the tile ``v`` (rows x ``ncols``) into ``buf`` at swizzled row-major positions."""
+    tv = g.tv(v)
+    lay = tv.layout if tv.layout is not None else g.natural(v)
+    regs = g.get(v, lay)
+    rt_, ct_ = g.coord_var(lay, 0), g.coord_var(lay, 1)
+    i = g.lid(lay)
+    base = g.hoist(("tcsw", i, ncols), f"L{i}_sw{ncols}", swizzle_expr(rt_, ct_, ncols)) \
+        if (rt_, ct_) != ("0", "0") else None
+    w = g.writer(lay)
+    if w is not None:
+        g.line(f"if {w}:")
+        g.e.level += 1
+    bf16 = v.type.dtype is dt.bfloat16
+    for k, r in enumerate(regs):
+        ro, co = lay.reg_offsets(k)
+        c = int(swizzle(ro, co, ncols))      # linear over GF(2): thread part ^ register part
+        idx = str(c) if base is None else (base if c == 0 else f"{base} ^ {c}")
+        g.line(f"{buf}[{idx}] = {to_storage(r, dt.bfloat16) if bf16 else r}")
+    if w is not None:
+        g.e.level -= 1
+
+
+def _stage_direct(g, ld, buf: str, T: int, base: str = "", sub: dict | None = None) -> None:
+    """Copy the tile of the 2-D ``Load`` ``ld`` from global memory into ``buf`` (swizzled, as
+    ``_stage``), not through registers.  Where the array's rows are 16-byte aligned (element
+    stride 1, row stride a multiple of 16 bytes, aligned data address: a block-uniform test)
+    each thread issues ``cp.async`` of whole 16-byte chunks (8 elements), zero-filled past the
+    array's edge, consecutive threads taking consecutive chunks of a row (coalesced);
+    otherwise it copies element by element.  Out-of-bounds elements read as zero (the load's
+    padding is ZERO or UNDETERMINED, ``Assignment._stageable``).  ``base``: an element offset
+    into ``buf`` (``"0 + "`` style prefix, the pipelined loop's half); ``sub``: expressions
+    replacing index values (``id(value) -> expr``: the next iteration's induction variable)."""
+    sub = sub or {}
+
+    def scalar(v):
+        return sub.get(id(v)) or g.scalar(v)
+
+    a = g.arrays[id(ld.array)]
+    nd = len(ld.shape)
+    R, C = ld.shape[-2:]
+    cpr = C // 8
+    idx0, idx1 = scalar(ld.index[-2]), scalar(ld.index[-1])
+    n0, n1, r0, c0, ok = (g.tmp(s) for s in ("n", "n", "r", "c", "cpok"))
+    g.line(f"{n0} = i64({a.name}.shape[{nd - 2}])")
+    g.line(f"{n1} = i64({a.name}.shape[{nd - 1}])")
+    g.line(f"{r0} = i64({idx0}) * {R}")
+    g.line(f"{c0} = i64({idx1}) * {C}")
+    # leading dims (tile extent 1): the tile is in bounds there or wholly out (zeros)
+    lead, lead_off = "True", "i64(0)"
+    if nd > 2:
+        lead_ok, lead_at = g.tmp("lead"), g.tmp("lead")
+        ps = [f"i64({scalar(ld.index[j])})" for j in range(nd - 2)]
+        g.line(f"{lead_ok} = " + " & ".join(f"({p} >= 0) & ({p} < {a.name}.shape[{j}])"
+                                            for j, p in enumerate(ps)))
+        g.line(f"{lead_at} = " + " + ".join(f"{p} * i64({a.name}.strides[{j}] // 2)"
+                                           for j, p in enumerate(ps)))
+        lead, lead_off = lead_ok, lead_at
+    g.line(f"{ok} = ({a.name}.strides[{nd - 1}] == 2) and "
+           + "".join(f"({a.name}.strides[{j}] % 16 == 0) and " for j in range(nd - 1))
+           + f"(addr_of({a.name}) % u64(16) == u64(0))")
+    zero = "u16(0)" if a.dtype is dt.bfloat16 else "f16(0.0)"
+
+    def units(total: int):
+        """(unit index expression, guard or None) of each of this thread's copy units."""
+        for i in range(-(-total // T)):
+            q = f"(tid + {i * T})" if i else "tid"
+            yield q, (f"tid < {total - i * T}" if total - i * T < T else None)
+
+    def emit(lines, guard):
+        if guard:
+            g.line(f"if {guard}:")
+            g.e.level += 1
+        for ln in lines:
+            g.line(ln)
+        if guard:
+            g.e.level -= 1
+
+    g.line(f"if {ok}:")
+    g.e.level += 1
+    st0 = g.tmp("st")
+    g.line(f"{st0} = i64({a.name}.strides[{nd - 2}] // 2)")
+    for q, guard in units(R * cpr):
+        rr, cc = f"({q} >> {L.log2(cpr)})", f"(({q} & {cpr - 1}) << 3)"
+        gr, gc, nb = g.tmp("gr"), g.tmp("gc"), g.tmp("nb")
+        emit([f"{gr} = {r0} + {rr}", f"{gc} = {c0} + {cc}",
+              f"{nb} = i32(cuda.selp({lead} & ({gr} >= 0) & ({gr} < {n0}) & ({gc} >= 0), "
+              f"max(min({n1} - {gc}, i64(8)), i64(0)) * 2, i64(0)))",
+              f"cp_async16({buf}, {base}{swizzle_expr(rr, cc, C)}, {a.name}, "
+              f"cuda.selp({nb} > 0, {lead_off} + {gr} * {st0} + {gc}, i64(0)), {nb})"],
+             guard)
+    g.e.level -= 1
+    g.line("else:")
+    g.e.level += 1
+    # a runtime loop, not unrolled: its addresses are not hoisted out of the K loop and kept
+    # live in registers for a path aligned arrays never take
+    q, gr, gc, inb = g.tmp("e"), g.tmp("gr"), g.tmp("gc"), g.tmp("inb")
+    rr, cc = f"({q} >> {L.log2(C)})", f"({q} & {C - 1})"
+    lead_idx = "".join(f"u64(cuda.selp({inb}, i64({scalar(ld.index[j])}), i64(0))), "
+                       for j in range(nd - 2))
+    g.line(f"for {q} in range(tid, {R * C}, {T}):")
+    for ln in (f"{gr} = {r0} + {rr}", f"{gc} = {c0} + {cc}",
+               f"{inb} = {lead} & ({gr} >= 0) & ({gr} < {n0}) & ({gc} >= 0) & ({gc} < {n1})",
+               f"{buf}[{base}{swizzle_expr(rr, cc, C)}] = {a.name}[{lead_idx}"
+               f"u64(cuda.selp({inb}, {gr}, i64(0))), u64(cuda.selp({inb}, {gc}, i64(0)))] "
+               f"if {inb} else {zero}"):
+        g.line("    " + ln)
+    g.e.level -= 1
+
+
+def mma_tc(g, op, plan: TCPlan) -> None:
+    x, y, acc = op.x, op.y, op.acc
+    xl, yl = g.assign.direct_operands(op)
+    pipe = pipelined(g, op)
+    if pipe is not None:
+        return _mma_pipelined(g, op, plan, xl, yl, pipe)
+    M, N, K = plan.M, plan.N, plan.K
+    out = plan.layout()
+    acc_regs = g.get(acc, out)
+    sdt = dt.float16 if plan.kind == "f16" else dt.uint16     # 16-bit patterns in smem
+    site = ("mma_tc", id(op))
+    bufa = g.buffer(site, 0, sdt, M * K, align16=True)
+    bufb = g.buffer(site, 1, sdt, K * N, align16=True)
+    g.smem_before_write(bufa, bufb)
+    if xl is not None:
+        _stage_direct(g, xl, bufa, plan.T)
+    else:
+        _stage(g, x, bufa, K)
+    if yl is not None:
+        _stage_direct(g, yl, bufb, plan.T)
+    else:
+        _stage(g, y, bufb, N)
+    if xl is not None or yl is not None:
+        g.line("cp_async_wait_all()")
+    g.smem_sync()
+    _compute(g, op, plan, bufa, bufb, acc_regs, out,
+             note=", operands by cp.async" if xl is not None or yl is not None else "")
+
+
+def _compute(g, op, plan: TCPlan, bufa: str, bufb: str, acc_regs, out, abase: str = "",
+             bbase: str = "", note: str = "") -> None:
+    """ldmatrix + mma.sync over the staged tiles (at element offsets ``abase``/``bbase``)."""
+    M, N, K = plan.M, plan.N, plan.K
+    p = f"_tc{M}x{N}x{K}_"                   # per-thread values depend only on the plan
+    for name, expr in plan.hoisted(p).items():
+        g.hoist(("tc", name), name, expr)
+    g.plans.append(plan.describe() + note)
+    mma = f"mma_{plan.kind}"
+    ld = "ldsm32" if g.cp_async else "ldsm"
+    cur = list(acc_regs)
+    for kk in range(K // MMA_K):
+        afr = []
+        for mi in range(plan.MI):
+            names = [g.tmp("fa") for _ in range(4)]
+            g.line(f"{', '.join(names)} = {ld}_x4({bufa}, {abase}{plan.a_index(p, mi, kk)})")
+            afr.append(names)
+        bfr = []
+        if plan.NI == 1:
+            names = [g.tmp("fb") for _ in range(2)]
+            g.line(f"{', '.join(names)} = {ld}_x2_t({bufb}, {bbase}{plan.b_index(p, 0, kk)})")
+            bfr.append(names)
+        else:
+            for ni in range(0, plan.NI, 2):
+                names = [g.tmp("fb") for _ in range(4)]
+                g.line(f"{', '.join(names)} = {ld}_x4_t({bufb}, {bbase}{plan.b_index(p, ni, kk)})")
+                bfr += [names[:2], names[2:]]
+        for mi in range(plan.MI):
+            for ni in range(plan.NI):
+                regs = [plan.reg(mi, ni, c) for c in range(4)]
+                new = [g.tmp("acc") for _ in range(4)]
+                args = afr[mi] + bfr[ni] + [cur[r] for r in regs]
+                g.line(f"{', '.join(new)} = {mma}({', '.join(args)})")
+                for r, n_ in zip(regs, new):
+                    cur[r] = n_
+    g.define(op.result, out, cur)
+    g.smem_did_read(bufa)
+    g.smem_did_read(bufb)
+
+
+def pipelined(g, op):
+    """The ``For`` whose K loop this mma pipelines (None: not pipelined)."""
+    return g.assign.pipelined(op)
+
+
+def pipelined_buffers(g, op, plan: TCPlan) -> tuple[str, str]:
+    """The double-buffered staging of a pipelined mma (two halves per operand).  Their slots
+    are this mma's own, so even the regenerated shared-buffer form (``smem.py``: buffers shared
+    per dtype and slot) never lets another site write a half while copies into it fly."""
+    sdt = dt.float16 if plan.kind == "f16" else dt.uint16
+    site = ("mma_tc_pipe", id(op))
+    slot = 1000 + 2 * g.pipe_slots.setdefault(id(op), len(g.pipe_slots))
+    return (g.buffer(site, slot, sdt, 2 * plan.M * plan.K, align16=True),
+            g.buffer(site, slot + 1, sdt, 2 * plan.K * plan.N, align16=True))
+
+
+def _subst(g, lds, iv, iv_expr: str) -> dict:
+    """Index expressions of the loads with the induction variable at ``iv_expr`` (block ids
+    and constants spelled out: the prologue runs before the loop body defines them)."""
+    from .index import _bids
+    sub = {id(iv): iv_expr}
+    for ld in lds:
+        for v in ld.index:
+            op = g.assign.invariant_index(v)
+            if isinstance(op, ops.BlockId):
+                sub[id(v)] = f"i32({_bids(g)[op.axis]})"
+            elif op is not None:
+                sub[id(v)] = str(int(op.value))
+    return sub
+
+
+def prologue(g, op, plan: TCPlan, for_op) -> None:
+    """Before the K loop: issue the first iteration's copies into half 0."""
+    xl, yl = g.assign.direct_operands(op)
+    bufa, bufb = pipelined_buffers(g, op, plan)
+    sub = _subst(g, (xl, yl), for_op.body.args[0], f"{g.scalar(for_op.start)}")
+    _stage_direct(g, xl, bufa, plan.T, "", sub)
+    _stage_direct(g, yl, bufb, plan.T, "", sub)
+
+
+def _mma_pipelined(g, op, plan: TCPlan, xl, yl, for_op) -> None:
+    """A K loop of two stages: wait for this iteration's tiles (issued one iteration earlier,
+    or by the loop's prologue), one barrier (they are visible; every thread is done reading
+    the other half), issue the next iteration's copies into the other half, then compute from
+    this half while those copies fly."""
+    M, N, K = plan.M, plan.N, plan.K
+    out = plan.layout()
+    acc_regs = g.get(op.acc, out)
+    bufa, bufb = pipelined_buffers(g, op, plan)
+    iv = for_op.body.args[0]
+    ivs, start, step = g.scalar(iv), g.scalar(for_op.start), g.scalar(for_op.step)
+    ph = g.tmp("ph")
+    g.line(f"{ph} = ((i64({ivs}) - i64({start})) // i64({step})) & 1")
+    g.line("cp_async_wait_all()")
+    g.barrier()
+    nxt = _subst(g, (xl, yl), iv, f"(i64({ivs}) + i64({step}))")
+    _stage_direct(g, xl, bufa, plan.T, f"(({ph} ^ 1) * {M * K}) + ", nxt)
+    _stage_direct(g, yl, bufb, plan.T, f"(({ph} ^ 1) * {K * N}) + ", nxt)
+    _compute(g, op, plan, bufa, bufb, acc_regs, out, f"({ph} * {M * K}) + ",
+             f"({ph} * {K * N}) + ", ", operands by cp.async, 2-stage pipelined K loop")

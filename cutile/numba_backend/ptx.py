@@ -1,0 +1,171 @@
+"""Inline-PTX intrinsics for the tensor-core matmul (real GPU only: the simulator runs no PTX).
+
+Numba exposes no ``mma``/``ldmatrix`` instruction, so they are emitted as llvmlite
+``InlineAsm`` calls from ``numba.cuda.extending.intrinsic``s (the way numba-cuda's own
+``cache_hints`` are; measured in ``shared/probes/tc_probe.py``):
+
+- ``mma_f16`` / ``mma_bf16``: ``mma.sync.aligned.m16n8k16.row.col.f32.{f16,bf16}.f32``, one
+  warp, A as 4 and B as 2 ``uint32`` registers holding two halves each, C/D as 4 float32;
+- ``ldsm_x4(buf, i)``, ``ldsm_x4_t(buf, i)``, ``ldsm_x2_t(buf, i)`` (``ldsm32_*``: the same
+  with a 32-bit shared-window address, so shared addresses stay in 32-bit registers; opt-in
+  with ``CUTILE_NUMBA_CP_ASYNC``): ``ldmatrix.sync.aligned``
+  of four (two) 8x8 matrices of 16-bit elements from shared memory, plain or transposed, each
+  lane giving the address ``&buf[i]`` of one matrix row (16 bytes).  They are marked as having
+  side effects and clobbering memory so that LLVM keeps them after the barrier that publishes
+  the staged tile;
+- ``cp_async16(buf, i, src, off, nbytes)`` / ``cp_async_wait_all()``: global -> shared copies
+  of 16-byte chunks that bypass the registers (zero-filled past ``nbytes``), and the wait for
+  them; ``addr_of(arr)``: an array's data address (the 16-byte alignment test).
+"""
+
+from __future__ import annotations
+
+from llvmlite import ir
+from numba import types
+
+try:
+    from numba.cuda.extending import intrinsic
+except ImportError:  # pragma: no cover - older numba-cuda
+    from numba.core.extending import intrinsic
+
+
+def _mma(kind: str):
+    asm_text = (f"mma.sync.aligned.m16n8k16.row.col.f32.{kind}.{kind}.f32 "
+                "{$0,$1,$2,$3}, {$4,$5,$6,$7}, {$8,$9}, {$10,$11,$12,$13};")
+
+    def impl(typingctx, a0, a1, a2, a3, b0, b1, c0, c1, c2, c3):
+        sig = types.UniTuple(types.float32, 4)(*([types.uint32] * 6 + [types.float32] * 4))
+
+        def codegen(context, builder, signature, args):
+            f32, i32 = ir.FloatType(), ir.IntType(32)
+            fnty = ir.FunctionType(ir.LiteralStructType([f32] * 4), [i32] * 6 + [f32] * 4)
+            asm = ir.InlineAsm(fnty, asm_text, "=f,=f,=f,=f,r,r,r,r,r,r,f,f,f,f")
+            res = builder.call(asm, args)
+            vals = [builder.extract_value(res, i) for i in range(4)]
+            return context.make_tuple(builder, signature.return_type, vals)
+
+        return sig, codegen
+
+    impl.__name__ = f"mma_{kind}"
+    return intrinsic(impl)
+
+
+mma_f16 = _mma("f16")
+mma_bf16 = _mma("bf16")
+
+
+def _shared_addr(context, builder, arrty, arr, ix):
+    """32-bit shared-window address (i32) of element ``ix`` of a shared array: the generic
+    pointer cast to address space 3, so NVVM keeps shared addresses in 32-bit registers."""
+    ary = context.make_array(arrty)(context, builder, arr)
+    i64 = ir.IntType(64)
+    if ix.type.width < 64:
+        ix = builder.sext(ix, i64)
+    ptr = builder.gep(ary.data, [ix])
+    sptr = builder.addrspacecast(ptr, ptr.type.pointee.as_pointer(3))
+    return builder.ptrtoint(sptr, ir.IntType(32))
+
+
+def _ldsm(n: int, trans: bool, shared32: bool):
+    outs = ",".join(f"${i}" for i in range(n))
+    op = f"ldmatrix.sync.aligned.m8n8.x{n}{'.trans' if trans else ''}.shared.b16"
+    if shared32:        # a 32-bit shared-window address
+        text = op + " {" + outs + "}, [$" + str(n) + "];"
+    else:               # a generic 64-bit address (the form measured on the H100)
+        text = ("{ .reg .u64 p; cvta.to.shared.u64 p, $" + str(n) + "; " + op + " {" + outs
+                + "}, [p]; }")
+    constraint = ",".join(["=r"] * n + ["r" if shared32 else "l", "~{memory}"])
+
+    def impl(typingctx, buf, idx):
+        if not isinstance(buf, types.Array) or not isinstance(idx, types.Integer):
+            return None
+        sig = types.UniTuple(types.uint32, n)(buf, idx)
+
+        def codegen(context, builder, signature, args):
+            if shared32:
+                addr = _shared_addr(context, builder, signature.args[0], args[0], args[1])
+            else:
+                addr = _elem_addr(context, builder, signature.args[0], args[0], args[1])
+            fnty = ir.FunctionType(ir.LiteralStructType([ir.IntType(32)] * n), [addr.type])
+            asm = ir.InlineAsm(fnty, text, constraint, side_effect=True)
+            res = builder.call(asm, [addr])
+            vals = [builder.extract_value(res, i) for i in range(n)]
+            return context.make_tuple(builder, signature.return_type, vals)
+
+        return sig, codegen
+
+    impl.__name__ = f"ldsm{'32' if shared32 else ''}_x{n}{'_t' if trans else ''}"
+    return intrinsic(impl)
+
+
+ldsm_x4 = _ldsm(4, False, False)
+ldsm_x4_t = _ldsm(4, True, False)
+ldsm_x2_t = _ldsm(2, True, False)
+ldsm32_x4 = _ldsm(4, False, True)
+ldsm32_x4_t = _ldsm(4, True, True)
+ldsm32_x2_t = _ldsm(2, True, True)
+
+def _elem_addr(context, builder, arrty, arr, ix):
+    """Address (i64) of element ``ix`` (flat, in elements) of an array's data."""
+    ary = context.make_array(arrty)(context, builder, arr)
+    i64 = ir.IntType(64)
+    if ix.type.width < 64:
+        ix = builder.sext(ix, i64)
+    return builder.ptrtoint(builder.gep(ary.data, [ix]), i64)
+
+
+@intrinsic
+def cp_async16(typingctx, buf, idx, src, off, nbytes):
+    """``cp.async.cg.shared.global`` of 16 bytes: ``buf[idx:idx+8]`` (shared) from the 16-byte
+    aligned ``src.data + off`` elements (global); only the first ``nbytes`` are read, the rest
+    of the 16 are zero-filled (``nbytes = 0``: all zeros, nothing read)."""
+    if not all(isinstance(a, types.Array) for a in (buf, src)) or not all(
+            isinstance(a, types.Integer) for a in (idx, off, nbytes)):
+        return None
+    text = ("{ .reg .u64 g; cvta.to.global.u64 g, $1; "
+            "cp.async.cg.shared.global [$0], [g], 16, $2; }")
+
+    def codegen(context, builder, signature, args):
+        bt, _, st, _, nt = signature.args
+        dst = _shared_addr(context, builder, bt, args[0], args[1])
+        gsrc = _elem_addr(context, builder, st, args[2], args[3])
+        n = args[4]
+        i32 = ir.IntType(32)
+        n = builder.trunc(n, i32) if n.type.width > 32 else (
+            builder.sext(n, i32) if n.type.width < 32 else n)
+        fnty = ir.FunctionType(ir.VoidType(), [i32, ir.IntType(64), i32])
+        asm = ir.InlineAsm(fnty, text, "r,l,r,~{memory}", side_effect=True)
+        builder.call(asm, [dst, gsrc, n])
+
+    return types.void(buf, idx, src, off, nbytes), codegen
+
+
+@intrinsic
+def cp_async_wait_all(typingctx):
+    """``cp.async.wait_all``: this thread's cp.async copies have landed in shared memory."""
+
+    def codegen(context, builder, signature, args):
+        asm = ir.InlineAsm(ir.FunctionType(ir.VoidType(), []), "cp.async.wait_all;",
+                           "~{memory}", side_effect=True)
+        builder.call(asm, [])
+
+    return types.void(), codegen
+
+
+@intrinsic
+def addr_of(typingctx, arr):
+    """The address of an array's first element (uint64), for alignment tests."""
+    if not isinstance(arr, types.Array):
+        return None
+
+    def codegen(context, builder, signature, args):
+        return _elem_addr(context, builder, signature.args[0], args[0],
+                          ir.Constant(ir.IntType(64), 0))
+
+    return types.uint64(arr), codegen
+
+
+INTRINSICS = {"mma_f16": mma_f16, "mma_bf16": mma_bf16, "ldsm_x4": ldsm_x4,
+              "ldsm_x4_t": ldsm_x4_t, "ldsm_x2_t": ldsm_x2_t, "ldsm32_x4": ldsm32_x4,
+              "ldsm32_x4_t": ldsm32_x4_t, "ldsm32_x2_t": ldsm32_x2_t, "cp_async16": cp_async16,
+              "cp_async_wait_all": cp_async_wait_all, "addr_of": addr_of}

@@ -1,0 +1,154 @@
+"""The tensor-core plan of an ``Mma``: warp grid, mma fragment layout, swizzled staging and the
+``ldmatrix`` addresses (pure Python: the CPU tests check every index against NumPy models of
+the instructions; ``lower/matmul.py`` emits the code, ``ptx.py`` holds the intrinsics).
+
+One ``mma.sync.m16n8k16`` (float16 or bfloat16 operands, float32 accumulator) per 16x8 output
+tile and 16-deep k step.  The ``T/32`` warps form a ``WM x WN`` grid over the ``M x N``
+accumulator; warp ``(wm, wn)`` owns an ``(16*MI) x (8*NI)`` sub-tile, ``MI x NI`` mma tiles
+whose C fragments stay in registers across the K loop.  Fragment of lane ``l`` (``g = l >> 2``,
+``t = l & 3``), register ``c`` of mma tile ``(mi, ni)``: row ``16*mi + g + 8*(c >> 1)``, column
+``8*ni + 2*t + (c & 1)``; as a linear layout (``layout.py``) register ``c + 4*(ni + NI*mi)``.
+
+A (``M x K``) and B (``K x N``) are staged row-major in shared memory as 16-bit values with the
+16-byte chunks of each row XOR-swizzled (``swizzle``): the eight 16-byte rows one ``ldmatrix``
+phase reads then fall in eight different groups of four banks, conflict free.  A fragments are
+read with ``ldmatrix.x4`` (rows of A), B fragments with ``ldmatrix.x4.trans`` (rows of B are k,
+the transposed load gives each lane the column-major pairs the instruction expects).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .. import dtypes as dt
+from . import layout as L
+
+# operand dtype -> PTX type of m16n8k16 (float32 accumulation)
+MMA_KIND = {dt.float16: "f16", dt.bfloat16: "bf16"}
+MMA_M, MMA_N, MMA_K = 16, 8, 16
+
+
+def swizzle_params(ncols: int) -> tuple[int, int]:
+    """(shift, mask) of the chunk swizzle of a row of ``ncols`` 16-bit elements: chunk
+    ``c`` of row ``r`` is stored at ``c ^ ((r >> shift) & mask)``."""
+    cpr = max(ncols // 8, 1)                       # 16-byte chunks per row
+    mask = min(cpr, 8) - 1
+    shift = 0 if cpr >= 8 else L.log2(8 // cpr)
+    return shift, mask
+
+
+def swizzle(row, col, ncols: int):
+    """Element index of ``(row, col)`` in a swizzled row-major ``? x ncols`` tile (ints or
+    NumPy arrays).  Linear over GF(2) in the bits of ``row`` and ``col``."""
+    sh, mask = swizzle_params(ncols)
+    return row * ncols + (col ^ (((row >> sh) & mask) << 3))
+
+
+def swizzle_expr(row: str, col: str, ncols: int) -> str:
+    """``swizzle`` as a Python expression of the expressions ``row`` and ``col``."""
+    sh, mask = swizzle_params(ncols)
+    r = f"({row} >> {sh})" if sh else f"({row})"
+    sw = f"(({r} & {mask}) << 3)" if mask else ""
+    lk = L.log2(ncols)
+    if row == "0":
+        return col
+    return f"((({row}) << {lk}) ^ ({col}){' ^ ' + sw if sw else ''})"
+
+
+@dataclass(frozen=True)
+class TCPlan:
+    M: int
+    N: int
+    K: int
+    T: int
+    WM: int
+    WN: int
+    kind: str
+
+    @property
+    def MI(self) -> int:
+        return self.M // self.WM // MMA_M
+
+    @property
+    def NI(self) -> int:
+        return self.N // self.WN // MMA_N
+
+    def describe(self) -> str:
+        return (f"tensor-core mma.sync m16n8k16.{self.kind} {self.M}x{self.N}x{self.K}: "
+                f"{self.WM}x{self.WN} warps, {self.MI}x{self.NI} mma tiles per warp")
+
+    # -- the accumulator layout --------------------------------------------------------------
+    def layout(self) -> L.Layout:
+        lmi, lni = L.log2(self.MI), L.log2(self.NI)
+        lwm, lwn = L.log2(self.WM), L.log2(self.WN)
+        row = ([("t", 2), ("t", 3), ("t", 4), ("r", 1)] + [("r", 2 + lni + i) for i in range(lmi)]
+               + [("t", 5 + lwn + i) for i in range(lwm)])
+        col = ([("r", 0), ("t", 0), ("t", 1)] + [("r", 2 + i) for i in range(lni)]
+               + [("t", 5 + i) for i in range(lwn)])
+        return L.Layout((self.M, self.N), self.T, (tuple(row), tuple(col)))
+
+    def reg(self, mi: int, ni: int, c: int) -> int:
+        """Register index of C fragment element ``c`` of mma tile ``(mi, ni)``."""
+        return c + 4 * (ni + self.NI * mi)
+
+    # -- per-thread values computed once (name -> expression of tid and earlier names) -------
+    def hoisted(self, p: str) -> dict[str, str]:
+        lwn = L.log2(self.WN)
+        wm = f"((tid >> {5 + lwn}) & {self.WM - 1})" if self.WM > 1 else "0"
+        wn = f"((tid >> 5) & {self.WN - 1})" if self.WN > 1 else "0"
+        sha, ma = swizzle_params(self.K)
+        shb, mb = swizzle_params(self.N)
+        WMs, WNs = self.M // self.WM, self.N // self.WN
+        h = {
+            f"{p}l7": "(tid & 7)",
+            f"{p}j": "((tid >> 3) & 3)",
+            # A: lane supplies row (l & 7) + 8*(j & 1) of mma rows, k chunk j >> 1
+            f"{p}ar": f"(({wm} * {WMs} + {p}l7 + (({p}j & 1) << 3)) << {L.log2(self.K)})",
+            f"{p}ac": f"((({p}j >> 1) << 3) ^ ((({p}l7 >> {sha}) & {ma}) << 3))",
+            # B: lane supplies k row (l & 7) + 8*(j & 1), n chunk j >> 1 (x4.trans)
+            f"{p}br": f"(({p}l7 + (({p}j & 1) << 3)) << {L.log2(self.N)})",
+            f"{p}bc": f"(({wn} * {WNs}) ^ {('((' + p + 'j >> 1) << 3)') if self.NI > 1 else '0'}"
+                      f" ^ ((({p}l7 >> {shb}) & {mb}) << 3))",
+        }
+        return h
+
+    def a_index(self, p: str, mi: int, kk: int) -> str:
+        """Index in the A buffer this lane gives ``ldmatrix.x4`` for tile ``mi``, k step
+        ``kk`` (fragments a0..a3)."""
+        off = mi * MMA_M * self.K
+        return f"{p}ar + {off} + ({kk * MMA_K} ^ {p}ac)" if off else \
+            f"{p}ar + ({kk * MMA_K} ^ {p}ac)"
+
+    def b_index(self, p: str, ni: int, kk: int) -> str:
+        """Index in the B buffer for ``ldmatrix.x4.trans`` of n tiles ``ni, ni+1`` (``x2`` of
+        tile ``ni`` when NI == 1), k step ``kk`` (fragments b0, b1 of each)."""
+        off = kk * MMA_K * self.N
+        return f"{p}br + {off} + ({p}bc ^ {ni * MMA_N})" if off else \
+            f"{p}br + ({p}bc ^ {ni * MMA_N})"
+
+
+def plan(op, T: int) -> TCPlan | None:
+    """The tensor-core plan of an ``Mma`` at ``T`` threads, or None where it does not apply
+    (other dtypes, batched, a non-float32 accumulator, tiles too small for the warps)."""
+    xd, yd, ad = op.x.type.dtype, op.y.type.dtype, op.acc.type.dtype
+    kind = MMA_KIND.get(xd)
+    if kind is None or yd is not xd or ad is not dt.float32 or len(op.x.type.shape) != 2:
+        return None
+    M, K = op.x.type.shape
+    N = op.y.type.shape[-1]
+    if T < 32 or K < MMA_K or M < MMA_M or N < MMA_N:
+        return None
+    W = T // 32
+    best = None
+    wm = 1
+    while wm <= W:
+        wn = W // wm
+        if M // wm >= MMA_M and N // wn >= MMA_N and M % wm == 0 and N % wn == 0:
+            # warp sub-tile as square as possible; ties: more rows per warp
+            score = (abs(L.log2(M // wm) - L.log2(N // wn)), -(M // wm))
+            if best is None or score < best[0]:
+                best = (score, wm, wn)
+        wm *= 2
+    if best is None:
+        return None
+    return TCPlan(M, N, K, T, best[1], best[2], kind)

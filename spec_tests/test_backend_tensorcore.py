@@ -1,0 +1,368 @@
+"""The tensor-core plan's layout maths against NumPy models of the PTX instructions (CPU only:
+the simulator runs no inline PTX, so these are the CI checks of the GPU path, R-MM-7).
+
+Models, from the PTX ISA (warp of 32 lanes, ``g = lane >> 2``, ``t = lane & 3``):
+
+- ``mma.sync.m16n8k16`` (16-bit operands, float32 C/D): A 16x16 row-major, register ``i``
+  of lane holds the pair ``A[g + 8*(i & 1), 2t + 8*(i >> 1) + (0, 1)]``; B 16x8 "col",
+  register ``i`` holds ``B[2t + 8*i + (0, 1), g]``; C/D element ``c`` is
+  ``C[g + 8*(c >> 1), 2t + (c & 1)]``;
+- ``ldmatrix.sync.aligned.m8n8.x{1,2,4}[.trans].b16``: lanes ``8m .. 8m+7`` give the 16-byte
+  rows of matrix ``m`` (16-byte aligned shared addresses); register ``m`` of lane holds row
+  ``g``, columns ``2t, 2t+1`` of matrix ``m`` (``.trans``: of its transpose).
+
+Each test stages a tile of distinct values the way ``lower/matmul_tc.py`` does, evaluates the
+generated per-thread index expressions for every lane of every warp, runs the models and checks
+that every element of A, B and C lands where the instruction expects it.
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pytest
+from backend_kernels import mm_kloop
+
+import cutile as ct
+from cutile import Constant
+from cutile import dtypes as dt
+from cutile.numba_backend import layout as L
+from cutile.numba_backend import tensorcore as tc
+
+# (M, N, K, threads): one warp up to eight, one to 4x8 mma tiles per warp, N = 8 (x2 loads)
+PLANS = [(16, 8, 16, 32), (16, 16, 16, 32), (32, 32, 32, 64), (64, 64, 32, 128),
+         (128, 128, 32, 256), (128, 256, 64, 256), (64, 32, 64, 64), (32, 64, 128, 128),
+         (128, 256, 128, 256), (16, 64, 16, 128), (256, 128, 16, 256)]
+
+
+class _T:
+    def __init__(self, shape, dtype):
+        self.shape, self.dtype = shape, dtype
+
+
+class _V:
+    def __init__(self, shape, dtype):
+        self.type = _T(shape, dtype)
+
+
+class _Op:
+    """The operand types ``tensorcore.plan`` reads from an ``Mma``."""
+
+    def __init__(self, M, N, K, dtype=dt.float16, acc=dt.float32):
+        self.x, self.y, self.acc = _V((M, K), dtype), _V((K, N), dtype), _V((M, N), acc)
+
+
+def _plan(M, N, K, T) -> tc.TCPlan:
+    p = tc.plan(_Op(M, N, K), T)
+    assert p is not None, (M, N, K, T)
+    return p
+
+
+def _stage(tile: np.ndarray) -> np.ndarray:
+    """Shared-memory image of ``tile`` stored row-major with the chunk swizzle."""
+    R, C = tile.shape
+    r, c = np.meshgrid(np.arange(R), np.arange(C), indexing="ij")
+    buf = np.full(R * C, -1, np.int64)
+    buf[tc.swizzle(r, c, C)] = tile
+    return buf
+
+
+def _hoisted(plan: tc.TCPlan, tid: int) -> dict:
+    """The plan's per-thread values, evaluated as the generated kernel does."""
+    ns = {"tid": tid}
+    for name, expr in plan.hoisted("p_").items():
+        ns[name] = eval(expr, {}, ns)
+    return ns
+
+
+def _ldmatrix(buf: np.ndarray, addrs: list, n: int, trans: bool) -> np.ndarray:
+    """``regs[lane, m, 2]``: the model of ldmatrix .xN over a warp's element addresses."""
+    mats = []
+    for m in range(n):
+        rows = []
+        for r in range(8):
+            a = addrs[8 * m + r]
+            assert a % 8 == 0, f"ldmatrix row address {a} is not 16-byte aligned"
+            rows.append(buf[a:a + 8])
+        mat = np.array(rows)
+        mats.append(mat.T if trans else mat)
+    out = np.zeros((32, n, 2), np.int64)
+    for lane in range(32):
+        g, t = lane >> 2, lane & 3
+        for m in range(n):
+            out[lane, m] = mats[m][g, 2 * t:2 * t + 2]
+    return out
+
+
+def _a_expected(A16: np.ndarray) -> np.ndarray:
+    out = np.zeros((32, 4, 2), np.int64)
+    for lane in range(32):
+        g, t = lane >> 2, lane & 3
+        for i in range(4):
+            out[lane, i] = A16[g + 8 * (i & 1), 2 * t + 8 * (i >> 1) + np.arange(2)]
+    return out
+
+
+def _b_expected(B16: np.ndarray) -> np.ndarray:
+    out = np.zeros((32, 2, 2), np.int64)
+    for lane in range(32):
+        g, t = lane >> 2, lane & 3
+        for i in range(2):
+            out[lane, i] = B16[2 * t + 8 * i + np.arange(2), g]
+    return out
+
+
+def _warp(plan: tc.TCPlan, w: int) -> tuple[int, int]:
+    lwn = L.log2(plan.WN)
+    return (w >> lwn) & (plan.WM - 1), w & (plan.WN - 1)
+
+
+@pytest.mark.parametrize("ncols", [8, 16, 32, 64, 128, 256, 512])
+def test_swizzle_permutes_chunks_and_is_conflict_free(ncols):
+    """The swizzle is a bijection that keeps 16-byte chunks whole, and the eight 16-byte rows
+    of any ldmatrix phase (8 consecutive rows, one logical chunk) hit 8 distinct bank groups."""
+    R = 64
+    r, c = np.meshgrid(np.arange(R), np.arange(ncols), indexing="ij")
+    s = tc.swizzle(r, c, ncols)
+    assert sorted(s.ravel().tolist()) == list(range(R * ncols))
+    assert np.all(s % 8 == c % 8) and np.all(s // ncols == r)
+    for r0 in range(0, R, 8):
+        for ch in range(max(ncols // 8, 1)):
+            groups = {(int(tc.swizzle(r0 + i, 8 * ch, ncols)) * 2 // 16) % 8 for i in range(8)}
+            assert len(groups) == 8, (ncols, r0, ch, groups)
+
+
+@pytest.mark.parametrize("ncols", [16, 32, 128])
+def test_swizzle_expr_and_gf2_split_match_swizzle(ncols):
+    """``swizzle_expr`` evaluates to ``swizzle``, and the staging's split (thread part XOR
+    register part, lower/matmul_tc._stage) equals it for flat and blocked layouts."""
+    for row in range(0, 64, 3):
+        for col in range(0, ncols, 5):
+            e = tc.swizzle_expr("r", "c", ncols)
+            assert eval(e, {}, {"r": row, "c": col}) == tc.swizzle(row, col, ncols)
+    for lay in (L.flat((64, ncols), 128), L.flat((64, ncols), 32),
+                L.blocked((64, ncols), 64, 8, 8)):
+        tab = lay.table
+        for t in range(lay.T):
+            rt_, ct_ = lay.thread_coord(0, np.int64(t)), lay.thread_coord(1, np.int64(t))
+            base = tc.swizzle(rt_, ct_, ncols)
+            for k in range(lay.nregs):
+                ro, co = lay.reg_offsets(k)
+                assert base ^ tc.swizzle(ro, co, ncols) == tc.swizzle(*tab[t, k], ncols)
+
+
+@pytest.mark.parametrize("M,N,K,T", PLANS)
+def test_accumulator_layout_is_the_mma_c_fragment(M, N, K, T):
+    """Register ``plan.reg(mi, ni, c)`` of every lane holds the C element the instruction
+    writes for mma tile (mi, ni) of the lane's warp; every element has one holder."""
+    plan = _plan(M, N, K, T)
+    lay = plan.layout()
+    tab = lay.table
+    assert lay.nregs == 4 * plan.MI * plan.NI and lay.replica_mask == 0
+    seen = np.zeros((M, N), np.int64)
+    WMs, WNs = M // plan.WM, N // plan.WN
+    for tid in range(T):
+        wm, wn = _warp(plan, tid >> 5)
+        g, t = (tid & 31) >> 2, tid & 3
+        for mi in range(plan.MI):
+            for ni in range(plan.NI):
+                for c in range(4):
+                    row, col = tab[tid, plan.reg(mi, ni, c)]
+                    assert (row, col) == (wm * WMs + 16 * mi + g + 8 * (c >> 1),
+                                          wn * WNs + 8 * ni + 2 * t + (c & 1))
+                    seen[row, col] += 1
+    assert np.all(seen == 1)
+
+
+@pytest.mark.parametrize("M,N,K,T", PLANS)
+def test_ldmatrix_fragments_of_a_and_b(M, N, K, T):
+    """ldmatrix .x4 at ``a_index`` gives each lane its A fragment of tile ``mi`` at k step
+    ``kk``; .x4.trans (.x2.trans when NI == 1) at ``b_index`` its B fragments of tiles
+    ``ni`` (and ``ni + 1``); every 16-byte row address is aligned."""
+    plan = _plan(M, N, K, T)
+    A = np.arange(M * K, dtype=np.int64).reshape(M, K)
+    B = 10 ** 6 + np.arange(K * N, dtype=np.int64).reshape(K, N)
+    sa, sb = _stage(A), _stage(B)
+    WMs, WNs = M // plan.WM, N // plan.WN
+    for w in range(T // 32):
+        wm, wn = _warp(plan, w)
+        hs = [_hoisted(plan, 32 * w + lane) for lane in range(32)]
+        for kk in range(K // 16):
+            for mi in range(plan.MI):
+                addrs = [eval(plan.a_index("p_", mi, kk), {}, h) for h in hs]
+                got = _ldmatrix(sa, addrs, 4, False)
+                r0 = wm * WMs + 16 * mi
+                want = _a_expected(A[r0:r0 + 16, 16 * kk:16 * kk + 16])
+                np.testing.assert_array_equal(got, want, err_msg=f"A w{w} mi{mi} kk{kk}")
+            step = 1 if plan.NI == 1 else 2
+            for ni in range(0, plan.NI, step):
+                addrs = [eval(plan.b_index("p_", ni, kk), {}, h) for h in hs]
+                n = 2 if plan.NI == 1 else 4
+                got = _ldmatrix(sb, addrs, n, True)
+                for j in range(n // 2):
+                    c0 = wn * WNs + 8 * (ni + j)
+                    want = _b_expected(B[16 * kk:16 * kk + 16, c0:c0 + 8])
+                    np.testing.assert_array_equal(got[:, 2 * j:2 * j + 2], want,
+                                                  err_msg=f"B w{w} ni{ni + j} kk{kk}")
+
+
+def _mma_model(a_regs, b_regs, c_regs):
+    """D = A @ B + C of one m16n8k16 from the lanes' fragments (the instruction's model)."""
+    A = np.zeros((16, 16), np.int64)
+    B = np.zeros((16, 8), np.int64)
+    C = np.zeros((16, 8), np.int64)
+    for lane in range(32):
+        g, t = lane >> 2, lane & 3
+        for i in range(4):
+            A[g + 8 * (i & 1), 2 * t + 8 * (i >> 1) + np.arange(2)] = a_regs[lane, i]
+        for i in range(2):
+            B[2 * t + 8 * i + np.arange(2), g] = b_regs[lane, i]
+        for c in range(4):
+            C[g + 8 * (c >> 1), 2 * t + (c & 1)] = c_regs[lane, c]
+    D = A @ B + C
+    out = np.zeros((32, 4), np.int64)
+    for lane in range(32):
+        g, t = lane >> 2, lane & 3
+        for c in range(4):
+            out[lane, c] = D[g + 8 * (c >> 1), 2 * t + (c & 1)]
+    return out
+
+
+@pytest.mark.parametrize("M,N,K,T", PLANS[:6])
+def test_whole_call_computes_a_times_b(M, N, K, T):
+    """One mma call as lowered (stage, ldmatrix, mma per tile and k step, accumulator kept in
+    ``plan.layout()``), run on the models with small integers: exactly ``A @ B + C0``."""
+    plan = _plan(M, N, K, T)
+    rng = np.random.default_rng(M + N + K + T)
+    A = rng.integers(-8, 8, (M, K))
+    B = rng.integers(-8, 8, (K, N))
+    C0 = rng.integers(-100, 100, (M, N))
+    sa, sb = _stage(A), _stage(B)
+    lay = plan.layout()
+    tab = lay.table
+    regs = C0[tab[..., 0], tab[..., 1]]                         # [tid, reg]
+    for w in range(T // 32):
+        hs = [_hoisted(plan, 32 * w + lane) for lane in range(32)]
+        lanes = slice(32 * w, 32 * w + 32)
+        for kk in range(K // 16):
+            af = [_ldmatrix(sa, [eval(plan.a_index("p_", mi, kk), {}, h) for h in hs], 4, False)
+                  for mi in range(plan.MI)]
+            bf = []
+            for ni in range(0, plan.NI, 1 if plan.NI == 1 else 2):
+                n = 2 if plan.NI == 1 else 4
+                got = _ldmatrix(sb, [eval(plan.b_index("p_", ni, kk), {}, h) for h in hs], n,
+                                True)
+                bf += [got[:, 2 * j:2 * j + 2] for j in range(n // 2)]
+            for mi in range(plan.MI):
+                for ni in range(plan.NI):
+                    idx = [plan.reg(mi, ni, c) for c in range(4)]
+                    regs[lanes, idx] = _mma_model(af[mi], bf[ni], regs[lanes][:, idx])
+    D = np.zeros((M, N), np.int64)
+    D[tab[..., 0], tab[..., 1]] = regs
+    np.testing.assert_array_equal(D, A @ B + C0)
+
+
+def test_plan_applies_only_to_16_bit_floats_with_float32_accumulator():
+    assert tc.plan(_Op(64, 64, 32), 128).kind == "f16"
+    assert tc.plan(_Op(64, 64, 32, dt.bfloat16), 128).kind == "bf16"
+    assert tc.plan(_Op(64, 64, 32, dt.float32), 128) is None
+    assert tc.plan(_Op(64, 64, 32, dt.float16, dt.float16), 128) is None
+    assert tc.plan(_Op(64, 64, 8), 128) is None                 # K below one mma step
+    assert tc.plan(_Op(16, 16, 16), 16) is None                 # less than a warp
+
+
+# -- operands staged straight from global memory (cp.async, lower/matmul_tc._stage_direct) ----
+def _tc_source(kernel, args, T):
+    """Generated source with tensor cores and cp.async staging on (CUTILE_NUMBA_CP_ASYNC)."""
+    from cutile.numba_backend.launch import generate
+    return generate(kernel.compile(kernel.specialize(args)), T, "f32", tensor_cores=True).source
+
+
+@ct.kernel
+def _mm_reused(a, b, c, TM: Constant[int], TN: Constant[int], TK: Constant[int]):
+    acc = ct.zeros((TM, TN), dtype=ct.float32)
+    for k in range(ct.num_tiles(a, 1, (TM, TK))):
+        x = ct.load(a, (ct.bid(0), k), (TM, TK), padding_mode=ct.PaddingMode.ZERO)
+        y = ct.load(b, (k, ct.bid(1)), (TK, TN), padding_mode=ct.PaddingMode.NAN)
+        acc = ct.mma(x, y, acc) + ct.sum(x.astype(ct.float32))
+    ct.store(c, (ct.bid(0), ct.bid(1)), acc)
+
+
+@pytest.fixture
+def cp_async(monkeypatch):
+    monkeypatch.setenv("CUTILE_NUMBA_CP_ASYNC", "1")
+
+
+def test_plain_operand_loads_are_staged_by_cp_async(cp_async):
+    """R-MM-7 tensor-core path: the K loop's zero-padded operand loads are copied to shared
+    memory by 16-byte cp.async (an element-wise copy where rows are not 16-byte aligned)."""
+    m = np.zeros((128, 128), np.float16)
+    src = _tc_source(mm_kloop, (m, m, np.zeros((128, 128), np.float32), 64, 64, 32,
+                                ct.float32), 128)
+    assert src.count("cp_async16(") == 8 and "cp_async_wait_all()" in src    # 2 stages
+    assert src.count("staged into shared memory by its tensor-core mma") == 2
+    assert "strides[1] == 2" in src and "addr_of(" in src and "ldsm32_x4(" in src
+
+
+def test_cp_async_staging_is_opt_in():
+    """Default (CUTILE_NUMBA_CP_ASYNC unset): the H100-measured form, loads in registers and
+    64-bit ldmatrix addresses."""
+    m = np.zeros((128, 128), np.float16)
+    src = _tc_source(mm_kloop, (m, m, np.zeros((128, 128), np.float32), 64, 64, 32,
+                                ct.float32), 128)
+    assert "cp_async16(" not in src and "ldsm_x4(" in src and "ldsm32" not in src
+
+
+def test_loads_used_elsewhere_or_nan_padded_go_through_registers(cp_async):
+    """A load whose tile is also used elsewhere, or whose padding is not zero, is staged from
+    registers as before (no cp.async for it)."""
+    m = np.zeros((128, 128), np.float16)
+    src = _tc_source(_mm_reused, (m, m, np.zeros((128, 128), np.float32), 64, 64, 32), 128)
+    assert "cp_async16(" not in src and "ldsm32_x4(" in src
+
+
+def test_tensor_core_kernels_compile_to_mma_ldmatrix_and_cp_async(monkeypatch):
+    """The generated tensor-core kernels go through Numba and NVVM for sm_90 (no GPU needed):
+    float16 and bfloat16 mma.sync.m16n8k16, ldmatrix .x4 / .x4.trans, and with
+    CUTILE_NUMBA_CP_ASYNC=1 cp.async copies and 32-bit ldmatrix addresses."""
+    import ml_dtypes
+    from diff import ptxcheck
+    if ptxcheck.toolkit() is None:
+        pytest.skip("no CUDA toolkit (libNVVM) to compile the generated kernel")
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    c = np.zeros((64, 64), np.float32)
+    jobs = []
+    for d, cp in ((np.float16, "0"), (ml_dtypes.bfloat16, "0"), (np.float16, "1")):
+        monkeypatch.setenv("CUTILE_NUMBA_CP_ASYNC", cp)
+        m = np.zeros((64, 64), d)
+        ir = mm_kloop.compile(mm_kloop.specialize((m, m, c, 32, 32, 32, ct.float32)))
+        jobs.append(ptxcheck.job_for(ir, 64, "f32", tensor_cores=True))
+    f16, bf16, cpa = ptxcheck.run_in_subprocess(jobs, root)
+    for r in (f16, bf16, cpa):
+        assert r["ok"], r.get("error")
+    assert "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32" in f16["ptx"]
+    assert "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32" in bf16["ptx"]
+    for r in (f16, bf16):
+        assert "ldmatrix.sync.aligned.m8n8.x4.shared.b16" in r["ptx"]
+        assert "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16" in r["ptx"]
+        assert "cp.async" not in r["ptx"]
+    assert cpa["ptx"].count("cp.async.cg.shared.global") >= 2
+    assert "cp.async.wait_all" in cpa["ptx"]
+
+
+def test_k_loop_is_pipelined_in_two_stages(cp_async):
+    """With cp.async staging the K loop's mma is software-pipelined: the loop's prologue
+    issues iteration 0's copies, each iteration waits, synchronises once, issues the next
+    iteration's copies into the other half and computes from this half."""
+    m = np.zeros((128, 128), np.float16)
+    src = _tc_source(mm_kloop, (m, m, np.zeros((128, 128), np.float32), 64, 64, 32,
+                                ct.float32), 128)
+    head, loop = src.split("    for _i", 1)
+    assert head.count("cp_async16(") == 4 and loop.count("cp_async16(") == 4
+    assert loop.count("cuda.syncthreads()") == 1 and "^ 1) * 2048) + " in loop
+    assert src.rstrip().count("cp_async_wait_all()") == 2      # in the loop and after it
+    big = np.zeros((512, 512), np.float16)
+    src = _tc_source(mm_kloop, (big, big, np.zeros((512, 512), np.float32), 128, 256, 128,
+                                ct.float32), 256)
+    assert "^ 1) *" not in src                # two stages would not fit PIPELINE_SMEM

@@ -1,0 +1,134 @@
+"""GPU check of the tensor-core mma and dynamic-shared-memory paths of the Numba backend.
+
+    python tools/gpu/tc_check.py [--bench] [--only f16,bf16]
+
+1. correctness: float16/bfloat16 ``mm_kloop`` (float32 accumulator) at several tile shapes,
+   full and partial tiles, against NumPy in float64 within the tensor-core R-MM-7 bound
+   (docs/backend.md) and, for the 128x256x128 tile (96 KiB of staging: dynamic shared memory),
+   against the interpreter;
+2. resources from ``kernel.inspect`` (plan, registers, static/dynamic shared memory, occupancy);
+3. ``--bench``: TFLOP/s at 4096^3 next to PyTorch (cuBLAS).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+
+import numpy as np
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path[:0] = [ROOT, os.path.join(ROOT, "spec_tests")]
+
+import ml_dtypes  # noqa: E402
+from backend_kernels import mm_kloop  # noqa: E402
+from diff.harness import mma_f32_bound  # noqa: E402
+
+import cutile as ct  # noqa: E402
+from cutile.executors import backend, inspect  # noqa: E402
+
+DT = {"f16": np.float16, "bf16": ml_dtypes.bfloat16}
+
+
+def tc_bound(a, b, TK):
+    """R-MM-7 bound of the tensor-core path (docs/backend.md)."""
+    return mma_f32_bound(a, b, TK, tensor_cores=True)
+
+
+def check(tag, M, N, K, TM, TN, TK, threads=None, interp=False):
+    rng = np.random.default_rng(M * 7 + N * 3 + K)
+    a = rng.standard_normal((M, K)).astype(DT[tag])
+    b = rng.standard_normal((K, N)).astype(DT[tag])
+    c = np.full((M, N), np.nan, np.float32)
+    grid = (-(-M // TM), -(-N // TN))
+    kargs = (a, b, c, TM, TN, TK, ct.float32)
+    t0 = time.time()
+    with backend("numba", threads=threads):
+        ct.launch(None, grid, mm_kloop, kargs)
+    dt_ = time.time() - t0
+    ref = a.astype(np.float64) @ b.astype(np.float64)
+    err = np.abs(c.astype(np.float64) - ref)
+    bnd = tc_bound(a, b, TK)
+    ok = bool(np.all(err <= bnd))
+    line = (f"{tag} {M}x{N}x{K} tiles {TM}x{TN}x{TK}: max err {np.nanmax(err):.3g} "
+            f"(bound {bnd.max():.3g}) {'OK' if ok else 'FAIL'}; first launch {dt_:.1f}s")
+    if interp:
+        ci = np.full((M, N), np.nan, np.float32)
+        with backend("interp"):
+            ct.launch(None, grid, mm_kloop, (a, b, ci, TM, TN, TK, ct.float32))
+        e2 = np.abs(c.astype(np.float64) - ci.astype(np.float64))
+        ok2 = bool(np.all(e2 <= bnd + np.abs(ci) * 2.0 ** -23))
+        line += f"; vs interpreter max diff {e2.max():.3g} {'OK' if ok2 else 'FAIL'}"
+        ok = ok and ok2
+    info = inspect(mm_kloop, kargs, grid=grid, threads=threads)
+    print(line)
+    print(f"    [inspect] {info.summary()}")
+    sys.stdout.flush()
+    return ok
+
+
+def bench(tag, S, TM, TN, TK, threads=None):
+    import torch
+    tdt = {"f16": torch.float16, "bf16": torch.bfloat16}[tag]
+    A = torch.randn(S, S, device="cuda", dtype=tdt)
+    B = torch.randn(S, S, device="cuda", dtype=tdt)
+    C = torch.empty(S, S, device="cuda", dtype=torch.float32)
+    grid = (S // TM, S // TN)
+    st = torch.cuda.current_stream()
+
+    def ours():
+        with backend("numba", threads=threads):
+            ct.launch(st, grid, mm_kloop, (A, B, C, TM, TN, TK, ct.float32))
+
+    def theirs():
+        torch.matmul(A, B)
+
+    def timeit(fn):
+        fn()
+        torch.cuda.synchronize()
+        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        s.record()
+        for _ in range(10):
+            fn()
+        e.record()
+        e.synchronize()
+        return s.elapsed_time(e) / 10 * 1e-3
+
+    t0 = time.time()
+    ours()
+    torch.cuda.synchronize()
+    first = time.time() - t0
+    ref = A.float() @ B.float()
+    err = (C - ref).abs().max().item()
+    to, tt = timeit(ours), timeit(theirs)
+    fl = 2 * S ** 3 / 1e12
+    print(f"bench {tag} {S}^3 tiles {TM}x{TN}x{TK}: numba {fl / to:.1f} TFLOP/s, torch "
+          f"{fl / tt:.1f} TFLOP/s, ratio {tt / to:.2f}; max err {err:.3g}; first {first:.1f}s")
+    sys.stdout.flush()
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--bench", action="store_true")
+    ap.add_argument("--only", default="f16,bf16")
+    args = ap.parse_args(argv)
+    ok = True
+    for tag in args.only.split(","):
+        ok &= check(tag, 100, 72, 80, 16, 16, 16, threads=32)      # partial tiles, 1 warp
+        ok &= check(tag, 300, 200, 130, 64, 64, 32)                 # partial tiles, a unaligned
+        ok &= check(tag, 256, 256, 256, 128, 128, 32)
+    print("correctness:", "ALL OK" if ok else "FAILURES")
+    sys.stdout.flush()
+    if args.bench:
+        for tag in args.only.split(","):
+            bench(tag, 4096, 128, 128, 32)
+        bench("f16", 4096, 128, 128, 64)
+    ok &= check("f16", 256, 512, 256, 128, 256, 128, interp=True)   # dynamic shared memory
+    print("correctness incl. 128x256x128:", "ALL OK" if ok else "FAILURES")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
