@@ -107,7 +107,9 @@ def test_batch_broadcast_R_MM_1_6():
                                                                                  np.float32)))
 
 
-@pytest.mark.skipif(test_backend() != "numba", reason="runs with CUTILE_TEST_BACKEND=numba only: it checks the Numba backend's refusal")
+@pytest.mark.skipif(test_backend() != "numba",
+                    reason="runs with CUTILE_TEST_BACKEND=numba only: it checks the Numba "
+                           "backend's refusal")
 def test_numba_backend_refuses_with_unsupported_feature():
     with pytest.raises(ct.TileUnsupportedFeatureError, match="mma_scaled.*numba backend"):
         ct.launch(None, (1,), k2, (np.ones((2, 64), F8E4), np.ones((2, 2), E8M0),
