@@ -201,16 +201,21 @@ def main(argv=None) -> int:
     R, Ncol = (1024, 4096) if args.quick else (8192, 4096)
     S = 1024 if args.quick else 4096
 
-    def run_impls(row, impls, check, work, poison):
+    def run_impls(row, impls, check, work, poison, out=None):
+        """Check, then time, each implementation.  ``out``: the output tensor ``check``
+        reads; an implementation that returns its result as a new tensor (PyTorch's sdpa,
+        layer_norm) has it copied there for the check (not timed)."""
         for name, launch in impls:
             if launch is None:
                 continue
             try:
                 poison()
                 t0 = time.time()
-                launch()
+                res = launch()
                 sync()
                 first = time.time() - t0
+                if out is not None and torch.is_tensor(res) and res.data_ptr() != out.data_ptr():
+                    out.copy_(res.view(out.shape))
                 err = check()
                 if err:
                     row.vals[name] = f"WRONG ({err})"
@@ -345,7 +350,7 @@ def main(argv=None) -> int:
              if theirs else None),
         ], lambda: None if torch.allclose(y, ref, rtol=1e-4, atol=1e-4) else
             f"max err {(y - ref).abs().max().item():.3g}", 2 * 4 * R * Ncol / 1e9,
-            lambda: y.fill_(float("nan")))
+            lambda: y.fill_(float("nan")), out=y)
 
     if "attention" in only:
         # the shapes of NVIDIA's FMHA sample benchmark (batch 8, 16 heads, 1024 x 1024, d 64),
@@ -370,7 +375,7 @@ def main(argv=None) -> int:
              if theirs else None),
         ], lambda: None if torch.allclose(o.float(), ref.float(), rtol=1e-2, atol=1e-2) else
             f"max err {(o.float() - ref.float()).abs().max().item():.3g}",
-            4 * Bt * H * Sq * Sq * D / 1e12, lambda: o.fill_(float("nan")))
+            4 * Bt * H * Sq * Sq * D / 1e12, lambda: o.fill_(float("nan")), out=o)
 
     # -- table -------------------------------------------------------------------------------
     print()
@@ -387,6 +392,11 @@ def main(argv=None) -> int:
         first = r.vals.get("numba first call (s)", "-")
         first = f"{first:10.1f}" if isinstance(first, float) else f"{'-':>10}"
         print(f"{r.name:28} {r.unit:8} {f(n)} {f(t)} {f(c)} {rt} {rc} {first}")
+    for r in rows:               # the table cuts cells at 10 characters: which column failed
+        for k in ("numba", "torch", "cuTile"):
+            v = r.vals.get(k)
+            if isinstance(v, str):
+                print(f"[{k} column] {r.name}: {v}")
     by = {r.name.split(" 2^")[0]: r.vals for r in rows}
     va, cp = by.get("vector add", {}).get("numba"), by.get("device copy", {}).get("torch")
     if isinstance(va, float) and isinstance(cp, float):

@@ -16,3 +16,26 @@ def mm_kloop(a, b, c, TM: Constant[int], TN: Constant[int], TK: Constant[int],
         y = ct.load(b, (k, ct.bid(1)), (TK, TN), padding_mode=ct.PaddingMode.ZERO)
         acc = ct.mma(x, y, acc)
     ct.store(c, (ct.bid(0), ct.bid(1)), acc)
+
+
+@ct.kernel
+def attention_fwd(q, k, v, o, scale: float, TM: Constant[int], TN: Constant[int],
+                  D: Constant[int]):
+    """benchmarks/gpu.py's attention forward (non-causal, online softmax): two mmas per K
+    step, one operand loaded before the loop, one transposed, one a plain load in the loop."""
+    bm, bh = ct.bid(0), ct.bid(1)
+    qt = ct.reshape(ct.load(q, (bh, bm, 0), (1, TM, D)), (TM, D))
+    m = ct.full((TM, 1), -float("inf"), dtype=ct.float32)
+    den = ct.zeros((TM, 1), dtype=ct.float32)
+    acc = ct.zeros((TM, D), dtype=ct.float32)
+    for j in range(ct.num_tiles(k, 1, (1, TN, D))):
+        kt = ct.reshape(ct.load(k, (bh, j, 0), (1, TN, D)), (TN, D))
+        s = ct.mma(qt, ct.transpose(kt), ct.zeros((TM, TN), dtype=ct.float32)) * scale
+        m_new = ct.maximum(m, ct.max(s, axis=1, keepdims=True))
+        p = ct.exp(s - m_new)
+        alpha = ct.exp(m - m_new)
+        den = den * alpha + ct.sum(p, axis=1, keepdims=True)
+        vt = ct.reshape(ct.load(v, (bh, j, 0), (1, TN, D)), (TN, D))
+        acc = ct.mma(p.astype(q.dtype), vt, acc * alpha)
+        m = m_new
+    ct.store(o, (bh, bm, 0), ct.reshape((acc / den).astype(o.dtype), (1, TM, D)))

@@ -7,7 +7,7 @@ from __future__ import annotations
 import ml_dtypes
 import numpy as np
 import pytest
-from backend_kernels import mm_kloop
+from backend_kernels import attention_fwd, mm_kloop
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -15,6 +15,7 @@ import cutile as ct
 from cutile import Constant
 
 from .harness import assert_same, examples, mma_f32_bound, poison, run_both, shards, sim
+from .racecheck import racecheck
 
 
 @ct.kernel
@@ -129,11 +130,43 @@ def test_tensor_core_path_on_instruction_models(monkeypatch, case, din, cp_async
     a, b = _data(rng, (M, K), din), _data(rng, (K, N), din)
     c = poison((M, N), np.float32)
     grid = (-(-M // TM), -(-N // TN))
-    ref, got = run_both(mm_kloop, grid, [a, b, c, TM, TN, TK, ct.float32], mma_acc="f32",
-                        threads=T)
+    with racecheck() as races:
+        ref, got = run_both(mm_kloop, grid, [a, b, c, TM, TN, TK, ct.float32], mma_acc="f32",
+                            threads=T)
+    assert not races, races.describe()
     bound = mma_f32_bound(a, b, TK, tensor_cores=True)
     err = np.abs(ref[2].astype(np.float64) - got[2].astype(np.float64))
     assert np.all(err <= bound), f"max err {err.max()} bound {bound.max()}"
+
+
+@pytest.mark.skipif("not sim()", reason="on a GPU the real instructions run "
+                    "(benchmarks/gpu.py --only attention)")
+@pytest.mark.parametrize("cp_async", ["0", "1"])
+def test_attention_tensor_cores_on_instruction_models(monkeypatch, cp_async):
+    """R-MM-7: benchmarks/gpu.py's attention forward (two tensor-core mmas per K step: Q
+    staged from before the loop, K transposed through registers, P converted from the first
+    mma's fragments, V a plain load staged by cp.async) on the instruction models at 2 warps
+    agrees with softmax(Q K^T * scale) V in float64, and no two threads touch a shared-memory
+    byte between the same barriers (racecheck)."""
+    monkeypatch.setenv("CUTILE_NUMBA_TENSOR_CORES", "sim")
+    monkeypatch.setenv("CUTILE_NUMBA_CP_ASYNC", cp_async)
+    H, S, D, TL = 1, 32, 16, 16
+    rng = np.random.default_rng(12)
+    q, k, v = (rng.standard_normal((H, S, D)).astype(np.float16) for _ in range(3))
+    o = poison((H, S, D), np.float16)
+    with racecheck() as races:
+        ref, got = run_both(attention_fwd, (S // TL, H), [q, k, v, o, D ** -0.5, TL, TL, D],
+                            threads=64)
+    assert not races, races.describe()
+    s = np.einsum("hmd,hnd->hmn", q.astype(np.float64), k.astype(np.float64)) * D ** -0.5
+    p = np.exp(s - s.max(-1, keepdims=True))
+    want = (p / p.sum(-1, keepdims=True)) @ v.astype(np.float64)
+    # P is rounded to float16 for the second mma (relative 2**-11: <= 2**-11 max|V| on a
+    # weighted mean of V), the output to float16 (2**-11 |O|); float32 sums far below that
+    bound = 2.0 ** -10 * (np.abs(v.astype(np.float64)).max() + np.abs(want))
+    for out in (got[3], ref[3]):
+        err = np.abs(out.astype(np.float64) - want)
+        assert np.all(err <= bound), f"max err {err.max()}"
 
 
 def test_tf32_operands_rounded_as_interpreter():

@@ -1,0 +1,220 @@
+"""A shared-memory race detector for kernels run under Numba's CUDA simulator (tests only).
+
+The simulator runs a block's threads as Python threads that meet at ``syncthreads``; between
+two barriers they interleave however the GIL lets them, so a missing barrier rarely shows as a
+wrong result there, while on a GPU it does.  ``racecheck()`` records every shared-memory
+element access of the generated kernel with the thread, the barrier phase (how many
+``syncthreads`` that thread has passed: every thread of a block passes the same barriers) and,
+for the ``cp.async`` models of ``ptx_sim.py``, the phases between the copy's issue and the
+issuing thread's ``cp.async.wait_all`` (the copy lands somewhere in between).  Two accesses of
+one byte by different threads race when at least one writes and their phases overlap; a thread
+reading bytes its own copy has not yet waited for races with itself.  ``ldmatrix`` reads are
+recorded for the lane that gives the row address (16 bytes).  What compute-sanitizer's
+racecheck finds on a GPU, for the barriers the code generator places.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+import threading
+from dataclasses import dataclass, field
+
+import numpy as np
+
+
+@dataclass
+class Report:
+    accesses: int = 0
+    races: list = field(default_factory=list)     # (block, byte, first, second) descriptions
+
+    def __bool__(self) -> bool:
+        return bool(self.races)
+
+    def describe(self, n: int = 5) -> str:
+        return f"{len(self.races)} race(s) in {self.accesses} accesses; first: " + "; ".join(
+            str(r) for r in self.races[:n])
+
+
+class _Tracked(np.ndarray):
+    """A shared array that logs its element accesses (integer indices and slices)."""
+
+    def __getitem__(self, i):
+        if not isinstance(i, slice):               # slices: views (dynamic buffers), no data
+            _log(self, i, False)
+        return super().__getitem__(i)
+
+    def __setitem__(self, i, v):
+        _log(self, i, True)
+        super().__setitem__(i, v)
+
+
+_state = threading.local()
+_rec: dict | None = None
+
+
+def _thread_info():
+    th = threading.current_thread()
+    return tuple(th.blockIdx), th.thread_id, getattr(th, "_rc_phase", 0)
+
+
+def _log(arr, i, write: bool, nbytes: int | None = None) -> None:
+    if _rec is None or getattr(_state, "quiet", False) or arr.ndim != 1:
+        return
+    base = arr.__array_interface__["data"][0]
+    size = arr.itemsize
+    if isinstance(i, slice):
+        lo, hi, step = i.indices(arr.shape[0])
+        if step != 1 or hi <= lo:
+            return
+        start, length = base + lo * size, (hi - lo) * size
+    else:
+        try:
+            k = int(i)
+        except TypeError:
+            return
+        if k < 0:
+            k += arr.shape[0]
+        start, length = base + k * size, size
+    if nbytes is not None:
+        length = nbytes
+    block, tid, phase = _thread_info()
+    seq = _next_seq()
+    f = sys._getframe(2)
+    while f is not None and f.f_code.co_filename == __file__:
+        f = f.f_back
+    where = (f.f_code.co_filename, f.f_lineno) if f is not None else None
+    pend = getattr(_state, "pending", None)
+    if write and getattr(_state, "async_copy", False):
+        ent = [block, tid, phase, None, True, seq, None, start, length, where]
+        pend.append(ent)
+    else:
+        ent = [block, tid, phase, phase, write, seq, seq, start, length, where]
+    _rec["log"].append(ent)
+
+
+def _next_seq() -> int:
+    s = getattr(_state, "seq", 0) + 1
+    _state.seq = s
+    return s
+
+
+def _wrap_intrinsics(intr: dict) -> dict:
+    """Wrapped ``ptx_sim`` models: cp.async writes pending until the wait, ldmatrix reads by
+    the row-giving lane; the models' own array accesses are not logged."""
+    saved = dict(intr)
+
+    def quiet(fn):
+        def run(*a):
+            _state.quiet = True
+            try:
+                return fn(*a)
+            finally:
+                _state.quiet = False
+        return run
+
+    def ldsm(fn):
+        def run(buf, idx):
+            _log(buf.reshape(-1), int(idx), False, nbytes=16)
+            return quiet(fn)(buf, idx)
+        return run
+
+    def cp_async16(buf, idx, src, off, nbytes):
+        if not hasattr(_state, "pending"):
+            _state.pending = []
+        _state.async_copy = True
+        try:
+            _log(buf.reshape(-1), int(idx), True, nbytes=16)
+        finally:
+            _state.async_copy = False
+        return quiet(saved["cp_async16"])(buf, idx, src, off, nbytes)
+
+    def wait_all():
+        _, _, phase = _thread_info()
+        seq = _next_seq()
+        for ent in getattr(_state, "pending", ()):
+            ent[3], ent[6] = phase, seq
+        _state.pending = []
+        return saved["cp_async_wait_all"]()
+
+    for name, fn in saved.items():
+        if name.startswith("ldsm"):
+            intr[name] = ldsm(fn)
+        elif name not in ("cp_async16", "cp_async_wait_all"):
+            intr[name] = quiet(fn)
+    intr["cp_async16"] = cp_async16
+    intr["cp_async_wait_all"] = wait_all
+    return saved
+
+
+def _analyse(log: list) -> list:
+    """(block, byte address, write, other access) of each racing pair (one per byte)."""
+    inf = float("inf")
+    by_byte: dict = {}
+    for block, tid, lo, hi, write, s0, s1, start, length, where in log:
+        acc = (tid, lo, inf if hi is None else hi, write, s0, inf if s1 is None else s1,
+               where)
+        for b in range(start, start + length):
+            by_byte.setdefault((block, b), []).append(acc)
+    races = []
+    for (block, b), accs in by_byte.items():
+        hit = next(((w, a) for w in accs if w[3] for a in accs if a is not w and _race(w, a)),
+                   None)
+        if hit is not None:
+            races.append((block, b) + hit)
+    return races
+
+
+def _race(w, a) -> bool:
+    """Whether the write ``w`` and the access ``a`` of one byte race."""
+    if a[0] != w[0]:
+        return a[1] <= w[2] and w[1] <= a[2]          # phases overlap
+    return w[5] != w[4] and w[4] < a[4] < w[5]        # own cp.async not yet waited for
+
+
+@contextlib.contextmanager
+def racecheck():
+    """Record shared-memory accesses of simulator launches inside the block; the yielded
+    ``Report`` is filled when the block exits."""
+    global _rec
+    from numba import types
+    from numba.cuda.simulator import kernel as skernel
+    from numba.cuda.simulator import kernelapi
+    from numba.np import numpy_support
+
+    from cutile.numba_backend import ptx_sim
+    report = Report()
+    orig_array = kernelapi.FakeCUDAShared.array
+    orig_sync = skernel.BlockThread.syncthreads
+
+    def array(self, shape, dtype, alignment=None):
+        if shape == 0:                              # dynamic: one allocation, views of it
+            return orig_array(self, shape, dtype, None).view(_Tracked)
+        # the simulator tells static arrays apart by the calling line: this wrapper's caller
+        f = sys._getframe(1)
+        key = ("racecheck", f.f_code.co_filename, f.f_lineno)
+        res = self._allocations.get(key)
+        if res is None:
+            if isinstance(dtype, types.Type):
+                dtype = numpy_support.as_dtype(dtype)
+            res = self._allocations[key] = np.empty(shape, dtype)
+        return res.view(_Tracked)
+
+    def syncthreads(self):
+        orig_sync(self)
+        self._rc_phase = getattr(self, "_rc_phase", 0) + 1
+
+    kernelapi.FakeCUDAShared.array = array
+    skernel.BlockThread.syncthreads = syncthreads
+    saved = _wrap_intrinsics(ptx_sim.SIM_INTRINSICS)
+    _rec = {"log": []}
+    try:
+        yield report
+    finally:
+        log = _rec["log"]
+        _rec = None
+        kernelapi.FakeCUDAShared.array = orig_array
+        skernel.BlockThread.syncthreads = orig_sync
+        ptx_sim.SIM_INTRINSICS.update(saved)
+    report.accesses = len(log)
+    report.races = _analyse(log)
