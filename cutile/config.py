@@ -15,10 +15,10 @@
 - ``CUTILE_NUMBA_TENSOR_CORES``: ``1`` (default) lets float16/bfloat16 mma use the tensor
   cores on a GPU (``mma_acc="f32"`` only); ``0`` keeps the FFMA path; ``sim`` also under the
   CUDA simulator, with models of the instructions (tests).
-- ``CUTILE_NUMBA_CP_ASYNC``: ``1`` lets the tensor-core mma copy its operand tiles from
-  global to shared memory with ``cp.async`` (a two-stage pipelined K loop where it can) and
-  address shared memory with 32-bit registers (default ``0``: compiled for sm_90 and checked
-  on instruction models, not yet run on a GPU; docs/backend.md "Tensor cores").
+- ``CUTILE_NUMBA_CP_ASYNC``: ``1`` (default) lets the tensor-core mma copy its operand tiles
+  from global to shared memory with ``cp.async`` (a pipelined K loop where it can) and
+  address shared memory with 32-bit registers (measured on the H100); ``0`` stages them
+  through registers (docs/backend.md "Tensor cores").
 - ``CUTILE_CACHE``: ``0`` turns the on-disk kernel cache off (default on; docs/cache.md).
 - ``CUTILE_CACHE_DIR``: where the cache lives (default ``$XDG_CACHE_HOME/cutile``, else
   ``~/.cache/cutile``; ``~/Library/Caches/cutile`` on macOS, ``%LOCALAPPDATA%\\cutile\\Cache``
@@ -101,7 +101,8 @@ def numba_tensor_cores_sim() -> bool:
 
 
 def numba_cp_async() -> bool:
-    return os.environ.get("CUTILE_NUMBA_CP_ASYNC", "0").strip().lower() in ("1", "true", "yes")
+    return os.environ.get("CUTILE_NUMBA_CP_ASYNC", "1").strip().lower() not in (
+        "0", "false", "no", "off")
 
 
 _OFF = ("0", "false", "no", "off", "none")

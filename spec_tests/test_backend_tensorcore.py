@@ -274,7 +274,7 @@ def test_plan_applies_only_to_16_bit_floats_with_float32_accumulator():
 
 # -- operands staged straight from global memory (cp.async, lower/matmul_tc._stage_direct) ----
 def _tc_source(kernel, args, T):
-    """Generated source with tensor cores and cp.async staging on (CUTILE_NUMBA_CP_ASYNC)."""
+    """Generated source with tensor cores (cp.async staging as CUTILE_NUMBA_CP_ASYNC says)."""
     from cutile.numba_backend.launch import generate
     return generate(kernel.compile(kernel.specialize(args)), T, "f32", tensor_cores=True).source
 
@@ -305,12 +305,16 @@ def test_plain_operand_loads_are_staged_by_cp_async(cp_async):
     assert "strides[1] == 2" in src and "addr_of(" in src and "ldsm32_x4(" in src
 
 
-def test_cp_async_staging_is_opt_in():
-    """Default (CUTILE_NUMBA_CP_ASYNC unset): the H100-measured form, loads in registers and
-    64-bit ldmatrix addresses."""
+def test_cp_async_staging_is_the_default_and_can_be_turned_off(monkeypatch):
+    """Default (CUTILE_NUMBA_CP_ASYNC unset): cp.async staging and 32-bit ldmatrix addresses;
+    CUTILE_NUMBA_CP_ASYNC=0: operands loaded into registers, 64-bit ldmatrix addresses."""
     m = np.zeros((128, 128), np.float16)
-    src = _tc_source(mm_kloop, (m, m, np.zeros((128, 128), np.float32), 64, 64, 32,
-                                ct.float32), 128)
+    args = (m, m, np.zeros((128, 128), np.float32), 64, 64, 32, ct.float32)
+    monkeypatch.delenv("CUTILE_NUMBA_CP_ASYNC", raising=False)
+    src = _tc_source(mm_kloop, args, 128)
+    assert "cp_async16(" in src and "ldsm32_x4(" in src
+    monkeypatch.setenv("CUTILE_NUMBA_CP_ASYNC", "0")
+    src = _tc_source(mm_kloop, args, 128)
     assert "cp_async16(" not in src and "ldsm_x4(" in src and "ldsm32" not in src
 
 

@@ -7,8 +7,8 @@ Numba exposes no ``mma``/``ldmatrix`` instruction, so they are emitted as llvmli
 - ``mma_f16`` / ``mma_bf16``: ``mma.sync.aligned.m16n8k16.row.col.f32.{f16,bf16}.f32``, one
   warp, A as 4 and B as 2 ``uint32`` registers holding two halves each, C/D as 4 float32;
 - ``ldsm_x4(buf, i)``, ``ldsm_x4_t(buf, i)``, ``ldsm_x2_t(buf, i)`` (``ldsm32_*``: the same
-  with a 32-bit shared-window address, so shared addresses stay in 32-bit registers; opt-in
-  with ``CUTILE_NUMBA_CP_ASYNC``): ``ldmatrix.sync.aligned``
+  with a 32-bit shared-window address, so shared addresses stay in 32-bit registers; the
+  default, ``CUTILE_NUMBA_CP_ASYNC=0`` turns it off): ``ldmatrix.sync.aligned``
   of four (two) 8x8 matrices of 16-bit elements from shared memory, plain or transposed, each
   lane giving the address ``&buf[i]`` of one matrix row (16 bytes).  They are marked as having
   side effects and clobbering memory so that LLVM keeps them after the barrier that publishes

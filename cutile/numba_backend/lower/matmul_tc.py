@@ -8,8 +8,8 @@ then for every 16-deep k step ``ldmatrix`` the A and B fragments of this warp an
 (``TCPlan.layout``) across the loop, so nothing moves between calls; the barrier tracker places
 the write-after-read barrier before the next staging, as for the FFMA path.
 
-With ``CUTILE_NUMBA_CP_ASYNC=1`` (``Gen.cp_async``; compiled for sm_90 but not yet run on a
-GPU, so off by default) an operand that is a plain zero-padded load used only here is not
+With ``Gen.cp_async`` (the default; ``CUTILE_NUMBA_CP_ASYNC=0`` turns it off) an operand
+that is a plain zero-padded load used only here is not
 loaded into registers at all: ``_stage_direct`` copies its tile global -> shared with 16-byte
 ``cp.async`` at the mma (``Assignment.direct_operands`` picks them), and ``ldmatrix`` takes
 32-bit shared addresses (``ldsm32_*``).
