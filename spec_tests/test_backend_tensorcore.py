@@ -300,7 +300,8 @@ def test_plain_operand_loads_are_staged_by_cp_async(cp_async):
     m = np.zeros((128, 128), np.float16)
     src = _tc_source(mm_kloop, (m, m, np.zeros((128, 128), np.float32), 64, 64, 32,
                                 ct.float32), 128)
-    assert src.count("cp_async16(") == 8 and "cp_async_wait_all()" in src    # 2 stages
+    # 2 chunks per thread and operand: 3 prologue stages + the loop's next one
+    assert src.count("cp_async16(") == 4 * 4 and "cp_async_wait_all()" in src
     assert src.count("staged into shared memory by its tensor-core mma") == 2
     assert "strides[1] == 2" in src and "addr_of(" in src and "ldsm32_x4(" in src
 
@@ -355,18 +356,31 @@ def test_tensor_core_kernels_compile_to_mma_ldmatrix_and_cp_async(monkeypatch):
     assert "cp.async.wait_all" in cpa["ptx"]
 
 
-def test_k_loop_is_pipelined_in_two_stages(cp_async):
+def test_k_loop_is_pipelined_in_stages_chosen_from_shared_memory(cp_async):
     """With cp.async staging the K loop's mma is software-pipelined: the loop's prologue
-    issues iteration 0's copies, each iteration waits, synchronises once, issues the next
-    iteration's copies into the other half and computes from this half."""
-    m = np.zeros((128, 128), np.float16)
-    src = _tc_source(mm_kloop, (m, m, np.zeros((128, 128), np.float32), 64, 64, 32,
-                                ct.float32), 128)
-    head, loop = src.split("    for _i", 1)
-    assert head.count("cp_async16(") == 4 and loop.count("cp_async16(") == 4
-    assert loop.count("cuda.syncthreads()") == 1 and "^ 1) * 2048) + " in loop
-    assert src.rstrip().count("cp_async_wait_all()") == 2      # in the loop and after it
-    big = np.zeros((512, 512), np.float16)
-    src = _tc_source(mm_kloop, (big, big, np.zeros((512, 512), np.float32), 128, 256, 128,
-                                ct.float32), 256)
-    assert "^ 1) *" not in src                # two stages would not fit PIPELINE_SMEM
+    issues the copies of the first S - 1 iterations (one commit group each), each iteration
+    waits until at most S - 2 groups fly, synchronises once, issues iteration + S - 1 into
+    the slot the previous iteration computed from and computes from its own.  S: as many
+    stages of the operand tiles as fit 96 KiB, at most 4 (kernel.inspect's plan says it)."""
+    from cutile.numba_backend.launch import generate
+
+    def gen(M, tiles, T):
+        m = np.zeros((M, M), np.float16)
+        ir = mm_kloop.compile(mm_kloop.specialize((m, m, np.zeros((M, M), np.float32))
+                                                  + tiles + (ct.float32,)))
+        return generate(ir, T, "f32", tensor_cores=True)
+
+    g = gen(128, (64, 64, 32), 128)                 # 8 KiB per stage: 4 stages
+    head, loop = g.source.split("    for _i", 1)
+    assert head.count("cp_async16(") == 3 * 4 and head.count("cp_async_commit()") == 3
+    assert loop.count("cp_async16(") == 4 and loop.count("cuda.syncthreads()") == 1
+    assert "cp_async_wait_group2()" in loop and "+ 3) & 3" in loop
+    assert "\n    cp_async_wait_all()" in loop                 # drained after the loop
+    assert "4-stage pipelined K loop" in g.plans[0]
+    g = gen(256, (128, 128, 64), 256)               # 32 KiB per stage: 3 stages
+    assert "cp_async_wait_group1()" in g.source and "+ 2) % 3" in g.source
+    assert "3-stage pipelined K loop" in g.plans[0] and g.smem.dynamic
+    g = gen(512, (128, 256, 64), 256)               # 48 KiB per stage: 2
+    assert "cp_async_wait_group0()" in g.source and "2-stage pipelined K loop" in g.plans[0]
+    g = gen(512, (128, 256, 128), 256)              # two stages would not fit PIPELINE_SMEM
+    assert "pipelined" not in g.plans[0] and "cp_async_wait_group" not in g.source

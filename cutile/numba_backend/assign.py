@@ -23,9 +23,11 @@ from . import layout as L
 from . import tensorcore
 
 FLEXIBLE_OPS = (ops.Constant, ops.Iota)
-# shared memory the two stages of a pipelined tensor-core mma may take: larger tiles keep one
-# stage (an H100 block may have 227 KiB; two stages of 128x256x128 would be 192 KiB)
+# shared memory the stages of a pipelined tensor-core mma may take: tiles whose two stages do
+# not fit keep one (an H100 block may have 227 KiB; two stages of 128x256x128 would be 192 KiB)
 PIPELINE_SMEM = 96 * 1024
+# deepest pipeline: the copies of MAX_STAGES - 1 K tiles in flight while one computes
+MAX_STAGES = 4
 _WRITES = ("Store", "Scatter", "Atomic", "Print", "Assert")
 
 
@@ -96,9 +98,9 @@ class Assignment:
         return self._direct
 
     def pipelined(self, op):
-        """The ``For`` whose K loop a tensor-core ``Mma`` software-pipelines (two stages:
-        the next iteration's operand tiles are copied while this one computes), or None.
-        Both operands must be staged by cp.async, the two stages fit ``PIPELINE_SMEM``, the
+        """The ``For`` whose K loop a tensor-core ``Mma`` software-pipelines (``stages``
+        stages: the next iterations' operand tiles are copied while this one computes), or
+        None.  Both operands must be staged by cp.async, two stages fit ``PIPELINE_SMEM``, the
         mma must stand directly in the loop's
         body with no ``break``/``continue``/``return`` anywhere in it, and the loads' arrays
         and indices must be the induction variable or values from outside the loop (so the
@@ -126,6 +128,17 @@ class Assignment:
                 if d is not None and (d[1] is loop or id(d[1]) in inner):  # carried / inside
                     return None
         return loop
+
+    def stages(self, op) -> int:
+        """Pipeline depth of a pipelined ``Mma``: as many stages of its two operand tiles as
+        fit ``PIPELINE_SMEM``, at most ``MAX_STAGES`` (stages beyond the copies' latency buy
+        nothing and cost occupancy); 2 when its loop pipelines other mmas too (their copies
+        are waited for together)."""
+        plan = self.tc_plan(op)
+        stage = 2 * (plan.M * plan.K + plan.K * plan.N)
+        if len(self.pipelined_in(self.pipelined(op))) > 1:
+            return 2
+        return max(2, min(MAX_STAGES, PIPELINE_SMEM // stage))
 
     def invariant_index(self, v: Value):
         """The ``BlockId`` or scalar integer ``Constant`` op defining ``v`` (loop-invariant

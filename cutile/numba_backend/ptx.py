@@ -15,7 +15,9 @@ Numba exposes no ``mma``/``ldmatrix`` instruction, so they are emitted as llvmli
   the staged tile;
 - ``cp_async16(buf, i, src, off, nbytes)`` / ``cp_async_wait_all()``: global -> shared copies
   of 16-byte chunks that bypass the registers (zero-filled past ``nbytes``), and the wait for
-  them; ``addr_of(arr)``: an array's data address (the 16-byte alignment test).
+  them; ``cp_async_commit()`` / ``cp_async_wait_group<n>()``: close a group of copies, wait for
+  all but the newest ``n`` groups (the multi-stage pipeline); ``addr_of(arr)``: an array's
+  data address (the 16-byte alignment test).
 """
 
 from __future__ import annotations
@@ -153,6 +155,36 @@ def cp_async_wait_all(typingctx):
 
 
 @intrinsic
+def cp_async_commit(typingctx):
+    """``cp.async.commit_group``: this thread's copies issued since the last commit form a
+    group (``cp_async_wait_group<n>`` waits for all but the newest ``n`` groups)."""
+
+    def codegen(context, builder, signature, args):
+        asm = ir.InlineAsm(ir.FunctionType(ir.VoidType(), []), "cp.async.commit_group;",
+                           "~{memory}", side_effect=True)
+        builder.call(asm, [])
+
+    return types.void(), codegen
+
+
+def _wait_group(n: int):
+    def impl(typingctx):
+        def codegen(context, builder, signature, args):
+            asm = ir.InlineAsm(ir.FunctionType(ir.VoidType(), []),
+                               f"cp.async.wait_group {n};", "~{memory}", side_effect=True)
+            builder.call(asm, [])
+
+        return types.void(), codegen
+
+    impl.__name__ = f"cp_async_wait_group{n}"
+    return intrinsic(impl)
+
+
+# pipelines of up to 4 stages wait with n = stages - 2
+CP_ASYNC_WAIT_GROUP = {f"cp_async_wait_group{n}": _wait_group(n) for n in range(3)}
+
+
+@intrinsic
 def addr_of(typingctx, arr):
     """The address of an array's first element (uint64), for alignment tests."""
     if not isinstance(arr, types.Array):
@@ -168,4 +200,5 @@ def addr_of(typingctx, arr):
 INTRINSICS = {"mma_f16": mma_f16, "mma_bf16": mma_bf16, "ldsm_x4": ldsm_x4,
               "ldsm_x4_t": ldsm_x4_t, "ldsm_x2_t": ldsm_x2_t, "ldsm32_x4": ldsm32_x4,
               "ldsm32_x4_t": ldsm32_x4_t, "ldsm32_x2_t": ldsm32_x2_t, "cp_async16": cp_async16,
-              "cp_async_wait_all": cp_async_wait_all, "addr_of": addr_of}
+              "cp_async_wait_all": cp_async_wait_all, "addr_of": addr_of,
+              "cp_async_commit": cp_async_commit, **CP_ASYNC_WAIT_GROUP}

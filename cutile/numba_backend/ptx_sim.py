@@ -113,13 +113,18 @@ def cp_async_wait_all():
     pass
 
 
+def cp_async_commit():
+    pass
+
+
 def addr_of(arr):
     return np.uint64(_nd(arr).__array_interface__["data"][0])
 
 
 SIM_INTRINSICS = {"mma_f16": _mma("f16"), "mma_bf16": _mma("bf16"),
                   "cp_async16": cp_async16, "cp_async_wait_all": cp_async_wait_all,
-                  "addr_of": addr_of}
+                  "addr_of": addr_of, "cp_async_commit": cp_async_commit,
+                  **{f"cp_async_wait_group{n}": cp_async_wait_all for n in range(3)}}
 for _p in ("ldsm", "ldsm32"):
     SIM_INTRINSICS.update({f"{_p}_x4": _ldsm(4, False), f"{_p}_x4_t": _ldsm(4, True),
                            f"{_p}_x2_t": _ldsm(2, True)})

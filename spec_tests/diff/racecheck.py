@@ -121,7 +121,7 @@ def _wrap_intrinsics(intr: dict) -> dict:
 
     def cp_async16(buf, idx, src, off, nbytes):
         if not hasattr(_state, "pending"):
-            _state.pending = []
+            _state.pending, _state.groups = [], []
         _state.async_copy = True
         try:
             _log(buf.reshape(-1), int(idx), True, nbytes=16)
@@ -129,21 +129,45 @@ def _wrap_intrinsics(intr: dict) -> dict:
             _state.async_copy = False
         return quiet(saved["cp_async16"])(buf, idx, src, off, nbytes)
 
-    def wait_all():
+    def land(entries):
         _, _, phase = _thread_info()
         seq = _next_seq()
-        for ent in getattr(_state, "pending", ()):
+        for ent in entries:
             ent[3], ent[6] = phase, seq
-        _state.pending = []
+
+    def commit():
+        if getattr(_state, "pending", None):
+            _state.groups.append(_state.pending)
+            _state.pending = []
+        return saved["cp_async_commit"]()
+
+    def wait_group(n):
+        def wait():
+            groups = getattr(_state, "groups", [])
+            keep = groups[len(groups) - n:] if n else []
+            for grp in groups[:len(groups) - n]:
+                land(grp)
+            _state.groups = keep
+            return saved[f"cp_async_wait_group{n}"]()
+        return wait
+
+    def wait_all():
+        for grp in getattr(_state, "groups", []) + [getattr(_state, "pending", [])]:
+            land(grp)
+        _state.pending, _state.groups = [], []
         return saved["cp_async_wait_all"]()
 
     for name, fn in saved.items():
         if name.startswith("ldsm"):
             intr[name] = ldsm(fn)
-        elif name not in ("cp_async16", "cp_async_wait_all"):
+        elif not name.startswith("cp_async"):
             intr[name] = quiet(fn)
     intr["cp_async16"] = cp_async16
+    intr["cp_async_commit"] = commit
     intr["cp_async_wait_all"] = wait_all
+    for name in saved:
+        if name.startswith("cp_async_wait_group"):
+            intr[name] = wait_group(int(name[len("cp_async_wait_group"):]))
     return saved
 
 

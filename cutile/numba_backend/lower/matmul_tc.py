@@ -209,14 +209,15 @@ def pipelined(g, op):
 
 
 def pipelined_buffers(g, op, plan: TCPlan) -> tuple[str, str]:
-    """The double-buffered staging of a pipelined mma (two halves per operand).  Their slots
-    are this mma's own, so even the regenerated shared-buffer form (``smem.py``: buffers shared
-    per dtype and slot) never lets another site write a half while copies into it fly."""
+    """The staging of a pipelined mma: ``stages`` slots per operand.  Their buffer slots are
+    this mma's own, so even the regenerated shared-buffer form (``smem.py``: buffers shared per
+    dtype and slot) never lets another site write a slot while copies into it fly."""
     sdt = dt.float16 if plan.kind == "f16" else dt.uint16
     site = ("mma_tc_pipe", id(op))
     slot = 1000 + 2 * g.pipe_slots.setdefault(id(op), len(g.pipe_slots))
-    return (g.buffer(site, slot, sdt, 2 * plan.M * plan.K, align16=True),
-            g.buffer(site, slot + 1, sdt, 2 * plan.K * plan.N, align16=True))
+    S = g.assign.stages(op)
+    return (g.buffer(site, slot, sdt, S * plan.M * plan.K, align16=True),
+            g.buffer(site, slot + 1, sdt, S * plan.K * plan.N, align16=True))
 
 
 def _subst(g, lds, iv, iv_expr: str) -> dict:
@@ -235,31 +236,43 @@ def _subst(g, lds, iv, iv_expr: str) -> dict:
 
 
 def prologue(g, op, plan: TCPlan, for_op) -> None:
-    """Before the K loop: issue the first iteration's copies into half 0."""
+    """Before the K loop: issue the copies of iterations ``0 .. stages-2`` into slots
+    ``0 .. stages-2``, one commit group each.  Iterations past the loop's end copy tiles
+    that are never used (out of the array: zero-filled, nothing read)."""
     xl, yl = g.assign.direct_operands(op)
     bufa, bufb = pipelined_buffers(g, op, plan)
-    sub = _subst(g, (xl, yl), for_op.body.args[0], f"{g.scalar(for_op.start)}")
-    _stage_direct(g, xl, bufa, plan.T, "", sub)
-    _stage_direct(g, yl, bufb, plan.T, "", sub)
+    start, step = g.scalar(for_op.start), g.scalar(for_op.step)
+    for s in range(g.assign.stages(op) - 1):
+        it = f"(i64({start}) + {s} * i64({step}))" if s else f"{start}"
+        sub = _subst(g, (xl, yl), for_op.body.args[0], it)
+        _stage_direct(g, xl, bufa, plan.T, f"{s * plan.M * plan.K} + " if s else "", sub)
+        _stage_direct(g, yl, bufb, plan.T, f"{s * plan.K * plan.N} + " if s else "", sub)
+        g.line("cp_async_commit()")
 
 
 def _mma_pipelined(g, op, plan: TCPlan, xl, yl, for_op) -> None:
-    """A K loop of two stages: wait for this iteration's tiles (issued one iteration earlier,
-    or by the loop's prologue), one barrier (they are visible; every thread is done reading
-    the other half), issue the next iteration's copies into the other half, then compute from
-    this half while those copies fly."""
+    """A K loop of ``S`` stages: wait until this iteration's copies have landed (issued
+    ``S - 1`` iterations earlier, or by the loop's prologue: at most the ``S - 2`` newer commit
+    groups may still fly), one barrier (they are visible; every thread is done reading the
+    slot the previous iteration computed from), issue the copies of iteration ``+ S - 1`` into
+    that slot, then compute from this iteration's slot while those copies fly."""
     M, N, K = plan.M, plan.N, plan.K
+    S = g.assign.stages(op)
     out = plan.layout()
     acc_regs = g.get(op.acc, out)
     bufa, bufb = pipelined_buffers(g, op, plan)
     iv = for_op.body.args[0]
     ivs, start, step = g.scalar(iv), g.scalar(for_op.start), g.scalar(for_op.step)
-    ph = g.tmp("ph")
-    g.line(f"{ph} = ((i64({ivs}) - i64({start})) // i64({step})) & 1")
-    g.line("cp_async_wait_all()")
+    ph, nx = g.tmp("ph"), g.tmp("nx")
+    it = f"((i64({ivs}) - i64({start})) // i64({step}))"
+    g.line(f"{ph} = {it} & {S - 1}" if S & (S - 1) == 0 else f"{ph} = {it} % {S}")
+    g.line(f"{nx} = ({ph} + {S - 1}) & {S - 1}" if S & (S - 1) == 0
+           else f"{nx} = ({ph} + {S - 1}) % {S}")
+    g.line(f"cp_async_wait_group{S - 2}()")
     g.barrier()
-    nxt = _subst(g, (xl, yl), iv, f"(i64({ivs}) + i64({step}))")
-    _stage_direct(g, xl, bufa, plan.T, f"(({ph} ^ 1) * {M * K}) + ", nxt)
-    _stage_direct(g, yl, bufb, plan.T, f"(({ph} ^ 1) * {K * N}) + ", nxt)
+    nxt = _subst(g, (xl, yl), iv, f"(i64({ivs}) + {S - 1} * i64({step}))")
+    _stage_direct(g, xl, bufa, plan.T, f"({nx} * {M * K}) + ", nxt)
+    _stage_direct(g, yl, bufb, plan.T, f"({nx} * {K * N}) + ", nxt)
+    g.line("cp_async_commit()")
     _compute(g, op, plan, bufa, bufb, acc_regs, out, f"({ph} * {M * K}) + ",
-             f"({ph} * {K * N}) + ", ", operands by cp.async, 2-stage pipelined K loop")
+             f"({ph} * {K * N}) + ", f", operands by cp.async, {S}-stage pipelined K loop")
