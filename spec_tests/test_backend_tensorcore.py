@@ -384,3 +384,29 @@ def test_k_loop_is_pipelined_in_stages_chosen_from_shared_memory(cp_async):
     assert "cp_async_wait_group0()" in g.source and "2-stage pipelined K loop" in g.plans[0]
     g = gen(512, (128, 256, 128), 256)              # two stages would not fit PIPELINE_SMEM
     assert "pipelined" not in g.plans[0] and "cp_async_wait_group" not in g.source
+
+
+def test_full_tiles_are_copied_without_per_chunk_bounds(monkeypatch):
+    """The host's full-tile facts (fulltile.py): a cp.async-staged operand whose array has
+    dimensions that are multiples of the tile's (and 16-byte aligned rows) is copied with one
+    in-or-out test per tile; another shape gets the checked copy (a separate kernel)."""
+    from cutile.numba_backend import fulltile
+    from cutile.numba_backend.launch import generate
+    monkeypatch.setenv("CUTILE_NUMBA_TENSOR_CORES", "sim")
+    m = np.zeros((128, 128), np.float16)
+    c = np.zeros((128, 128), np.float32)
+    ir = mm_kloop.compile(mm_kloop.specialize((m, m, c, 64, 64, 32, ct.float32)))
+    reqs = fulltile.requirements(ir, 128, "f32")
+    assert reqs == ((0, 64, 32), (1, 32, 64))
+    assert fulltile.facts(reqs, [m, m, c]) == frozenset(reqs)
+    odd = np.zeros((100, 128), np.float16)                 # 100 rows: a partial tile of A
+    assert fulltile.facts(reqs, [odd, m, c]) == {(1, 32, 64)}
+    assert fulltile.facts(reqs, [m, np.zeros((128, 96), np.float16), c]) == {(0, 64, 32)}
+    full = generate(ir, 128, "f32", tensor_cores=True, full=frozenset(reqs)).source
+    checked = generate(ir, 128, "f32", tensor_cores=True).source
+    assert "_cpok" not in full and "_tin" in full and full.count("cp_async16(") == 16
+    assert "_tin" not in checked and "_cpok" in checked
+    one = generate(ir, 128, "f32", tensor_cores=True, full=frozenset({(1, 32, 64)})).source
+    assert "_cpok" in one and "_tin" in one
+    monkeypatch.setenv("CUTILE_NUMBA_CP_ASYNC", "0")
+    assert fulltile.requirements(ir, 128, "f32") == ()

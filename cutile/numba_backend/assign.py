@@ -77,6 +77,11 @@ class Assignment:
         through registers; None where the operand is not such a load."""
         return self._direct_map().get(id(op), (None, None))
 
+    def staged_loads(self) -> list:
+        """Every ``Load`` some tensor-core mma stages by cp.async."""
+        return [ld for v in self._direct_map().values() if len(v) == 2 for ld in v
+                if ld is not None]
+
     def direct_load(self, op) -> bool:
         """Whether a ``Load`` (or the ``Reshape`` dropping its unit dims) is staged by its
         tensor-core mma: nothing to emit where it stands."""

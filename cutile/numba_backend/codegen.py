@@ -72,8 +72,10 @@ def row_major_strides(shape) -> tuple:
 
 class Gen:
     def __init__(self, ir: KernelIR, T: int, *, mma_acc: str = "f32", shared_smem=False,
-                 tensor_cores: bool | None = None):
+                 tensor_cores: bool | None = None, full: frozenset = frozenset()):
         self.ir = ir
+        # (param, rows, cols) of cp.async-staged loads whose tiles are all full (fulltile.py)
+        self.full = full
         self.T = T
         self.mma_acc = mma_acc
         # tensor-core mma (inline PTX): a real GPU, float32 accumulation mode, not disabled
@@ -81,7 +83,7 @@ class Gen:
             tensor_cores = tensor_cores_usable(mma_acc)
         self.tensor_cores = tensor_cores
         from .. import config
-        # cp.async operand staging and 32-bit shared addresses (opt-in: not yet run on a GPU)
+        # cp.async operand staging and 32-bit shared addresses (CUTILE_NUMBA_CP_ASYNC)
         self.cp_async = bool(tensor_cores) and config.numba_cp_async()
         self.e = Emitter(indent=1)
         self.assign = Assignment(ir, T, tensor_cores=tensor_cores, cp_async=self.cp_async)

@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from . import rt
-from .launch import choose_threads, compile_kernel
+from .launch import choose_threads, compile_kernel, full_tiles
 
 # H100 SXM (sm_90) per-SM limits, used when no GPU can be queried.
 H100 = {"max_threads_per_sm": 2048, "max_blocks_per_sm": 32,
@@ -108,7 +108,7 @@ def registers(ck) -> int | None:
 
 def inspect_kernel(ir, grid, leaves, *, threads=None, mma_acc=None) -> KernelInfo:
     T = choose_threads(ir, threads)
-    ck = compile_kernel(ir, T, mma_acc)
+    ck = compile_kernel(ir, T, mma_acc, full_tiles(ir, T, mma_acc, leaves))
     regs = registers(ck)
     lim = device_limits()
     occ, blocks, limiter = occupancy(T, ck.smem_bytes, regs, lim)

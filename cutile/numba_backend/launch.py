@@ -34,7 +34,7 @@ from ..errors import TileCompilerExecutionError, TileUnsupportedFeatureError
 from ..ir import ops
 from ..ir.core import KernelIR, walk
 from ..ir.types import ArrayType, TileType
-from . import diskcache, rt
+from . import diskcache, fulltile, rt
 from .codegen import Gen, kernel_fn_name
 from .emitter import describe_op
 from .params import Packer, argument_types, layout, refs, storage_bits
@@ -275,23 +275,26 @@ def check_compute_capability(needs: list, cc: tuple[int, int] | None) -> None:
                 f"here (run on the interpreter, or accumulate in float32)", loc)
 
 
-def generate(ir: KernelIR, T: int, mma_acc: str = "f32", tensor_cores: bool | None = None
-             ) -> Gen:
-    """Run the generator; retry with shared buffers if private ones exceed the soft budget."""
-    gen = Gen(ir, T, mma_acc=mma_acc, tensor_cores=tensor_cores)
+def generate(ir: KernelIR, T: int, mma_acc: str = "f32", tensor_cores: bool | None = None,
+             full: frozenset = frozenset()) -> Gen:
+    """Run the generator; retry with shared buffers if private ones exceed the soft budget.
+    ``full``: the launch's full-tile facts (``fulltile.py``)."""
+    gen = Gen(ir, T, mma_acc=mma_acc, tensor_cores=tensor_cores, full=full)
     gen.source = gen.generate()
     if gen.smem.total_bytes > SOFT_BUDGET:
-        g2 = Gen(ir, T, mma_acc=mma_acc, shared_smem=True, tensor_cores=tensor_cores)
+        g2 = Gen(ir, T, mma_acc=mma_acc, shared_smem=True, tensor_cores=tensor_cores,
+                 full=full)
         g2.source = g2.generate()
         if g2.smem.total_bytes < gen.smem.total_bytes:
             gen = g2
     return gen
 
 
-def compile_kernel(ir: KernelIR, T: int, mma_acc: str | None = None) -> Compiled:
+def compile_kernel(ir: KernelIR, T: int, mma_acc: str | None = None,
+                   full: frozenset = frozenset()) -> Compiled:
     mma_acc = mma_acc or env_mma_acc()
     key = (T, mma_acc, rt.simulator(), config.numba_tensor_cores(),
-           config.numba_tensor_cores_sim(), config.numba_cp_async())
+           config.numba_tensor_cores_sim(), config.numba_cp_async(), full)
     ck = _cache.get(ir, {}).get(key)
     if ck is not None:
         return ck
@@ -300,13 +303,13 @@ def compile_kernel(ir: KernelIR, T: int, mma_acc: str | None = None) -> Compiled
         ck = per_ir.get(key)
         if ck is None:
             from ..compile_timeout import run_with_timeout
-            ck = per_ir[key] = run_with_timeout(lambda: _compile(ir, T, mma_acc),
+            ck = per_ir[key] = run_with_timeout(lambda: _compile(ir, T, mma_acc, full),
                                                 f"kernel {ir.name!r} for the Numba backend")
     return ck
 
 
-def _compile(ir: KernelIR, T: int, mma_acc: str) -> Compiled:
-    gen = generate(ir, T, mma_acc)
+def _compile(ir: KernelIR, T: int, mma_acc: str, full: frozenset = frozenset()) -> Compiled:
+    gen = generate(ir, T, mma_acc, full=full)
     gen.smem.check(device_smem_limit(), ir.name)
     check_compute_capability(gen.min_cc, device_compute_capability())
     source = gen.source
@@ -448,10 +451,16 @@ def cuda_grid(grid: tuple) -> tuple:
 
 
 # -- launch ---------------------------------------------------------------------------------
+def full_tiles(ir: KernelIR, T: int, mma_acc: str | None, leaves: list) -> frozenset:
+    """The launch's full-tile facts (``fulltile.py``): part of the compiled kernel's key."""
+    reqs = fulltile.requirements(ir, T, mma_acc or env_mma_acc())
+    return fulltile.facts(reqs, leaves) if reqs else frozenset()
+
+
 def run(ir: KernelIR, grid: tuple, leaves: list, stream=None, *, threads: int | None = None,
         mma_acc: str | None = None) -> Compiled:
     T = choose_threads(ir, threads)
-    ck = compile_kernel(ir, T, mma_acc)
+    ck = compile_kernel(ir, T, mma_acc, full_tiles(ir, T, mma_acc, leaves))
     if 0 in grid:
         return ck
     st, core = resolve_stream(stream)

@@ -107,12 +107,14 @@ def run_in_subprocess(jobs: list, repo_root: str) -> list:
     return json.loads(p.stdout.strip().splitlines()[-1])
 
 
-def job_for(ir, T: int, mma_acc: str = "f32", tensor_cores: bool | None = None) -> dict:
-    """A compile job for a specialised kernel (generated here, compiled in the worker)."""
+def job_for(ir, T: int, mma_acc: str = "f32", tensor_cores: bool | None = None,
+            full: frozenset = frozenset()) -> dict:
+    """A compile job for a specialised kernel (generated here, compiled in the worker);
+    ``full``: full-tile facts (numba_backend/fulltile.py)."""
     from cutile.ir.types import ArrayType
     from cutile.numba_backend.codegen import kernel_fn_name
     from cutile.numba_backend.launch import generate
-    gen = generate(ir, T, mma_acc, tensor_cores=tensor_cores)
+    gen = generate(ir, T, mma_acc, tensor_cores=tensor_cores, full=full)
     args = []
     for p in ir.params:
         if isinstance(p.type, ArrayType):

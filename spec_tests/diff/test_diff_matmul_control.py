@@ -116,16 +116,19 @@ def test_mma_tensor_core_tiles(din, tiles):
     ((32, 32, 32, 64, 64, 40, 72), ml_dtypes.bfloat16, "0"),
     ((16, 16, 16, 32, 20, 24, 20), np.float16, "1"),
     ((16, 16, 16, 32, 24, 16, 150), np.float16, "1"),
+    ((32, 32, 32, 64, 64, 32, 160), ml_dtypes.bfloat16, "1"),
 ], ids=["1warp-f16-regs", "1warp-bf16-cp_async", "2warps-f16-cp_async", "2warps-bf16-regs",
-        "unaligned_rows-f16-cp_async", "4stages_10iterations-f16-cp_async"])
+        "unaligned_rows-f16-cp_async", "4stages_10iterations-f16-cp_async",
+        "full_tiles-bf16-cp_async"])
 def test_tensor_core_path_on_instruction_models(monkeypatch, case, din, cp_async):
     """R-MM-7: the generated tensor-core kernel (CUTILE_NUMBA_TENSOR_CORES=sim: ptx_sim.py's
     models of ldmatrix, mma.sync and cp.async under the simulator) agrees with the interpreter
     within mma_f32_bound: staging, swizzle, fragment addresses, the accumulator's fragment
     layout across the K loop, partial tiles, and (cp_async) the 16-byte chunk copies or, for
     rows that are not 16-byte aligned (K = 20), the element-wise fallback, and the pipelined
-    K loop's slots (4 stages reused over 10 iterations; shorter loops than the pipeline), with
-    no shared-memory race (racecheck: cp.async copies in flight until their wait_group)."""
+    K loop's slots (4 stages reused over 10 iterations; shorter loops than the pipeline), the
+    full-tile form (shapes multiples of the tiles: no per-chunk bounds), with no shared-memory
+    race (racecheck: cp.async copies in flight until their wait_group)."""
     monkeypatch.setenv("CUTILE_NUMBA_TENSOR_CORES", "sim")
     monkeypatch.setenv("CUTILE_NUMBA_CP_ASYNC", cp_async)
     TM, TN, TK, T, M, N, K = case

@@ -54,7 +54,9 @@ def _stage_direct(g, ld, buf: str, T: int, base: str = "", sub: dict | None = No
     each thread issues ``cp.async`` of whole 16-byte chunks (8 elements), zero-filled past the
     array's edge, consecutive threads taking consecutive chunks of a row (coalesced);
     otherwise it copies element by element.  Out-of-bounds elements read as zero (the load's
-    padding is ZERO or UNDETERMINED, ``Assignment._stageable``).  ``base``: an element offset
+    padding is ZERO or UNDETERMINED, ``Assignment._stageable``).  When the host found the
+    launch's array made of full tiles with aligned rows (``fulltile.py``), one in-or-out test
+    per tile replaces the per-chunk bounds and the fallback.  ``base``: an element offset
     into ``buf`` (``"0 + "`` style prefix, the pipelined loop's half); ``sub``: expressions
     replacing index values (``id(value) -> expr``: the next iteration's induction variable)."""
     sub = sub or {}
@@ -82,11 +84,6 @@ def _stage_direct(g, ld, buf: str, T: int, base: str = "", sub: dict | None = No
         g.line(f"{lead_at} = " + " + ".join(f"{p} * i64({a.name}.strides[{j}] // 2)"
                                            for j, p in enumerate(ps)))
         lead, lead_off = lead_ok, lead_at
-    g.line(f"{ok} = ({a.name}.strides[{nd - 1}] == 2) and "
-           + "".join(f"({a.name}.strides[{j}] % 16 == 0) and " for j in range(nd - 1))
-           + f"(addr_of({a.name}) % u64(16) == u64(0))")
-    zero = "u16(0)" if a.dtype is dt.bfloat16 else "f16(0.0)"
-
     def units(total: int):
         """(unit index expression, guard or None) of each of this thread's copy units."""
         for i in range(-(-total // T)):
@@ -102,9 +99,27 @@ def _stage_direct(g, ld, buf: str, T: int, base: str = "", sub: dict | None = No
         if guard:
             g.e.level -= 1
 
+    st0 = g.tmp("st")
+    if _full(g, ld):
+        # every tile wholly inside the array or wholly outside, rows 16-byte aligned (the
+        # host checked the launch's arrays): one test per tile, no per-chunk bounds
+        tin, nbt, at = g.tmp("tin"), g.tmp("nb"), g.tmp("at")
+        g.line(f"{tin} = {lead} & ({r0} >= 0) & ({r0} < {n0}) & ({c0} >= 0) & ({c0} < {n1})")
+        g.line(f"{nbt} = i32(cuda.selp({tin}, i32(16), i32(0)))")
+        g.line(f"{st0} = i64({a.name}.strides[{nd - 2}] // 2)")
+        g.line(f"{at} = cuda.selp({tin}, {lead_off} + {r0} * {st0} + {c0}, i64(0))")
+        for q, guard in units(R * cpr):
+            rr, cc = f"({q} >> {L.log2(cpr)})", f"(({q} & {cpr - 1}) << 3)"
+            emit([f"cp_async16({buf}, {base}{swizzle_expr(rr, cc, C)}, {a.name}, "
+                  f"cuda.selp({tin}, {at} + i64({rr}) * {st0} + i64({cc}), i64(0)), {nbt})"],
+                 guard)
+        return
+    g.line(f"{ok} = ({a.name}.strides[{nd - 1}] == 2) and "
+           + "".join(f"({a.name}.strides[{j}] % 16 == 0) and " for j in range(nd - 1))
+           + f"(addr_of({a.name}) % u64(16) == u64(0))")
+    zero = "u16(0)" if a.dtype is dt.bfloat16 else "f16(0.0)"
     g.line(f"if {ok}:")
     g.e.level += 1
-    st0 = g.tmp("st")
     g.line(f"{st0} = i64({a.name}.strides[{nd - 2}] // 2)")
     for q, guard in units(R * cpr):
         rr, cc = f"({q} >> {L.log2(cpr)})", f"(({q} & {cpr - 1}) << 3)"
@@ -132,6 +147,15 @@ def _stage_direct(g, ld, buf: str, T: int, base: str = "", sub: dict | None = No
                f"if {inb} else {zero}"):
         g.line("    " + ln)
     g.e.level -= 1
+
+
+def _full(g, ld) -> bool:
+    """Whether the launch's array of ``ld`` has only full, 16-byte-row-aligned tiles of its
+    shape (``fulltile.py``: the host's facts, part of the kernel's key)."""
+    for i, p in enumerate(g.ir.params):
+        if p is ld.array:
+            return (i, *ld.shape[-2:]) in g.full
+    return False
 
 
 def mma_tc(g, op, plan: TCPlan) -> None:

@@ -1,0 +1,75 @@
+"""Full-tile facts of a launch: which cp.async-staged operand loads need no per-chunk bounds.
+
+A tensor-core operand tile staged by ``cp.async`` (``lower/matmul_tc._stage_direct``) tests
+every 16-byte chunk against the array's edges, and, in the kernel, whether the array's rows
+are 16-byte aligned.  When the launch's array has dimensions that are multiples of the tile's
+(every tile is then wholly inside the array or wholly outside) and 16-byte aligned rows, the
+host says so and the generator emits the *full-tile* form: one in-or-out test per tile, no
+per-chunk bounds arithmetic, no element-wise fallback.  The facts are part of the compiled
+kernel's key, so an array of another shape gets the checked kernel.
+
+``requirements(ir, T, mma_acc)``: ``(param index, rows, cols)`` of every staged load whose array
+is a kernel parameter (cached per kernel IR); ``facts(reqs, leaves)``: the satisfied ones.
+"""
+
+from __future__ import annotations
+
+import weakref
+
+_reqs: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def requirements(ir, T: int, mma_acc: str) -> tuple:
+    """``(param index, tile rows, tile cols)`` of the loads the generator would stage by
+    cp.async at ``T`` threads (empty without tensor cores or cp.async)."""
+    from .. import config
+    from .assign import Assignment
+    from .codegen import tensor_cores_usable
+    tc = tensor_cores_usable(mma_acc)
+    key = (T, mma_acc, tc, config.numba_cp_async())
+    per = _reqs.setdefault(ir, {})
+    if key in per:
+        return per[key]
+    out = []
+    if tc and config.numba_cp_async():
+        a = Assignment(ir, T, tensor_cores=True, cp_async=True)
+        params = {id(p): i for i, p in enumerate(ir.params)}
+        for ld in a.staged_loads():
+            if id(ld.array) in params:
+                out.append((params[id(ld.array)], *ld.shape[-2:]))
+    per[key] = tuple(sorted(set(out)))
+    return per[key]
+
+
+def _layout(leaf):
+    """(shape, byte strides, data address) of the array the kernel will see: a CUDA array's
+    own, or, for a host array, its C-ordered device copy (allocations are 256-byte aligned)."""
+    cai = getattr(leaf, "__cuda_array_interface__", None)
+    shape = tuple(int(n) for n in leaf.shape)
+    item = leaf.dtype.itemsize
+    if cai is not None:
+        st = cai.get("strides")
+        addr = int(cai["data"][0])
+    else:
+        st, addr = None, 0
+    if st is None:                                   # C-contiguous
+        st, acc = [], item
+        for n in reversed(shape):
+            st.insert(0, acc)
+            acc *= max(n, 1)
+    return shape, tuple(int(s) for s in st), addr, item
+
+
+def facts(reqs: tuple, leaves: list) -> frozenset:
+    """The requirements this launch's arrays meet (dimensions multiples of the tile's, element
+    stride 1, other strides and the data address multiples of 16 bytes)."""
+    out = []
+    for i, R, C in reqs:
+        try:
+            shape, st, addr, item = _layout(leaves[i])
+        except Exception:
+            continue
+        if (len(shape) >= 2 and shape[-2] % R == 0 and shape[-1] % C == 0 and st[-1] == item
+                and all(s % 16 == 0 for s in st[:-1]) and addr % 16 == 0):
+            out.append((i, R, C))
+    return frozenset(out)
