@@ -118,7 +118,8 @@ def main(argv=None) -> int:
     for tag in args.only.split(","):
         ok &= check(tag, 100, 72, 80, 16, 16, 16, threads=32)      # partial tiles, 1 warp
         ok &= check(tag, 300, 200, 130, 64, 64, 32)                 # partial tiles, a unaligned
-        ok &= check(tag, 256, 256, 256, 128, 128, 32)
+        ok &= check(tag, 256, 256, 256, 128, 128, 32)              # full tiles: fast path
+        ok &= check(tag, 384, 256, 512, 128, 128, 64)               # full, 3 stages
     print("correctness:", "ALL OK" if ok else "FAILURES")
     sys.stdout.flush()
     if args.bench:
