@@ -402,6 +402,14 @@ def test_full_tiles_are_copied_without_per_chunk_bounds(monkeypatch):
     odd = np.zeros((100, 128), np.float16)                 # 100 rows: a partial tile of A
     assert fulltile.facts(reqs, [odd, m, c]) == {(1, 32, 64)}
     assert fulltile.facts(reqs, [m, np.zeros((128, 96), np.float16), c]) == {(0, 64, 32)}
+    from cutile.device_arrays import DeviceArrayRef
+
+    def dev(ptr, strides):                                  # a CUDA array as the launch sees it
+        return DeviceArrayRef(None, ptr, (128, 128), strides, np.dtype(np.float16))
+    assert fulltile.facts(reqs, [dev(1 << 20, (256, 2)), m, c]) == frozenset(reqs)
+    assert fulltile.facts(reqs, [dev((1 << 20) + 8, (256, 2)), m, c]) == {(1, 32, 64)}
+    assert fulltile.facts(reqs, [dev(1 << 20, (264, 2)), m, c]) == {(1, 32, 64)}
+    assert fulltile.facts(reqs, [dev(1 << 20, (512, 4)), m, c]) == {(1, 32, 64)}
     full = generate(ir, 128, "f32", tensor_cores=True, full=frozenset(reqs)).source
     checked = generate(ir, 128, "f32", tensor_cores=True).source
     assert "_cpok" not in full and "_tin" in full and full.count("cp_async16(") == 16
