@@ -418,3 +418,50 @@ def test_full_tiles_are_copied_without_per_chunk_bounds(monkeypatch):
     assert "_cpok" in one and "_tin" in one
     monkeypatch.setenv("CUTILE_NUMBA_CP_ASYNC", "0")
     assert fulltile.requirements(ir, 128, "f32") == ()
+
+
+@pytest.mark.parametrize("M,N,K,T", [(16, 8, 8, 32), (16, 16, 8, 32), (32, 64, 32, 128),
+                                     (128, 128, 32, 256), (64, 32, 16, 64), (16, 256, 64, 128)])
+def test_tf32_fragments_of_a_and_b(M, N, K, T):
+    """tfloat32 (m16n8k8): A, B staged as float32 with 4-element chunks; ldmatrix .x4 (on the
+    16-bit view: lane (g, t) gets element t of row g of each 8x4 matrix) at ``a_index`` gives
+    a_i = A[g + 8 (i & 1), t + 4 (i >> 1)] of tile ``mi`` at k step ``kk``; the scalar loads
+    at ``b_scalar_index`` give b_h = B[t + 4 h, g] of tile ``ni`` (PTX ISA fragments)."""
+    plan = tc.plan(_Op(M, N, K, dt.tfloat32), T)
+    assert plan is not None and plan.kind == "tf32" and plan.mk == 8
+    A = np.arange(M * K, dtype=np.int64).reshape(M, K)
+    B = 10 ** 6 + np.arange(K * N, dtype=np.int64).reshape(K, N)
+
+    def stage(tile):
+        R, C = tile.shape
+        r, c = np.meshgrid(np.arange(R), np.arange(C), indexing="ij")
+        buf = np.full(R * C, -1, np.int64)
+        buf[tc.swizzle(r, c, C, 4)] = tile
+        assert (buf >= 0).all()                                  # a bijection
+        return buf
+
+    sa, sb = stage(A), stage(B)
+    WMs, WNs = M // plan.WM, N // plan.WN
+    for w in range(T // 32):
+        wm, wn = _warp(plan, w)
+        hs = [_hoisted(plan, 32 * w + lane) for lane in range(32)]
+        for kk in range(K // 8):
+            for mi in range(plan.MI):
+                addrs = [eval(plan.a_index("p_", mi, kk), {}, h) for h in hs]
+                mats = []
+                for m in range(4):
+                    assert all(addrs[8 * m + r] % 4 == 0 for r in range(8))
+                    mats.append(np.array([sa[addrs[8 * m + r]:addrs[8 * m + r] + 4]
+                                          for r in range(8)]))
+                for lane in range(32):
+                    g, t = lane >> 2, lane & 3
+                    for i in range(4):
+                        want = A[wm * WMs + 16 * mi + g + 8 * (i & 1), 8 * kk + t + 4 * (i >> 1)]
+                        assert mats[i][g, t] == want, (w, mi, kk, lane, i)
+            for ni in range(plan.NI):
+                for lane, h in enumerate(hs):
+                    g, t = lane >> 2, lane & 3
+                    for hh in range(2):
+                        got = sb[eval(plan.b_scalar_index("p_", ni, kk, hh), {}, h)]
+                        assert got == B[8 * kk + t + 4 * hh, wn * WNs + 8 * ni + g], \
+                            (w, ni, kk, lane, hh)

@@ -93,7 +93,8 @@ class Assignment:
             for key in (self.place if self.cp_async else ()):
                 region, pos = self.place[key]
                 op = region.ops[pos]
-                if isinstance(op, ops.Mma) and self.tc_plan(op) is not None:
+                plan = self.tc_plan(op) if isinstance(op, ops.Mma) else None
+                if plan is not None and plan.kind != "tf32":     # 16-bit chunk copies
                     found = [self._stageable(v, region, pos) for v in (op.x, op.y)]
                     if found != [None, None]:
                         self._direct[key] = tuple(f and f[0] for f in found)

@@ -6,6 +6,7 @@ Numba exposes no ``mma``/``ldmatrix`` instruction, so they are emitted as llvmli
 
 - ``mma_f16`` / ``mma_bf16``: ``mma.sync.aligned.m16n8k16.row.col.f32.{f16,bf16}.f32``, one
   warp, A as 4 and B as 2 ``uint32`` registers holding two halves each, C/D as 4 float32;
+  ``mma_tf32``: ``m16n8k8`` on tfloat32 (A 4 ``uint32``, B 2 float32);
 - ``ldsm_x4(buf, i)``, ``ldsm_x4_t(buf, i)``, ``ldsm_x2_t(buf, i)`` (``ldsm32_*``: the same
   with a 32-bit shared-window address, so shared addresses stay in 32-bit registers; the
   default, ``CUTILE_NUMBA_CP_ASYNC=0`` turns it off): ``ldmatrix.sync.aligned``
@@ -54,6 +55,27 @@ def _mma(kind: str):
 
 mma_f16 = _mma("f16")
 mma_bf16 = _mma("bf16")
+
+
+@intrinsic
+def mma_tf32(typingctx, a0, a1, a2, a3, b0, b1, c0, c1, c2, c3):
+    """``mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32``: A as 4 ``uint32`` (the bits
+    ``ldmatrix`` gives), B as 2 float32 (tfloat32 values in float32 containers), C/D 4
+    float32."""
+    sig = types.UniTuple(types.float32, 4)(*([types.uint32] * 4 + [types.float32] * 6))
+    text = ("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 "
+            "{$0,$1,$2,$3}, {$4,$5,$6,$7}, {$8,$9}, {$10,$11,$12,$13};")
+
+    def codegen(context, builder, signature, args):
+        f32, i32 = ir.FloatType(), ir.IntType(32)
+        bits = [builder.bitcast(b, i32) for b in args[4:6]]
+        fnty = ir.FunctionType(ir.LiteralStructType([f32] * 4), [i32] * 6 + [f32] * 4)
+        asm = ir.InlineAsm(fnty, text, "=f,=f,=f,=f,r,r,r,r,r,r,f,f,f,f")
+        res = builder.call(asm, list(args[:4]) + bits + list(args[6:]))
+        vals = [builder.extract_value(res, i) for i in range(4)]
+        return context.make_tuple(builder, signature.return_type, vals)
+
+    return sig, codegen
 
 
 def _shared_addr(context, builder, arrty, arr, ix):
@@ -197,7 +219,7 @@ def addr_of(typingctx, arr):
     return types.uint64(arr), codegen
 
 
-INTRINSICS = {"mma_f16": mma_f16, "mma_bf16": mma_bf16, "ldsm_x4": ldsm_x4,
+INTRINSICS = {"mma_f16": mma_f16, "mma_bf16": mma_bf16, "mma_tf32": mma_tf32, "ldsm_x4": ldsm_x4,
               "ldsm_x4_t": ldsm_x4_t, "ldsm_x2_t": ldsm_x2_t, "ldsm32_x4": ldsm32_x4,
               "ldsm32_x4_t": ldsm32_x4_t, "ldsm32_x2_t": ldsm32_x2_t, "cp_async16": cp_async16,
               "cp_async_wait_all": cp_async_wait_all, "addr_of": addr_of,

@@ -50,7 +50,9 @@ def _nd(a) -> np.ndarray:
 
 
 def _bits16(buf, i) -> np.ndarray:
-    return _nd(buf).reshape(-1)[i:i + 8].view(np.uint16).astype(np.uint32)
+    """The 16 bytes at element ``i`` of a shared buffer, as 8 16-bit values."""
+    flat = _nd(buf).reshape(-1)
+    return flat[i:i + 16 // flat.itemsize].view(np.uint16).astype(np.uint32)
 
 
 def _ldsm(n: int, trans: bool):
@@ -98,6 +100,25 @@ def _mma(kind: str):
     return mma
 
 
+def _mma_tf32(a0, a1, a2, a3, b0, b1, c0, c1, c2, c3):
+    """m16n8k8 tfloat32: A[g + 8 (i & 1), t + 4 (i >> 1)] in a_i, B[t + 4 i, g] in b_i."""
+    lane, posts = _exchange(((int(a0), int(a1), int(a2), int(a3)), (float(b0), float(b1)),
+                             (float(c0), float(c1), float(c2), float(c3))))
+    A, B, C = np.zeros((16, 8)), np.zeros((8, 8)), np.zeros((16, 8))
+    for ln, (a, b, c) in enumerate(posts):
+        g, t = ln >> 2, ln & 3
+        for i in range(4):
+            A[g + 8 * (i & 1), t + 4 * (i >> 1)] = np.array([a[i]], np.uint32).view(
+                np.float32)[0]
+        for i in range(2):
+            B[t + 4 * i, g] = b[i]
+        for i in range(4):
+            C[g + 8 * (i >> 1), 2 * t + (i & 1)] = c[i]
+    D = A @ B + C
+    g, t = lane >> 2, lane & 3
+    return tuple(np.float32(D[g + 8 * (i >> 1), 2 * t + (i & 1)]) for i in range(4))
+
+
 def cp_async16(buf, idx, src, off, nbytes):
     n = int(nbytes) // 2
     dst = _nd(buf).reshape(-1)
@@ -121,7 +142,7 @@ def addr_of(arr):
     return np.uint64(_nd(arr).__array_interface__["data"][0])
 
 
-SIM_INTRINSICS = {"mma_f16": _mma("f16"), "mma_bf16": _mma("bf16"),
+SIM_INTRINSICS = {"mma_f16": _mma("f16"), "mma_bf16": _mma("bf16"), "mma_tf32": _mma_tf32,
                   "cp_async16": cp_async16, "cp_async_wait_all": cp_async_wait_all,
                   "addr_of": addr_of, "cp_async_commit": cp_async_commit,
                   **{f"cp_async_wait_group{n}": cp_async_wait_all for n in range(3)}}

@@ -2,6 +2,11 @@
 ``ldmatrix`` addresses (pure Python: the CPU tests check every index against NumPy models of
 the instructions; ``lower/matmul.py`` emits the code, ``ptx.py`` holds the intrinsics).
 
+tfloat32 operands (``x.astype(ct.tfloat32)``) use ``mma.sync.m16n8k8.tf32`` with the same
+warp grid and C fragments: A (4 float32 registers per 16x8 tile, a chunk being 4 elements) is
+read with the same ``ldmatrix.x4`` addresses; B has no 32-bit transposed ``ldmatrix``, so each
+lane loads its two B values (``B[t + 4h, g]``) from the swizzled buffer.
+
 One ``mma.sync.m16n8k16`` (float16 or bfloat16 operands, float32 accumulator) per 16x8 output
 tile and 16-deep k step.  The ``T/32`` warps form a ``WM x WN`` grid over the ``M x N``
 accumulator; warp ``(wm, wn)`` owns an ``(16*MI) x (8*NI)`` sub-tile, ``MI x NI`` mma tiles
@@ -23,32 +28,35 @@ from dataclasses import dataclass
 from .. import dtypes as dt
 from . import layout as L
 
-# operand dtype -> PTX type of m16n8k16 (float32 accumulation)
-MMA_KIND = {dt.float16: "f16", dt.bfloat16: "bf16"}
+# operand dtype -> PTX type of the mma (float32 accumulation): m16n8k16 for the 16-bit
+# floats, m16n8k8 for tfloat32 (float32 containers whose low 13 mantissa bits are zero)
+MMA_KIND = {dt.float16: "f16", dt.bfloat16: "bf16", dt.tfloat32: "tf32"}
 MMA_M, MMA_N, MMA_K = 16, 8, 16
+KIND_K = {"f16": 16, "bf16": 16, "tf32": 8}           # k depth of one mma per kind
+KIND_EPC = {"f16": 8, "bf16": 8, "tf32": 4}           # elements per 16-byte chunk
 
 
-def swizzle_params(ncols: int) -> tuple[int, int]:
-    """(shift, mask) of the chunk swizzle of a row of ``ncols`` 16-bit elements: chunk
-    ``c`` of row ``r`` is stored at ``c ^ ((r >> shift) & mask)``."""
-    cpr = max(ncols // 8, 1)                       # 16-byte chunks per row
+def swizzle_params(ncols: int, epc: int = 8) -> tuple[int, int]:
+    """(shift, mask) of the chunk swizzle of a row of ``ncols`` elements, ``epc`` to a
+    16-byte chunk: chunk ``c`` of row ``r`` is stored at ``c ^ ((r >> shift) & mask)``."""
+    cpr = max(ncols // epc, 1)                     # 16-byte chunks per row
     mask = min(cpr, 8) - 1
     shift = 0 if cpr >= 8 else L.log2(8 // cpr)
     return shift, mask
 
 
-def swizzle(row, col, ncols: int):
+def swizzle(row, col, ncols: int, epc: int = 8):
     """Element index of ``(row, col)`` in a swizzled row-major ``? x ncols`` tile (ints or
     NumPy arrays).  Linear over GF(2) in the bits of ``row`` and ``col``."""
-    sh, mask = swizzle_params(ncols)
-    return row * ncols + (col ^ (((row >> sh) & mask) << 3))
+    sh, mask = swizzle_params(ncols, epc)
+    return row * ncols + (col ^ (((row >> sh) & mask) << L.log2(epc)))
 
 
-def swizzle_expr(row: str, col: str, ncols: int) -> str:
+def swizzle_expr(row: str, col: str, ncols: int, epc: int = 8) -> str:
     """``swizzle`` as a Python expression of the expressions ``row`` and ``col``."""
-    sh, mask = swizzle_params(ncols)
+    sh, mask = swizzle_params(ncols, epc)
     r = f"({row} >> {sh})" if sh else f"({row})"
-    sw = f"(({r} & {mask}) << 3)" if mask else ""
+    sw = f"(({r} & {mask}) << {L.log2(epc)})" if mask else ""
     lk = L.log2(ncols)
     if row == "0":
         return col
@@ -73,8 +81,18 @@ class TCPlan:
     def NI(self) -> int:
         return self.N // self.WN // MMA_N
 
+    @property
+    def mk(self) -> int:
+        """k depth of one mma instruction."""
+        return KIND_K[self.kind]
+
+    @property
+    def epc(self) -> int:
+        """Operand elements per 16-byte chunk of shared memory."""
+        return KIND_EPC[self.kind]
+
     def describe(self) -> str:
-        return (f"tensor-core mma.sync m16n8k16.{self.kind} {self.M}x{self.N}x{self.K}: "
+        return (f"tensor-core mma.sync m16n8k{self.mk}.{self.kind} {self.M}x{self.N}x{self.K}: "
                 f"{self.WM}x{self.WN} warps, {self.MI}x{self.NI} mma tiles per warp")
 
     # -- the accumulator layout --------------------------------------------------------------
@@ -96,28 +114,46 @@ class TCPlan:
         lwn = L.log2(self.WN)
         wm = f"((tid >> {5 + lwn}) & {self.WM - 1})" if self.WM > 1 else "0"
         wn = f"((tid >> 5) & {self.WN - 1})" if self.WN > 1 else "0"
-        sha, ma = swizzle_params(self.K)
-        shb, mb = swizzle_params(self.N)
+        e = self.epc
+        le = L.log2(e)
+        sha, ma = swizzle_params(self.K, e)
+        shb, mb = swizzle_params(self.N, e)
         WMs, WNs = self.M // self.WM, self.N // self.WN
         h = {
             f"{p}l7": "(tid & 7)",
             f"{p}j": "((tid >> 3) & 3)",
-            # A: lane supplies row (l & 7) + 8*(j & 1) of mma rows, k chunk j >> 1
+            # A: lane supplies row (l & 7) + 8*(j & 1) of mma rows, k chunk j >> 1 (for
+            # tfloat32 a chunk is 4 elements: the x4 matrices are a0..a3 of m16n8k8 too)
             f"{p}ar": f"(({wm} * {WMs} + {p}l7 + (({p}j & 1) << 3)) << {L.log2(self.K)})",
-            f"{p}ac": f"((({p}j >> 1) << 3) ^ ((({p}l7 >> {sha}) & {ma}) << 3))",
+            f"{p}ac": f"((({p}j >> 1) << {le}) ^ ((({p}l7 >> {sha}) & {ma}) << {le}))",
+        }
+        if self.kind == "tf32":
+            # B: lane (g, t) reads B[t + 4h, g] of each 8x8 tile (no 32-bit ldmatrix.trans):
+            # the thread part of the swizzled index, XORed with the tile's constant part
+            for hh in (0, 1):
+                h[f"{p}bq{hh}"] = swizzle_expr(f"((tid & 3) + {4 * hh})",
+                                               f"({wn} * {WNs} + ((tid >> 2) & 7))", self.N, e)
+            return h
+        h.update({
             # B: lane supplies k row (l & 7) + 8*(j & 1), n chunk j >> 1 (x4.trans)
             f"{p}br": f"(({p}l7 + (({p}j & 1) << 3)) << {L.log2(self.N)})",
             f"{p}bc": f"(({wn} * {WNs}) ^ {('((' + p + 'j >> 1) << 3)') if self.NI > 1 else '0'}"
                       f" ^ ((({p}l7 >> {shb}) & {mb}) << 3))",
-        }
+        })
         return h
 
     def a_index(self, p: str, mi: int, kk: int) -> str:
         """Index in the A buffer this lane gives ``ldmatrix.x4`` for tile ``mi``, k step
         ``kk`` (fragments a0..a3)."""
         off = mi * MMA_M * self.K
-        return f"{p}ar + {off} + ({kk * MMA_K} ^ {p}ac)" if off else \
-            f"{p}ar + ({kk * MMA_K} ^ {p}ac)"
+        return f"{p}ar + {off} + ({kk * self.mk} ^ {p}ac)" if off else \
+            f"{p}ar + ({kk * self.mk} ^ {p}ac)"
+
+    def b_scalar_index(self, p: str, ni: int, kk: int, hh: int) -> str:
+        """tfloat32: index in the B buffer of this lane's ``b{hh}`` of n tile ``ni``, k step
+        ``kk`` (``B[8 kk + t + 4 hh, 8 ni + g]`` of the warp's columns)."""
+        c = int(swizzle(kk * 8, ni * MMA_N, self.N, self.epc))
+        return f"({p}bq{hh} ^ {c})" if c else f"{p}bq{hh}"
 
     def b_index(self, p: str, ni: int, kk: int) -> str:
         """Index in the B buffer for ``ldmatrix.x4.trans`` of n tiles ``ni, ni+1`` (``x2`` of
@@ -136,7 +172,7 @@ def plan(op, T: int) -> TCPlan | None:
         return None
     M, K = op.x.type.shape
     N = op.y.type.shape[-1]
-    if T < 32 or K < MMA_K or M < MMA_M or N < MMA_N:
+    if T < 32 or K < KIND_K[kind] or M < MMA_M or N < MMA_N:
         return None
     W = T // 32
     best = None

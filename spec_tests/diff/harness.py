@@ -86,7 +86,8 @@ def run_both(kernel, grid, args, *, threads=None, mma_acc=None, device=False):
     return [ref.arrays[n] for n in names], [got.arrays[n] for n in names]
 
 
-def mma_f32_bound(a: np.ndarray, b: np.ndarray, TK: int, tensor_cores: bool) -> np.ndarray:
+def mma_f32_bound(a: np.ndarray, b: np.ndarray, TK: int, tensor_cores: bool,
+                  mma_k: int = 16) -> np.ndarray:
     """R-MM-7 bound on |interpreter - backend| of a float32-accumulated ``a @ b`` computed in
     ``TK``-deep mma calls (docs/backend.md, "Tensor cores"), ``S = |a| @ |b|``:
 
@@ -94,11 +95,13 @@ def mma_f32_bound(a: np.ndarray, b: np.ndarray, TK: int, tensor_cores: bool) -> 
     - tensor-core path (``mma.sync`` float16/bfloat16, GPU only): each 16-deep step adds 16
       exact products to the accumulator with truncating alignment, ``<= 18 * 2**-23 * S``, so
       ``(18 * n16 + K + 2) * 2**-23 * S`` with ``n16 = ceil(K / TK) * ceil(TK / 16)`` steps
-      (zero-padded k included)."""
+      (zero-padded k included);
+    - tfloat32 (``mma.sync.m16n8k8``, ``mma_k=8``): 8-deep steps, ``<= 10 * 2**-23 * S``
+      each."""
     K = a.shape[-1]
     s = np.abs(a.astype(np.float64)) @ np.abs(b.astype(np.float64))
-    n16 = -(-K // TK) * -(-TK // 16) if tensor_cores else 0
-    return s * (18 * n16 + K + 2) * 2.0 ** -23
+    steps = -(-K // TK) * -(-TK // mma_k) if tensor_cores else 0
+    return s * ((mma_k + 2) * steps + K + 2) * 2.0 ** -23
 
 
 def assert_same(ref: np.ndarray, got: np.ndarray, *, ulps: int = 0, atol: float = 0.0,

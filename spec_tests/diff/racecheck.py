@@ -199,8 +199,12 @@ def _race(w, a) -> bool:
 @contextlib.contextmanager
 def racecheck():
     """Record shared-memory accesses of simulator launches inside the block; the yielded
-    ``Report`` is filled when the block exits."""
+    ``Report`` is filled when the block exits (and stays empty on a GPU)."""
     global _rec
+    from cutile.numba_backend.rt import simulator
+    if not simulator():                  # a GPU: nothing to record (compute-sanitizer's job)
+        yield Report()
+        return
     from numba import types
     from numba.cuda.simulator import kernel as skernel
     from numba.cuda.simulator import kernelapi

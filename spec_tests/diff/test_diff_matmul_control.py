@@ -175,6 +175,28 @@ def test_attention_tensor_cores_on_instruction_models(monkeypatch, cp_async):
         assert np.all(err <= bound), f"max err {err.max()}"
 
 
+@pytest.mark.parametrize("tiles", [(16, 16, 8, 32, 20, 12, 24), (32, 32, 16, 64, 40, 40, 50),
+                                   (16, 8, 8, 32, 16, 8, 16)],
+                         ids=["1warp", "2warps-partial", "n8"])
+def test_tf32_tensor_cores(monkeypatch, tiles):
+    """R-MM-5/R-MM-7: tfloat32 operands (x.astype(ct.tfloat32)) with a float32 accumulator
+    take mma.sync.m16n8k8.tf32 (on a GPU; under the simulator on ptx_sim.py's model): within
+    the tensor-core bound of 8-deep steps of the interpreter, race-free."""
+    if sim():
+        monkeypatch.setenv("CUTILE_NUMBA_TENSOR_CORES", "sim")
+    TM, TN, TK, T, M, N, K = tiles
+    rng = np.random.default_rng(M + N + K)
+    a, b = _data(rng, (M, K), np.float32), _data(rng, (K, N), np.float32)
+    c = poison((M, N), np.float32)
+    with racecheck() as races:
+        ref, got = run_both(mm_tf32, (-(-M // TM), -(-N // TN)), [a, b, c, TM, TN, TK],
+                            mma_acc="f32", threads=T)
+    assert not races, races.describe()
+    bound = mma_f32_bound(a, b, TK, tensor_cores=True, mma_k=8)
+    err = np.abs(ref[2].astype(np.float64) - got[2].astype(np.float64))
+    assert np.all(err <= bound), f"max err {err.max()} bound {bound.max()}"
+
+
 def test_tf32_operands_rounded_as_interpreter():
     rng = np.random.default_rng(5)
     a, b = _data(rng, (20, 24), np.float32), _data(rng, (24, 12), np.float32)

@@ -21,18 +21,19 @@ from ... import dtypes as dt
 from ...ir import ops
 from .. import layout as L
 from ..exprs import to_storage
-from ..tensorcore import MMA_K, TCPlan, swizzle, swizzle_expr
+from ..tensorcore import TCPlan, swizzle, swizzle_expr
 
 
-def _stage(g, v, buf: str, ncols: int) -> None:
-    """Write the tile ``v`` (rows x ``ncols``) into ``buf`` at swizzled row-major positions."""
+def _stage(g, v, buf: str, ncols: int, epc: int = 8) -> None:
+    """Write the tile ``v`` (rows x ``ncols``) into ``buf`` at swizzled row-major positions
+    (``epc`` elements to a 16-byte chunk)."""
     tv = g.tv(v)
     lay = tv.layout if tv.layout is not None else g.natural(v)
     regs = g.get(v, lay)
     rt_, ct_ = g.coord_var(lay, 0), g.coord_var(lay, 1)
     i = g.lid(lay)
-    base = g.hoist(("tcsw", i, ncols), f"L{i}_sw{ncols}", swizzle_expr(rt_, ct_, ncols)) \
-        if (rt_, ct_) != ("0", "0") else None
+    base = g.hoist(("tcsw", i, ncols, epc), f"L{i}_sw{ncols}_{epc}",
+                   swizzle_expr(rt_, ct_, ncols, epc)) if (rt_, ct_) != ("0", "0") else None
     w = g.writer(lay)
     if w is not None:
         g.line(f"if {w}:")
@@ -40,7 +41,7 @@ def _stage(g, v, buf: str, ncols: int) -> None:
     bf16 = v.type.dtype is dt.bfloat16
     for k, r in enumerate(regs):
         ro, co = lay.reg_offsets(k)
-        c = int(swizzle(ro, co, ncols))      # linear over GF(2): thread part ^ register part
+        c = int(swizzle(ro, co, ncols, epc))  # linear over GF(2): thread ^ register part
         idx = str(c) if base is None else (base if c == 0 else f"{base} ^ {c}")
         g.line(f"{buf}[{idx}] = {to_storage(r, dt.bfloat16) if bf16 else r}")
     if w is not None:
@@ -149,6 +150,10 @@ def _stage_direct(g, ld, buf: str, T: int, base: str = "", sub: dict | None = No
     g.e.level -= 1
 
 
+# shared-memory element type of the staged operands: 16-bit patterns, float32 for tfloat32
+_SMEM_DTYPE = {"f16": dt.float16, "bf16": dt.uint16, "tf32": dt.float32}
+
+
 def _full(g, ld) -> bool:
     """Whether the launch's array of ``ld`` has only full, 16-byte-row-aligned tiles of its
     shape (``fulltile.py``: the host's facts, part of the kernel's key)."""
@@ -167,7 +172,7 @@ def mma_tc(g, op, plan: TCPlan) -> None:
     M, N, K = plan.M, plan.N, plan.K
     out = plan.layout()
     acc_regs = g.get(acc, out)
-    sdt = dt.float16 if plan.kind == "f16" else dt.uint16     # 16-bit patterns in smem
+    sdt = _SMEM_DTYPE[plan.kind]
     site = ("mma_tc", id(op))
     bufa = g.buffer(site, 0, sdt, M * K, align16=True)
     bufb = g.buffer(site, 1, sdt, K * N, align16=True)
@@ -175,11 +180,11 @@ def mma_tc(g, op, plan: TCPlan) -> None:
     if xl is not None:
         _stage_direct(g, xl, bufa, plan.T)
     else:
-        _stage(g, x, bufa, K)
+        _stage(g, x, bufa, K, plan.epc)
     if yl is not None:
         _stage_direct(g, yl, bufb, plan.T)
     else:
-        _stage(g, y, bufb, N)
+        _stage(g, y, bufb, N, plan.epc)
     if xl is not None or yl is not None:
         g.line("cp_async_wait_all()")
     g.smem_sync()
@@ -198,14 +203,20 @@ def _compute(g, op, plan: TCPlan, bufa: str, bufb: str, acc_regs, out, abase: st
     mma = f"mma_{plan.kind}"
     ld = "ldsm32" if g.cp_async else "ldsm"
     cur = list(acc_regs)
-    for kk in range(K // MMA_K):
+    for kk in range(K // plan.mk):
         afr = []
         for mi in range(plan.MI):
             names = [g.tmp("fa") for _ in range(4)]
             g.line(f"{', '.join(names)} = {ld}_x4({bufa}, {abase}{plan.a_index(p, mi, kk)})")
             afr.append(names)
         bfr = []
-        if plan.NI == 1:
+        if plan.kind == "tf32":
+            for ni in range(plan.NI):
+                names = [g.tmp("fb") for _ in range(2)]
+                for hh, nm in enumerate(names):
+                    g.line(f"{nm} = {bufb}[{bbase}{plan.b_scalar_index(p, ni, kk, hh)}]")
+                bfr.append(names)
+        elif plan.NI == 1:
             names = [g.tmp("fb") for _ in range(2)]
             g.line(f"{', '.join(names)} = {ld}_x2_t({bufb}, {bbase}{plan.b_index(p, 0, kk)})")
             bfr.append(names)
@@ -236,7 +247,7 @@ def pipelined_buffers(g, op, plan: TCPlan) -> tuple[str, str]:
     """The staging of a pipelined mma: ``stages`` slots per operand.  Their buffer slots are
     this mma's own, so even the regenerated shared-buffer form (``smem.py``: buffers shared per
     dtype and slot) never lets another site write a slot while copies into it fly."""
-    sdt = dt.float16 if plan.kind == "f16" else dt.uint16
+    sdt = _SMEM_DTYPE[plan.kind]
     site = ("mma_tc_pipe", id(op))
     slot = 1000 + 2 * g.pipe_slots.setdefault(id(op), len(g.pipe_slots))
     S = g.assign.stages(op)
