@@ -263,9 +263,15 @@ def test_whole_call_computes_a_times_b(M, N, K, T):
     np.testing.assert_array_equal(D, A @ B + C0)
 
 
-def test_plan_applies_only_to_16_bit_floats_with_float32_accumulator():
+def test_plan_applies_to_the_mma_sync_dtypes_and_accumulators():
+    """f16/bf16/tf32 with a float32 accumulator, int8/uint8 with int32; float32 operands stay
+    exact FFMA (R-MM-7)."""
     assert tc.plan(_Op(64, 64, 32), 128).kind == "f16"
     assert tc.plan(_Op(64, 64, 32, dt.bfloat16), 128).kind == "bf16"
+    assert tc.plan(_Op(64, 64, 32, dt.tfloat32), 128).kind == "tf32"
+    assert tc.plan(_Op(64, 64, 32, dt.int8, dt.int32), 128).kind == "s8"
+    assert tc.plan(_Op(64, 64, 32, dt.uint8, dt.int32), 128).kind == "u8"
+    assert tc.plan(_Op(64, 64, 16, dt.int8, dt.int32), 128) is None     # K below 32
     assert tc.plan(_Op(64, 64, 32, dt.float32), 128) is None
     assert tc.plan(_Op(64, 64, 32, dt.float16, dt.float16), 128) is None
     assert tc.plan(_Op(64, 64, 8), 128) is None                 # K below one mma step
@@ -286,6 +292,16 @@ def _mm_reused(a, b, c, TM: Constant[int], TN: Constant[int], TK: Constant[int])
         x = ct.load(a, (ct.bid(0), k), (TM, TK), padding_mode=ct.PaddingMode.ZERO)
         y = ct.load(b, (k, ct.bid(1)), (TK, TN), padding_mode=ct.PaddingMode.NAN)
         acc = ct.mma(x, y, acc) + ct.sum(x.astype(ct.float32))
+    ct.store(c, (ct.bid(0), ct.bid(1)), acc)
+
+
+@ct.kernel
+def _mm_tf32(a, b, c, TM: Constant[int], TN: Constant[int], TK: Constant[int]):
+    acc = ct.zeros((TM, TN), dtype=ct.float32)
+    for k in range(ct.num_tiles(a, 1, (TM, TK))):
+        x = ct.load(a, (ct.bid(0), k), (TM, TK), padding_mode=ct.PaddingMode.ZERO)
+        y = ct.load(b, (k, ct.bid(1)), (TK, TN), padding_mode=ct.PaddingMode.ZERO)
+        acc = ct.mma(x.astype(ct.tfloat32), y.astype(ct.tfloat32), acc)
     ct.store(c, (ct.bid(0), ct.bid(1)), acc)
 
 
@@ -330,7 +346,8 @@ def test_loads_used_elsewhere_or_nan_padded_go_through_registers(cp_async):
 def test_tensor_core_kernels_compile_to_mma_ldmatrix_and_cp_async(monkeypatch):
     """The generated tensor-core kernels go through Numba and NVVM for sm_90 (no GPU needed):
     float16 and bfloat16 mma.sync.m16n8k16, ldmatrix .x4 / .x4.trans, and with
-    CUTILE_NUMBA_CP_ASYNC=1 cp.async copies and 32-bit ldmatrix addresses."""
+    CUTILE_NUMBA_CP_ASYNC=1 cp.async copies and 32-bit ldmatrix addresses; tfloat32
+    m16n8k8 and int8/uint8 m16n8k32 (ptxas assembles them when it is installed)."""
     import ml_dtypes
     from diff import ptxcheck
     if ptxcheck.toolkit() is None:
@@ -343,9 +360,23 @@ def test_tensor_core_kernels_compile_to_mma_ldmatrix_and_cp_async(monkeypatch):
         m = np.zeros((64, 64), d)
         ir = mm_kloop.compile(mm_kloop.specialize((m, m, c, 32, 32, 32, ct.float32)))
         jobs.append(ptxcheck.job_for(ir, 64, "f32", tensor_cores=True))
-    f16, bf16, cpa = ptxcheck.run_in_subprocess(jobs, root)
-    for r in (f16, bf16, cpa):
+    monkeypatch.delenv("CUTILE_NUMBA_CP_ASYNC")
+    m32 = np.zeros((64, 64), np.float32)
+    ir = _mm_tf32.compile(_mm_tf32.specialize((m32, m32, c, 32, 32, 32)))
+    jobs.append(ptxcheck.job_for(ir, 64, "f32", tensor_cores=True))
+    for d in (np.int8, np.uint8):
+        m8 = np.zeros((64, 64), d)
+        ir = mm_kloop.compile(mm_kloop.specialize((m8, m8, np.zeros((64, 64), np.int32), 32,
+                                                   32, 32, ct.int32)))
+        jobs.append(ptxcheck.job_for(ir, 64, "f32", tensor_cores=True))
+    f16, bf16, cpa, tf32, s8, u8 = ptxcheck.run_in_subprocess(jobs, root)
+    for r in (f16, bf16, cpa, tf32, s8, u8):
         assert r["ok"], r.get("error")
+    assert tf32["ptx"].count("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32") >= 8
+    assert "mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32" in s8["ptx"]
+    assert "mma.sync.aligned.m16n8k32.row.col.s32.u8.u8.s32" in u8["ptx"]
+    if ptxcheck.toolkit()["ptxas"]:
+        assert all(r["regs"] is not None for r in (f16, bf16, cpa, tf32, s8, u8))
     assert "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32" in f16["ptx"]
     assert "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32" in bf16["ptx"]
     for r in (f16, bf16):
@@ -465,3 +496,54 @@ def test_tf32_fragments_of_a_and_b(M, N, K, T):
                         got = sb[eval(plan.b_scalar_index("p_", ni, kk, hh), {}, h)]
                         assert got == B[8 * kk + t + 4 * hh, wn * WNs + 8 * ni + g], \
                             (w, ni, kk, lane, hh)
+
+
+@pytest.mark.parametrize("M,N,K,T", [(16, 8, 32, 32), (16, 16, 32, 32), (32, 64, 64, 128),
+                                     (128, 128, 64, 256), (64, 32, 128, 64)])
+def test_int8_fragments_of_a_and_b(M, N, K, T):
+    """int8/uint8 (m16n8k32): A staged row-major and B transposed (N x K), 16 elements to a
+    chunk; ldmatrix .x4 (16-bit view: lane (g, t) gets bytes 4t..4t+3 of row g of each 8x16
+    matrix) gives a_i = A[g + 8 (i & 1), 4t + 16 (i >> 1) + 0..3] at ``a_index`` and, at
+    ``bt_index``, b_i = B[4t + 16 i + 0..3, g] of tiles ni, ni + 1 (PTX ISA fragments)."""
+    plan = tc.plan(_Op(M, N, K, dt.int8, dt.int32), T)
+    assert plan is not None and plan.kind == "s8" and plan.mk == 32
+    assert tc.plan(_Op(M, N, K, dt.int8, dt.float32), T) is None      # int32 accumulator only
+    A = np.arange(M * K, dtype=np.int64).reshape(M, K)
+    B = 10 ** 6 + np.arange(K * N, dtype=np.int64).reshape(K, N)
+
+    def stage(tile):
+        R, C = tile.shape
+        r, c = np.meshgrid(np.arange(R), np.arange(C), indexing="ij")
+        buf = np.full(R * C, -1, np.int64)
+        buf[tc.swizzle(r, c, C, 16)] = tile
+        assert (buf >= 0).all()
+        return buf
+
+    def ldsm(buf, addrs, n):
+        """mats[m][g, 4t:4t+4]: the four bytes of register m of lane (g, t)."""
+        for a in addrs[:8 * n]:
+            assert a % 16 == 0, f"row address {a} not 16-byte aligned"
+        return [np.array([buf[addrs[8 * m + r]:addrs[8 * m + r] + 16] for r in range(8)])
+                for m in range(n)]
+
+    sa, sbt = stage(A), stage(B.T.copy())
+    WMs, WNs = M // plan.WM, N // plan.WN
+    for w in range(T // 32):
+        wm, wn = _warp(plan, w)
+        hs = [_hoisted(plan, 32 * w + lane) for lane in range(32)]
+        for kk in range(K // 32):
+            for mi in range(plan.MI):
+                mats = ldsm(sa, [eval(plan.a_index("p_", mi, kk), {}, h) for h in hs], 4)
+                for lane in range(32):
+                    g, t = lane >> 2, lane & 3
+                    for i in range(4):
+                        r, c = wm * WMs + 16 * mi + g + 8 * (i & 1), 32 * kk + 4 * t + 16 * (i >> 1)
+                        assert list(mats[i][g, 4 * t:4 * t + 4]) == list(A[r, c:c + 4])
+            for ni in range(0, plan.NI, 2):
+                n = 4 if ni + 1 < plan.NI else 2
+                mats = ldsm(sbt, [eval(plan.bt_index("p_", ni, kk), {}, h) for h in hs], n)
+                for m in range(n):
+                    for lane in range(32):
+                        g, t = lane >> 2, lane & 3
+                        k0, col = 32 * kk + 4 * t + 16 * (m & 1), wn * WNs + 8 * (ni + m // 2) + g
+                        assert list(mats[m][g, 4 * t:4 * t + 4]) == list(B[k0:k0 + 4, col])

@@ -94,7 +94,7 @@ class Assignment:
                 region, pos = self.place[key]
                 op = region.ops[pos]
                 plan = self.tc_plan(op) if isinstance(op, ops.Mma) else None
-                if plan is not None and plan.kind != "tf32":     # 16-bit chunk copies
+                if plan is not None and plan.kind in ("f16", "bf16"):   # 16-bit chunks
                     found = [self._stageable(v, region, pos) for v in (op.x, op.y)]
                     if found != [None, None]:
                         self._direct[key] = tuple(f and f[0] for f in found)

@@ -6,7 +6,8 @@ Numba exposes no ``mma``/``ldmatrix`` instruction, so they are emitted as llvmli
 
 - ``mma_f16`` / ``mma_bf16``: ``mma.sync.aligned.m16n8k16.row.col.f32.{f16,bf16}.f32``, one
   warp, A as 4 and B as 2 ``uint32`` registers holding two halves each, C/D as 4 float32;
-  ``mma_tf32``: ``m16n8k8`` on tfloat32 (A 4 ``uint32``, B 2 float32);
+  ``mma_tf32``: ``m16n8k8`` on tfloat32 (A 4 ``uint32``, B 2 float32); ``mma_s8`` /
+  ``mma_u8``: ``m16n8k32`` on int8 / uint8 (4 bytes per register), int32 C/D;
 - ``ldsm_x4(buf, i)``, ``ldsm_x4_t(buf, i)``, ``ldsm_x2_t(buf, i)`` (``ldsm32_*``: the same
   with a 32-bit shared-window address, so shared addresses stay in 32-bit registers; the
   default, ``CUTILE_NUMBA_CP_ASYNC=0`` turns it off): ``ldmatrix.sync.aligned``
@@ -55,6 +56,32 @@ def _mma(kind: str):
 
 mma_f16 = _mma("f16")
 mma_bf16 = _mma("bf16")
+
+
+def _mma_int(kind: str):
+    text = (f"mma.sync.aligned.m16n8k32.row.col.s32.{kind}.{kind}.s32 "
+            "{$0,$1,$2,$3}, {$4,$5,$6,$7}, {$8,$9}, {$10,$11,$12,$13};")
+
+    def impl(typingctx, a0, a1, a2, a3, b0, b1, c0, c1, c2, c3):
+        sig = types.UniTuple(types.int32, 4)(*([types.uint32] * 6 + [types.int32] * 4))
+
+        def codegen(context, builder, signature, args):
+            i32 = ir.IntType(32)
+            fnty = ir.FunctionType(ir.LiteralStructType([i32] * 4), [i32] * 10)
+            asm = ir.InlineAsm(fnty, text, "=r,=r,=r,=r,r,r,r,r,r,r,r,r,r,r")
+            res = builder.call(asm, args)
+            vals = [builder.extract_value(res, i) for i in range(4)]
+            return context.make_tuple(builder, signature.return_type, vals)
+
+        return sig, codegen
+
+    impl.__name__ = f"mma_{kind}"
+    return intrinsic(impl)
+
+
+# int8 / uint8 operands, int32 accumulator (wrapping, as the interpreter's int32 sum)
+mma_s8 = _mma_int("s8")
+mma_u8 = _mma_int("u8")
 
 
 @intrinsic
@@ -122,6 +149,8 @@ def _ldsm(n: int, trans: bool, shared32: bool):
     return intrinsic(impl)
 
 
+ldsm_x2 = _ldsm(2, False, False)
+ldsm32_x2 = _ldsm(2, False, True)
 ldsm_x4 = _ldsm(4, False, False)
 ldsm_x4_t = _ldsm(4, True, False)
 ldsm_x2_t = _ldsm(2, True, False)
@@ -219,7 +248,9 @@ def addr_of(typingctx, arr):
     return types.uint64(arr), codegen
 
 
-INTRINSICS = {"mma_f16": mma_f16, "mma_bf16": mma_bf16, "mma_tf32": mma_tf32, "ldsm_x4": ldsm_x4,
+INTRINSICS = {"mma_f16": mma_f16, "mma_bf16": mma_bf16, "mma_tf32": mma_tf32,
+              "mma_s8": mma_s8, "mma_u8": mma_u8, "ldsm_x2": ldsm_x2, "ldsm32_x2": ldsm32_x2,
+              "ldsm_x4": ldsm_x4,
               "ldsm_x4_t": ldsm_x4_t, "ldsm_x2_t": ldsm_x2_t, "ldsm32_x4": ldsm32_x4,
               "ldsm32_x4_t": ldsm32_x4_t, "ldsm32_x2_t": ldsm32_x2_t, "cp_async16": cp_async16,
               "cp_async_wait_all": cp_async_wait_all, "addr_of": addr_of,

@@ -119,6 +119,33 @@ def _mma_tf32(a0, a1, a2, a3, b0, b1, c0, c1, c2, c3):
     return tuple(np.float32(D[g + 8 * (i >> 1), 2 * t + (i & 1)]) for i in range(4))
 
 
+def _mma_int(kind: str):
+    """m16n8k32 int8/uint8: a_i holds A[g + 8 (i & 1), 4t + 16 (i >> 1) + 0..3], b_i holds
+    B[4t + 16 i + 0..3, g] (byte 0 lowest), int32 C/D wrapping."""
+    et = np.int8 if kind == "s8" else np.uint8
+
+    def mma(a0, a1, a2, a3, b0, b1, c0, c1, c2, c3):
+        lane, posts = _exchange(((int(a0), int(a1), int(a2), int(a3)), (int(b0), int(b1)),
+                                 (int(c0), int(c1), int(c2), int(c3))))
+        A, B, C = (np.zeros(s, np.int64) for s in ((16, 32), (32, 8), (16, 8)))
+
+        def four(u):
+            return np.array([u], np.uint32).view(et).astype(np.int64)
+
+        for ln, (a, b, c) in enumerate(posts):
+            g, t = ln >> 2, ln & 3
+            for i in range(4):
+                A[g + 8 * (i & 1), 4 * t + 16 * (i >> 1):4 * t + 16 * (i >> 1) + 4] = four(a[i])
+            for i in range(2):
+                B[4 * t + 16 * i:4 * t + 16 * i + 4, g] = four(b[i])
+            for i in range(4):
+                C[g + 8 * (i >> 1), 2 * t + (i & 1)] = c[i]
+        D = (A @ B + C).astype(np.int32)                  # wraps modulo 2**32
+        g, t = lane >> 2, lane & 3
+        return tuple(np.int32(D[g + 8 * (i >> 1), 2 * t + (i & 1)]) for i in range(4))
+    return mma
+
+
 def cp_async16(buf, idx, src, off, nbytes):
     n = int(nbytes) // 2
     dst = _nd(buf).reshape(-1)
@@ -143,9 +170,11 @@ def addr_of(arr):
 
 
 SIM_INTRINSICS = {"mma_f16": _mma("f16"), "mma_bf16": _mma("bf16"), "mma_tf32": _mma_tf32,
+                  "mma_s8": _mma_int("s8"), "mma_u8": _mma_int("u8"),
                   "cp_async16": cp_async16, "cp_async_wait_all": cp_async_wait_all,
                   "addr_of": addr_of, "cp_async_commit": cp_async_commit,
                   **{f"cp_async_wait_group{n}": cp_async_wait_all for n in range(3)}}
 for _p in ("ldsm", "ldsm32"):
     SIM_INTRINSICS.update({f"{_p}_x4": _ldsm(4, False), f"{_p}_x4_t": _ldsm(4, True),
+                           f"{_p}_x2": _ldsm(2, False),
                            f"{_p}_x2_t": _ldsm(2, True)})

@@ -5,7 +5,10 @@ the instructions; ``lower/matmul.py`` emits the code, ``ptx.py`` holds the intri
 tfloat32 operands (``x.astype(ct.tfloat32)``) use ``mma.sync.m16n8k8.tf32`` with the same
 warp grid and C fragments: A (4 float32 registers per 16x8 tile, a chunk being 4 elements) is
 read with the same ``ldmatrix.x4`` addresses; B has no 32-bit transposed ``ldmatrix``, so each
-lane loads its two B values (``B[t + 4h, g]``) from the swizzled buffer.
+lane loads its two B values (``B[t + 4h, g]``) from the swizzled buffer.  int8/uint8 operands
+(int32 accumulator) use ``mma.sync.m16n8k32``: A as for the others (a chunk is 16 elements);
+B is staged transposed (``N x K``), so ``ldmatrix.x4`` without ``.trans`` gives each lane the
+four consecutive k of its column that the B fragment holds.
 
 One ``mma.sync.m16n8k16`` (float16 or bfloat16 operands, float32 accumulator) per 16x8 output
 tile and 16-deep k step.  The ``T/32`` warps form a ``WM x WN`` grid over the ``M x N``
@@ -30,10 +33,14 @@ from . import layout as L
 
 # operand dtype -> PTX type of the mma (float32 accumulation): m16n8k16 for the 16-bit
 # floats, m16n8k8 for tfloat32 (float32 containers whose low 13 mantissa bits are zero)
-MMA_KIND = {dt.float16: "f16", dt.bfloat16: "bf16", dt.tfloat32: "tf32"}
+MMA_KIND = {dt.float16: "f16", dt.bfloat16: "bf16", dt.tfloat32: "tf32", dt.int8: "s8",
+            dt.uint8: "u8"}
 MMA_M, MMA_N, MMA_K = 16, 8, 16
-KIND_K = {"f16": 16, "bf16": 16, "tf32": 8}           # k depth of one mma per kind
-KIND_EPC = {"f16": 8, "bf16": 8, "tf32": 4}           # elements per 16-byte chunk
+KIND_K = {"f16": 16, "bf16": 16, "tf32": 8, "s8": 32, "u8": 32}   # k depth of one mma
+KIND_EPC = {"f16": 8, "bf16": 8, "tf32": 4, "s8": 16, "u8": 16}   # elements per 16 bytes
+KIND_ACC = {"f16": dt.float32, "bf16": dt.float32, "tf32": dt.float32, "s8": dt.int32,
+            "u8": dt.int32}
+INT_KINDS = ("s8", "u8")      # m16n8k32: B is staged transposed (k contiguous per column)
 
 
 def swizzle_params(ncols: int, epc: int = 8) -> tuple[int, int]:
@@ -127,6 +134,14 @@ class TCPlan:
             f"{p}ar": f"(({wm} * {WMs} + {p}l7 + (({p}j & 1) << 3)) << {L.log2(self.K)})",
             f"{p}ac": f"((({p}j >> 1) << {le}) ^ ((({p}l7 >> {sha}) & {ma}) << {le}))",
         }
+        if self.kind in INT_KINDS:
+            # B staged transposed (N x K): ldmatrix.x4 (non-trans) rows are columns n of B;
+            # matrices 0, 1: tile ni, k chunks 0, 1 (b0, b1); 2, 3: tile ni + 1
+            shb, mb = swizzle_params(self.K, e)
+            h[f"{p}btr"] = (f"(({wn} * {WNs} + {p}l7 + (({p}j >> 1) << 3)) << "
+                            f"{L.log2(self.K)})")
+            h[f"{p}btc"] = f"((({p}j & 1) << {le}) ^ ((({p}l7 >> {shb}) & {mb}) << {le}))"
+            return h
         if self.kind == "tf32":
             # B: lane (g, t) reads B[t + 4h, g] of each 8x8 tile (no 32-bit ldmatrix.trans):
             # the thread part of the swizzled index, XORed with the tile's constant part
@@ -149,6 +164,13 @@ class TCPlan:
         return f"{p}ar + {off} + ({kk * self.mk} ^ {p}ac)" if off else \
             f"{p}ar + ({kk * self.mk} ^ {p}ac)"
 
+    def bt_index(self, p: str, ni: int, kk: int) -> str:
+        """int8/uint8: index in the transposed B buffer this lane gives ``ldmatrix.x4`` (x2
+        when NI == 1) for n tiles ``ni, ni + 1``, k step ``kk``."""
+        off = ni * MMA_N * self.K
+        return f"{p}btr + {off} + ({kk * self.mk} ^ {p}btc)" if off else \
+            f"{p}btr + ({kk * self.mk} ^ {p}btc)"
+
     def b_scalar_index(self, p: str, ni: int, kk: int, hh: int) -> str:
         """tfloat32: index in the B buffer of this lane's ``b{hh}`` of n tile ``ni``, k step
         ``kk`` (``B[8 kk + t + 4 hh, 8 ni + g]`` of the warp's columns)."""
@@ -168,7 +190,7 @@ def plan(op, T: int) -> TCPlan | None:
     (other dtypes, batched, a non-float32 accumulator, tiles too small for the warps)."""
     xd, yd, ad = op.x.type.dtype, op.y.type.dtype, op.acc.type.dtype
     kind = MMA_KIND.get(xd)
-    if kind is None or yd is not xd or ad is not dt.float32 or len(op.x.type.shape) != 2:
+    if kind is None or yd is not xd or ad is not KIND_ACC[kind] or len(op.x.type.shape) != 2:
         return None
     M, K = op.x.type.shape
     N = op.y.type.shape[-1]

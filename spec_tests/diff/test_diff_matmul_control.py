@@ -197,6 +197,29 @@ def test_tf32_tensor_cores(monkeypatch, tiles):
     assert np.all(err <= bound), f"max err {err.max()} bound {bound.max()}"
 
 
+@pytest.mark.parametrize("din,tiles", [
+    (np.int8, (16, 8, 32, 32, 16, 8, 32)), (np.uint8, (16, 16, 32, 32, 20, 12, 70)),
+    (np.int8, (32, 32, 32, 64, 40, 40, 60)),
+], ids=["s8-1warp-n8", "u8-1warp-partial", "s8-2warps-partial"])
+def test_int8_tensor_cores(monkeypatch, din, tiles):
+    """R-MM-7: int8/uint8 operands with an int32 accumulator take mma.sync.m16n8k32 (B staged
+    transposed; on a GPU, or on ptx_sim.py's model under the simulator): bit-exact, equal to
+    the NumPy product wrapped to int32, race-free."""
+    if sim():
+        monkeypatch.setenv("CUTILE_NUMBA_TENSOR_CORES", "sim")
+    TM, TN, TK, T, M, N, K = tiles
+    rng = np.random.default_rng(M * N + K)
+    a, b = _data(rng, (M, K), din), _data(rng, (K, N), din)
+    c = poison((M, N), np.int32)
+    with racecheck() as races:
+        ref, got = run_both(mm_kloop, (-(-M // TM), -(-N // TN)),
+                            [a, b, c, TM, TN, TK, ct.int32], mma_acc="f32", threads=T)
+    assert not races, races.describe()
+    want = (a.astype(np.int64) @ b.astype(np.int64)).astype(np.int32)
+    assert_same(want, got[2], what=f"{np.dtype(din).name} tensor-core mma")
+    assert_same(ref[2], got[2], what=f"{np.dtype(din).name} tensor-core mma vs interpreter")
+
+
 def test_tf32_operands_rounded_as_interpreter():
     rng = np.random.default_rng(5)
     a, b = _data(rng, (20, 24), np.float32), _data(rng, (24, 12), np.float32)

@@ -21,18 +21,21 @@ from ... import dtypes as dt
 from ...ir import ops
 from .. import layout as L
 from ..exprs import to_storage
-from ..tensorcore import TCPlan, swizzle, swizzle_expr
+from ..tensorcore import INT_KINDS, TCPlan, swizzle, swizzle_expr
 
 
-def _stage(g, v, buf: str, ncols: int, epc: int = 8) -> None:
+def _stage(g, v, buf: str, ncols: int, epc: int = 8, transpose: bool = False) -> None:
     """Write the tile ``v`` (rows x ``ncols``) into ``buf`` at swizzled row-major positions
-    (``epc`` elements to a 16-byte chunk)."""
+    (``epc`` elements to a 16-byte chunk); ``transpose``: its transpose (``ncols`` = rows of
+    ``v``), column-major."""
     tv = g.tv(v)
     lay = tv.layout if tv.layout is not None else g.natural(v)
     regs = g.get(v, lay)
     rt_, ct_ = g.coord_var(lay, 0), g.coord_var(lay, 1)
+    if transpose:
+        rt_, ct_ = ct_, rt_
     i = g.lid(lay)
-    base = g.hoist(("tcsw", i, ncols, epc), f"L{i}_sw{ncols}_{epc}",
+    base = g.hoist(("tcsw", i, ncols, epc, transpose), f"L{i}_sw{ncols}_{epc}{'t' * transpose}",
                    swizzle_expr(rt_, ct_, ncols, epc)) if (rt_, ct_) != ("0", "0") else None
     w = g.writer(lay)
     if w is not None:
@@ -41,6 +44,8 @@ def _stage(g, v, buf: str, ncols: int, epc: int = 8) -> None:
     bf16 = v.type.dtype is dt.bfloat16
     for k, r in enumerate(regs):
         ro, co = lay.reg_offsets(k)
+        if transpose:
+            ro, co = co, ro
         c = int(swizzle(ro, co, ncols, epc))  # linear over GF(2): thread ^ register part
         idx = str(c) if base is None else (base if c == 0 else f"{base} ^ {c}")
         g.line(f"{buf}[{idx}] = {to_storage(r, dt.bfloat16) if bf16 else r}")
@@ -151,7 +156,8 @@ def _stage_direct(g, ld, buf: str, T: int, base: str = "", sub: dict | None = No
 
 
 # shared-memory element type of the staged operands: 16-bit patterns, float32 for tfloat32
-_SMEM_DTYPE = {"f16": dt.float16, "bf16": dt.uint16, "tf32": dt.float32}
+_SMEM_DTYPE = {"f16": dt.float16, "bf16": dt.uint16, "tf32": dt.float32, "s8": dt.int8,
+               "u8": dt.uint8}
 
 
 def _full(g, ld) -> bool:
@@ -183,6 +189,8 @@ def mma_tc(g, op, plan: TCPlan) -> None:
         _stage(g, x, bufa, K, plan.epc)
     if yl is not None:
         _stage_direct(g, yl, bufb, plan.T)
+    elif plan.kind in INT_KINDS:
+        _stage(g, y, bufb, K, plan.epc, transpose=True)
     else:
         _stage(g, y, bufb, N, plan.epc)
     if xl is not None or yl is not None:
@@ -210,7 +218,14 @@ def _compute(g, op, plan: TCPlan, bufa: str, bufb: str, acc_regs, out, abase: st
             g.line(f"{', '.join(names)} = {ld}_x4({bufa}, {abase}{plan.a_index(p, mi, kk)})")
             afr.append(names)
         bfr = []
-        if plan.kind == "tf32":
+        if plan.kind in INT_KINDS:
+            for ni in range(0, plan.NI, 2):
+                n = 4 if ni + 1 < plan.NI else 2
+                names = [g.tmp("fb") for _ in range(n)]
+                g.line(f"{', '.join(names)} = {ld}_x{n}({bufb}, "
+                       f"{bbase}{plan.bt_index(p, ni, kk)})")
+                bfr += [names[:2], names[2:]] if n == 4 else [names]
+        elif plan.kind == "tf32":
             for ni in range(plan.NI):
                 names = [g.tmp("fb") for _ in range(2)]
                 for hh, nm in enumerate(names):
