@@ -19,6 +19,17 @@ def mm_kloop(a, b, c, TM: Constant[int], TN: Constant[int], TK: Constant[int],
 
 
 @ct.kernel
+def mm_tf32_kloop(a, b, c, TM: Constant[int], TN: Constant[int], TK: Constant[int]):
+    """``mm_kloop`` on float32 arrays with tfloat32 operands (R-MM-5), float32 accumulator."""
+    acc = ct.zeros((TM, TN), dtype=ct.float32)
+    for k in range(ct.num_tiles(a, 1, (TM, TK))):
+        x = ct.load(a, (ct.bid(0), k), (TM, TK), padding_mode=ct.PaddingMode.ZERO)
+        y = ct.load(b, (k, ct.bid(1)), (TK, TN), padding_mode=ct.PaddingMode.ZERO)
+        acc = ct.mma(x.astype(ct.tfloat32), y.astype(ct.tfloat32), acc)
+    ct.store(c, (ct.bid(0), ct.bid(1)), acc)
+
+
+@ct.kernel
 def attention_fwd(q, k, v, o, scale: float, TM: Constant[int], TN: Constant[int],
                   D: Constant[int]):
     """benchmarks/gpu.py's attention forward (non-causal, online softmax): two mmas per K

@@ -22,7 +22,7 @@ import os
 
 import numpy as np
 import pytest
-from backend_kernels import mm_kloop
+from backend_kernels import mm_kloop, mm_tf32_kloop
 
 import cutile as ct
 from cutile import Constant
@@ -295,16 +295,6 @@ def _mm_reused(a, b, c, TM: Constant[int], TN: Constant[int], TK: Constant[int])
     ct.store(c, (ct.bid(0), ct.bid(1)), acc)
 
 
-@ct.kernel
-def _mm_tf32(a, b, c, TM: Constant[int], TN: Constant[int], TK: Constant[int]):
-    acc = ct.zeros((TM, TN), dtype=ct.float32)
-    for k in range(ct.num_tiles(a, 1, (TM, TK))):
-        x = ct.load(a, (ct.bid(0), k), (TM, TK), padding_mode=ct.PaddingMode.ZERO)
-        y = ct.load(b, (k, ct.bid(1)), (TK, TN), padding_mode=ct.PaddingMode.ZERO)
-        acc = ct.mma(x.astype(ct.tfloat32), y.astype(ct.tfloat32), acc)
-    ct.store(c, (ct.bid(0), ct.bid(1)), acc)
-
-
 @pytest.fixture
 def cp_async(monkeypatch):
     monkeypatch.setenv("CUTILE_NUMBA_CP_ASYNC", "1")
@@ -362,7 +352,7 @@ def test_tensor_core_kernels_compile_to_mma_ldmatrix_and_cp_async(monkeypatch):
         jobs.append(ptxcheck.job_for(ir, 64, "f32", tensor_cores=True))
     monkeypatch.delenv("CUTILE_NUMBA_CP_ASYNC")
     m32 = np.zeros((64, 64), np.float32)
-    ir = _mm_tf32.compile(_mm_tf32.specialize((m32, m32, c, 32, 32, 32)))
+    ir = mm_tf32_kloop.compile(mm_tf32_kloop.specialize((m32, m32, c, 32, 32, 32)))
     jobs.append(ptxcheck.job_for(ir, 64, "f32", tensor_cores=True))
     for d in (np.int8, np.uint8):
         m8 = np.zeros((64, 64), d)
