@@ -1,21 +1,16 @@
 """Foreign pointers (§7): ``foreign_pointer_dtype``, ``Array.foreign_pointer`` and
-``Array.from_foreign`` on the interpreter (the Numba backend refuses them: see
-test_backend_registry).  References are NumPy slices of the inputs."""
+``Array.from_foreign``, on every executor (``CUTILE_TEST_BACKEND=numba``: the Numba backend on
+a GPU or under the simulator).  References are NumPy slices of the inputs."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
-from spec_executor import interp_only_ub, test_backend
+from spec_executor import interp_only_ub
 
 import cutile as ct
 from cutile import TileTypeError, UndefinedBehaviorError
 from cutile.dtypes import foreign_pointer_dtype, foreign_pointer_pointee_dtype
-
-pytestmark = pytest.mark.skipif(test_backend() != "interp", reason=(
-    "foreign pointers are interpreter-only: the Numba backend raises "
-    "TileUnsupportedFeatureError (a CUDA kernel in Numba cannot build an array from an "
-    "address)"))
 
 
 def test_foreign_pointer_dtype():

@@ -30,12 +30,16 @@ import numpy as np
 
 from .. import config
 from ..device_arrays import DeviceArrayRef
-from ..errors import TileCompilerExecutionError, TileUnsupportedFeatureError
+from ..errors import (
+    TileCompilerExecutionError,
+    TileUnsupportedFeatureError,
+    UndefinedBehaviorError,
+)
 from ..ir import ops
 from ..ir.core import KernelIR, walk
 from ..ir.types import ArrayType, TileType
 from . import diskcache, rt
-from .codegen import Gen, kernel_fn_name
+from .codegen import FOREIGN, Gen, kernel_fn_name
 from .emitter import describe_op
 from .params import Packer, argument_types, layout, refs, storage_bits
 from .smem import H100_OPTIN_LIMIT, SOFT_BUDGET
@@ -64,6 +68,11 @@ class Compiled:
         self.dyn_smem = gen.smem.dynamic_bytes          # passed with every launch
         self.plan = "; ".join(dict.fromkeys(gen.plans))  # mma strategies (kernel.inspect)
         self.stores = set(gen.stores)
+        if FOREIGN in self.stores:          # a store through Array.from_foreign: any argument
+            self.stores |= {i for i, p in enumerate(ir.params) if isinstance(p.type, ArrayType)}
+        self.pointer_roots = set(gen.pointer_roots)     # params whose address is taken
+        self.foreign = any(isinstance(op, (ops.ForeignPointer, ops.FromForeign))
+                           for op in walk(ir.body))
         self.raw_roots = set(gen.raw_roots)
         self.strides_used = sorted(gen.strides_used)
         self.strides_of = {r for r, _ in self.strides_used}   # params whose strides it queries
@@ -381,6 +390,14 @@ def marshal(ck: Compiled, grid: tuple, leaves: list, stream):
                 logical_strides[i] = _itemsize_strides(leaf)
             if i in ck.raw_roots:
                 _check_raw_layout(ck, i, leaf)
+            if i in ck.pointer_roots and isinstance(leaf, np.ndarray) and \
+                    not leaf.flags.c_contiguous:
+                raise TileUnsupportedFeatureError(
+                    f"numba backend: kernel {ck.name!r} takes the foreign_pointer of argument "
+                    f"{i}, a NumPy array that is not C-contiguous (strides {leaf.strides}); "
+                    f"NumPy arguments travel to the device as C-contiguous copies, so its "
+                    f"strides would not describe the copy (pass np.ascontiguousarray(...), a "
+                    f"device array, or use the interpreter)")
             if isinstance(leaf, np.ndarray):
                 host = leaf if leaf.flags.c_contiguous else np.array(leaf, order="C")
                 bits = storage_bits(p.type.dtype)
@@ -458,7 +475,8 @@ def run(ir: KernelIR, grid: tuple, leaves: list, stream=None, *, threads: int | 
     args, back = marshal(ck, grid, leaves, st)
     try:
         if rt.simulator():
-            with _sim_lock, warnings.catch_warnings():
+            from .pointer_rt import sim_launch
+            with _sim_lock, warnings.catch_warnings(), sim_launch(args if ck.foreign else ()):
                 # NumPy scalar arithmetic warns on the integer wrap-around and IEEE specials
                 # that are the intended semantics (R-MATH-4).
                 warnings.simplefilter("ignore", RuntimeWarning)
@@ -541,6 +559,11 @@ def _wrap_error(ck: Compiled, e: Exception) -> Exception:
         where = f"\n  generated line {n}: {src[n - 1].strip() if n <= len(src) else '?'}"
         if op is not None:
             where += f"\n  from IR op {describe_op(op)}"
+    if isinstance(e, UndefinedBehaviorError):
+        # Array.from_foreign outside the launch's buffers (simulator: pointer_rt.py)
+        if e.loc is None and lines and ck.op_at(lines[-1]) is not None:
+            e.loc = ck.op_at(lines[-1]).loc
+        return e
     return TileCompilerExecutionError(
         f"numba backend failed on kernel {ck.name!r}: {type(e).__name__}: {text}{where}",
         getattr(ck.op_at(lines[-1]) if lines else None, "loc", None))

@@ -24,10 +24,10 @@ from ...errors import TileUnsupportedFeatureError
 from ...ir import ops
 from ...ir.core import walk
 from .. import atom16
-from ..codegen import row_major_strides
+from ..codegen import FOREIGN, row_major_strides
 from ..exprs import from_storage, literal, select, to_storage
 from . import lower
-from .memory import _gs_setup
+from .memory import _gs_setup, stride
 
 _FN = {"add": "add", "max": "max", "min": "min", "and": "and_", "or": "or_", "xor": "xor",
        "xchg": "exch"}
@@ -58,12 +58,17 @@ def _check(g, op, kind: str, a) -> None:
 def _raw_index(g, op, a, off: str) -> tuple[list[str], str]:
     """Index names and in-bounds condition of element offset ``off`` from ``a``'s base: the
     offset is decoded greedily with the user's strides (row-major order of strides)."""
+    if FOREIGN in a.roots:
+        raise TileUnsupportedFeatureError(
+            "RawArrayMemory of an array from Array.from_foreign is not supported by the numba "
+            "backend: its offsets are decoded with the strides in axis order, which is exact "
+            "only for strides decreasing along the axes, and a foreign array's runtime strides "
+            "cannot be checked at launch (use the array itself, or the interpreter)", op.loc)
     rest = g.tmp("o")
     g.line(f"{rest} = i64({off})")
     names, conds = [], [f"({rest} >= 0)"]
     for ax in range(a.ndim):
-        g.strides_used.add((a.root, ax))
-        st = f"i64(st{a.root}_{ax})"
+        st = stride(g, a, ax)
         n = g.tmp("x")
         # an axis of extent 1 only has index 0 (its stride may be anything)
         g.line(f"{n} = cuda.selp(i64({a.name}.shape[{ax}]) > 1, "
