@@ -4,12 +4,15 @@ a GPU or under the simulator).  References are NumPy slices of the inputs."""
 
 from __future__ import annotations
 
+import os
+
+import ml_dtypes
 import numpy as np
 import pytest
-from spec_executor import interp_only_ub
+from spec_executor import interp_only_ub, test_backend
 
 import cutile as ct
-from cutile import TileTypeError, UndefinedBehaviorError
+from cutile import TileTypeError, TileUnsupportedFeatureError, UndefinedBehaviorError
 from cutile.dtypes import foreign_pointer_dtype, foreign_pointer_pointee_dtype
 
 
@@ -78,6 +81,108 @@ def test_where_broadcast_reshape(c, lo):
     np.testing.assert_array_equal(y[:16], x[lo:lo + 16])
 
 
+@ct.kernel
+def _transposed(x, y, out):
+    n, m = x.shape[0], x.shape[1]
+    xt = ct.Array.from_foreign(x.foreign_pointer, (m, n), (x.strides[1], x.strides[0]))
+    ct.store(y, (0, 0), ct.load(xt, (0, 0), shape=(8, 4)))
+    shp = ct.full((4,), 0, ct.int64)
+    shp = ct.where(ct.arange(4, dtype=ct.int32) == 0, xt.shape[0], shp)
+    shp = ct.where(ct.arange(4, dtype=ct.int32) == 1, xt.shape[1], shp)
+    shp = ct.where(ct.arange(4, dtype=ct.int32) == 2, xt.strides[0], shp)
+    shp = ct.where(ct.arange(4, dtype=ct.int32) == 3, xt.strides[1], shp)
+    ct.store(out, (0,), shp)
+
+
+def test_runtime_strides_transpose_and_queries():
+    """§7, R-ARRAY-2: strides are in elements and any order; the array answers shape and
+    strides queries with what it was built from."""
+    x = np.arange(4 * 8, dtype=np.float32).reshape(4, 8)
+    y = np.zeros((8, 4), np.float32)
+    out = np.zeros(4, np.int64)
+    ct.launch(None, (1,), _transposed, (x, y, out))
+    np.testing.assert_array_equal(y, x.T)
+    np.testing.assert_array_equal(out, [8, 4, 1, 8])
+
+
+@ct.kernel
+def _store_through(x, y):
+    # y is written only through the foreign array (the launch must copy it back)
+    v = ct.Array.from_foreign(y.slice(axis=0, start=2, stop=y.shape[0]).foreign_pointer,
+                              (y.shape[0] - 2,), (1,))
+    ct.store(v, (0,), ct.load(x, (0,), shape=(16,)) * 2)
+    ct.scatter(v, ct.arange(4, dtype=ct.int32) + 16, ct.full((4,), -1.0, ct.float32))
+
+
+def test_store_and_scatter_through_a_foreign_array():
+    """§7, R-GS-1, R-GS-3: stores and scatters through an array from a pointer write the
+    argument's memory (a slice's pointer is its first element); out-of-bounds scatter lanes
+    of its shape are skipped."""
+    x = np.arange(16, dtype=np.float32)
+    y = np.full(20, 7, np.float32)
+    ct.launch(None, (1,), _store_through, (x, y))
+    want = np.full(20, 7, np.float32)
+    want[2:18] = x * 2
+    want[18:20] = -1                        # indices 18 and 19 of v are out of bounds
+    np.testing.assert_array_equal(y, want)
+
+
+@ct.kernel
+def _views_and_atomics(x, idx, hist, out):
+    xv = ct.Array.from_foreign(x.foreign_pointer, x.shape, x.strides)
+    hv = ct.Array.from_foreign(hist.foreign_pointer, (hist.shape[0],), (1,))
+    tv = xv.tiled_view((4, 4))
+    t = tv.load((ct.bid(0), 1))
+    ct.store(out, (ct.bid(0), 0), t + ct.gather(xv, (ct.arange(4, dtype=ct.int32)[:, None],
+                                                     ct.full((1, 4), 0, ct.int32))))
+    ct.atomic_add(hv, ct.load(idx, (ct.bid(0),), (16,)), 1)
+    hv.tiled_view(4).atomic_store_add((1,), ct.full((4,), 10, ct.int32))
+
+
+def test_tiled_views_gather_and_atomics_on_a_foreign_array():
+    """§7, R-VIEW-5, R-VIEW-7, R-ATOM-1: a foreign array is an ordinary array for tiled views,
+    gathers and atomics (colliding indices; final values)."""
+    x = np.arange(8 * 8, dtype=np.float32).reshape(8, 8)
+    idx = np.array([i % 5 for i in range(32)], np.int32)
+    hist = np.zeros(8, np.int32)
+    out = np.zeros((8, 4), np.float32)
+    ct.launch(None, (2,), _views_and_atomics, (x, idx, hist, out))
+    want = np.bincount(idx, minlength=8).astype(np.int32)
+    want[4:8] += 20
+    np.testing.assert_array_equal(hist, want)
+    # block b: rows 4b..4b+3, columns 4..7, plus x[i, 0] gathered for row i of the tile
+    np.testing.assert_array_equal(out, x[:, 4:8] + np.tile(x[:4, 0], 2)[:, None])
+
+
+@ct.kernel
+def _narrow(x, y):
+    v = ct.Array.from_foreign(x.foreign_pointer, (x.shape[0],), (1,))
+    ct.store(y, (0,), ct.load(v, (0,), shape=(16,)).astype(ct.float32))
+
+
+@pytest.mark.parametrize("dtype", [ml_dtypes.bfloat16, np.float16, np.int8, np.bool_])
+def test_element_dtypes(dtype):
+    """§7: a pointer to any element dtype (bfloat16 travels as its bits on the backend)."""
+    x = (np.arange(16) % 3).astype(dtype)
+    y = np.zeros(16, np.float32)
+    ct.launch(None, (1,), _narrow, (x, y))
+    np.testing.assert_array_equal(y, x.astype(np.float32))
+
+
+def test_pointer_of_a_non_contiguous_numpy_argument():
+    """§7: a NumPy view keeps its strides on the interpreter; the Numba backend copies a
+    non-C-contiguous NumPy argument contiguously, so it refuses to take its address."""
+    base = np.arange(32 * 32, dtype=np.float32).reshape(32, 32)
+    x = base[:, ::2]
+    y = np.zeros((16, 16), np.float32)
+    if test_backend() == "interp":
+        ct.launch(None, (1,), _round_trip_dynamic, (x, y))
+        np.testing.assert_array_equal(y, x[16:])
+    else:
+        with pytest.raises(TileUnsupportedFeatureError, match="not C-contiguous"):
+            ct.launch(None, (1,), _round_trip_dynamic, (x, y))
+
+
 def _compile(src_fn, arr):
     @ct.kernel
     def k(x):
@@ -144,3 +249,14 @@ def test_view_outside_the_buffer_is_ub():
     """§7 (cutile): an array from a pointer that reaches past its buffer is R-UB-3."""
     with pytest.raises(UndefinedBehaviorError, match="past the end of the buffer"):
         ct.launch(None, (1,), _too_long, (np.zeros(16, np.float32), np.zeros(32, np.float32)))
+
+
+@pytest.mark.skipif(not (test_backend() == "numba" and os.environ.get("NUMBA_ENABLE_CUDASIM")
+                         == "1"), reason="the simulator's stand-in for Array.from_foreign "
+                                         "(numba_backend/pointer_rt.py)")
+def test_simulator_refuses_a_view_outside_the_buffer():
+    """§7 (cutile): under the simulator ``Array.from_foreign`` maps the address back to a
+    launch buffer and refuses a view reaching past it instead of reading foreign memory."""
+    with pytest.raises(UndefinedBehaviorError, match="past the end of the buffer"):
+        ct.launch(None, (1,), _too_long, (np.zeros(16, np.float32), np.zeros(32, np.float32)))
+
