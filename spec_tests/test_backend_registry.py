@@ -40,9 +40,12 @@ BACKEND_FEATURE_GAPS = {
     "TiledView.atomic_store_add and atomic_add_offset)": (
         "they are the PTX instructions atom.add.noftz.bf16 / .f16 (numba_backend/atom16.py), "
         "which older GPUs lack; cuda.tile 1.7 also needs sm_90 for bfloat16 (R-ATOM-4)"),
-    "Array.foreign_pointer / Array.from_foreign": (
-        "a Numba CUDA kernel can neither take an array argument's address nor build an array "
-        "from an address with runtime shape and strides"),
+    "Array.foreign_pointer of a NumPy argument that is not C-contiguous": (
+        "NumPy arguments travel to the device as C-contiguous copies, so the caller's strides "
+        "would not describe the copy (checked at launch; device arrays keep their layout)"),
+    "RawArrayMemory of an array from Array.from_foreign": (
+        "offsets are decoded with the strides in axis order, exact only for decreasing strides, "
+        "which a foreign array's runtime strides cannot be checked for at launch"),
     "atomics on 0-D arrays": "numba.cuda.atomic needs an index (a 1-element 1-D array works)",
     "RawArrayMemory of an array whose strides are not decreasing along the axes": (
         "offsets are decoded into an index with the strides in axis order (checked at launch)"),
@@ -101,7 +104,7 @@ def _copy(a, b):
 def test_unsupported_dtype_names_dtype_and_backend():
     from cutile.numba_backend import exprs
     # every cuda.tile dtype is supported now (float8_e5m3fnu was the last gap): a stand-in
-    fake = types.SimpleNamespace(name="float6_e3m2fn")
+    fake = types.SimpleNamespace(name="float6_e3m2fn", is_foreign_pointer=False)
     with pytest.raises(TileUnsupportedFeatureError, match=r"float6_e3m2fn.*numba backend"):
         exprs.check_dtype(fake, "array parameter 'a'")
 
@@ -181,15 +184,18 @@ def test_atomic_gaps_name_op_dtype_and_backend():
 
 
 @ct.kernel
-def _from_foreign(a, b):
-    ct.store(b, (0,), ct.load(ct.Array.from_foreign(a.foreign_pointer, (4,), (1,)), (0,), (4,)))
+def _raw_foreign(a, b):
+    r = ct.Array.from_foreign(a.foreign_pointer, (4,), (1,)).get_raw_memory()
+    ct.store(b, (0,), r.load_offset(ct.arange(4, dtype=ct.int32)))
 
 
-def test_foreign_pointer_refused_names_op_and_backend():
-    """Array.foreign_pointer / from_foreign: interpreter only (lower/pointer.py says why)."""
+def test_foreign_pointer_gaps_name_op_and_backend():
+    """§7 on the Numba backend: RawArrayMemory of a foreign array is refused when generating
+    code (the non-C-contiguous NumPy argument: test_pointer.py)."""
     from cutile.numba_backend.codegen import Gen
     a = np.zeros(4, np.float32)
-    ir = _from_foreign.compile(_from_foreign.specialize((a, a.copy())))
+    ir = _raw_foreign.compile(_raw_foreign.specialize((a, a.copy())))
     with pytest.raises(TileUnsupportedFeatureError,
-                       match=r"Array.foreign_pointer is not supported by the numba backend"):
+                       match=r"RawArrayMemory of an array from Array.from_foreign is not "
+                             r"supported by the numba backend"):
         Gen(ir, 32).generate()

@@ -169,6 +169,19 @@ def test_element_dtypes(dtype):
     np.testing.assert_array_equal(y, x.astype(np.float32))
 
 
+@ct.kernel
+def _zero_d(x):
+    s = ct.Array.from_foreign(x.slice(axis=0, start=3, stop=4).foreign_pointer, (), ())
+    ct.scatter(s, (), ct.gather(s, ()) + ct.gather(x, 0))
+
+
+def test_zero_d_array():
+    """§7: an empty shape gives a 0-D array (gather/scatter with an empty index)."""
+    x = np.arange(8, dtype=np.int32) + 5
+    ct.launch(None, (1,), _zero_d, (x,))
+    np.testing.assert_array_equal(x, [5, 6, 7, 8 + 5, 9, 10, 11, 12])
+
+
 def test_pointer_of_a_non_contiguous_numpy_argument():
     """§7: a NumPy view keeps its strides on the interpreter; the Numba backend copies a
     non-C-contiguous NumPy argument contiguously, so it refuses to take its address."""
