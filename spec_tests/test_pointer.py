@@ -82,6 +82,23 @@ def test_where_broadcast_reshape(c, lo):
 
 
 @ct.kernel
+def _extract(x, y):
+    pointers = ct.reshape(ct.broadcast_to(x.foreign_pointer, (4,)), (2, 2))
+    xv = ct.Array.from_foreign(ct.extract(pointers, (1, 1), shape=()), (16,), (1,))
+    yv = ct.Array.from_foreign(y.foreign_pointer, (16,), (1,))
+    ct.store(yv, (0,), ct.load(xv, (0,), shape=(16,)))
+
+
+def test_extract_a_pointer():
+    """§7, R-SHAPE-7: an element extracted from a pointer tile is a scalar pointer (1.7's
+    broadcast-reshape-extract case)."""
+    x = np.arange(16, dtype=np.float32)
+    y = np.zeros_like(x)
+    ct.launch(None, (1,), _extract, (x, y))
+    np.testing.assert_array_equal(y, x)
+
+
+@ct.kernel
 def _transposed(x, y, out):
     n, m = x.shape[0], x.shape[1]
     xt = ct.Array.from_foreign(x.foreign_pointer, (m, n), (x.strides[1], x.strides[0]))
@@ -223,6 +240,30 @@ def _full(x):
     return ct.full((4,), 0, x.foreign_pointer.dtype)
 
 
+def _equal(x):
+    return ct.equal(x.foreign_pointer, x.foreign_pointer)
+
+
+def _constructor(x):
+    return ct.uint64(x.foreign_pointer)
+
+
+def _not(x):
+    return not x.foreign_pointer
+
+
+def _positive(x):
+    return +x.foreign_pointer
+
+
+def _bitcast_from(x):
+    return ct.bitcast(x.foreign_pointer, ct.uint64)
+
+
+def _bitcast_to(x):
+    return ct.bitcast(ct.uint64(0), x.foreign_pointer.dtype)
+
+
 def _rank(x):
     ct.Array.from_foreign(x.foreign_pointer, (16, 1), (1,))
 
@@ -242,7 +283,10 @@ def _not_pointer(x):
 @pytest.mark.parametrize("fn,match", [
     (_add, "non-arithmetic dtype"), (_compare, "non-arithmetic dtype"),
     (_astype, "non-arithmetic dtype"), (_sum, "Non-arithmetic dtype"),
-    (_full, "not a numeric dtype"), (_rank, "same rank"), (_negative, "non-negative"),
+    (_full, "not a numeric dtype"), (_equal, "non-arithmetic dtype"),
+    (_constructor, "non-arithmetic dtype"), (_not, "non-arithmetic dtype"),
+    (_positive, "non-arithmetic dtype"), (_bitcast_from, "foreign pointer"),
+    (_bitcast_to, "foreign pointer"), (_rank, "same rank"), (_negative, "non-negative"),
     (_float, "signed integer"), (_not_pointer, "expects a scalar foreign pointer")])
 def test_errors(fn, match):
     """§7: a foreign pointer supports no numeric operation; from_foreign validates its
