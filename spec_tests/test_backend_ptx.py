@@ -193,6 +193,8 @@ def foreign(x, y, i, T: Constant[int]):
     ct.store(y, (0, 0), t + v.strides[0].astype(y.dtype))
     ct.atomic_add(v, (ct.load(i, (0,), (T,)), ct.load(i, (0,), (T,))),
                   ct.load(y, (0, 0), (1, T)).reshape((T,)))
+    raw = v.get_raw_memory().load_offset(ct.arange(T, dtype=ct.int32))
+    ct.store(y, (1, 0), raw.reshape((1, T)))
     s = ct.Array.from_foreign(y.foreign_pointer, (), ())
     ct.scatter(s, (), ct.gather(s, ()) + 1)
 
@@ -200,9 +202,9 @@ def foreign(x, y, i, T: Constant[int]):
 def test_foreign_pointer_intrinsics_compile():
     """§7 on the GPU: ``array_address`` (ptrtoint of the array's data pointer) and
     ``array_at`` (an array structure populated from an address, runtime shape and strides;
-    0-D too) type and compile for sm_90, for a native and a bit-pattern (bfloat16) element
-    type, and ptxas assembles them (the simulator runs numba_backend/pointer_rt.py's
-    stand-ins instead)."""
+    0-D too; RawArrayMemory's flat view) type and compile for sm_90, for a native and a
+    bit-pattern (bfloat16) element type, and ptxas assembles them (the simulator runs
+    numba_backend/pointer_rt.py's stand-ins instead)."""
     jobs = []
     for d in (np.float32, ml_dtypes.bfloat16):
         m = np.zeros((32, 16), d)

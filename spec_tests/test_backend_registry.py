@@ -43,9 +43,6 @@ BACKEND_FEATURE_GAPS = {
     "Array.foreign_pointer of a NumPy argument that is not C-contiguous": (
         "NumPy arguments travel to the device as C-contiguous copies, so the caller's strides "
         "would not describe the copy (checked at launch; device arrays keep their layout)"),
-    "RawArrayMemory of an array from Array.from_foreign": (
-        "offsets are decoded with the strides in axis order, exact only for decreasing strides, "
-        "which a foreign array's runtime strides cannot be checked for at launch"),
     "atomics on 0-D arrays": "numba.cuda.atomic needs an index (a 1-element 1-D array works)",
     "RawArrayMemory of an array whose strides are not decreasing along the axes": (
         "offsets are decoded into an index with the strides in axis order (checked at launch)"),
@@ -180,22 +177,4 @@ def test_atomic_gaps_name_op_dtype_and_backend():
     assert g.min_cc == []
     ir = _atomic_add_0d.compile(_atomic_add_0d.specialize((np.zeros((), np.float32),)))
     with pytest.raises(TileUnsupportedFeatureError, match=r"0-D array .*numba backend"):
-        Gen(ir, 32).generate()
-
-
-@ct.kernel
-def _raw_foreign(a, b):
-    r = ct.Array.from_foreign(a.foreign_pointer, (4,), (1,)).get_raw_memory()
-    ct.store(b, (0,), r.load_offset(ct.arange(4, dtype=ct.int32)))
-
-
-def test_foreign_pointer_gaps_name_op_and_backend():
-    """§7 on the Numba backend: RawArrayMemory of a foreign array is refused when generating
-    code (the non-C-contiguous NumPy argument: test_pointer.py)."""
-    from cutile.numba_backend.codegen import Gen
-    a = np.zeros(4, np.float32)
-    ir = _raw_foreign.compile(_raw_foreign.specialize((a, a.copy())))
-    with pytest.raises(TileUnsupportedFeatureError,
-                       match=r"RawArrayMemory of an array from Array.from_foreign is not "
-                             r"supported by the numba backend"):
         Gen(ir, 32).generate()

@@ -172,6 +172,31 @@ def test_tiled_views_gather_and_atomics_on_a_foreign_array():
 
 
 @ct.kernel
+def _raw(x, out):
+    # a column-major view of x: element (i, j) at offset i + 4 * j
+    r = ct.Array.from_foreign(x.foreign_pointer, (4, 4), (1, 4)).get_raw_memory()
+    k = ct.arange(16, dtype=ct.int32)
+    # each op touches its own elements (the backend does not order one block's global
+    # accesses across its threads yet, R-EXEC-5)
+    ct.store(out, (0,), r.load_offset(k, mask=k < 8, padding_value=-1))
+    r.store_offset(k, r.load_offset(k) * 10, mask=k >= 12)
+    r.atomic_add_offset(ct.full((4,), 9, ct.int32), 1)
+
+
+def test_raw_memory_of_a_foreign_array():
+    """§7 (RawArrayMemory): offsets count elements from the foreign array's first element,
+    whatever its strides."""
+    x = np.arange(16, dtype=np.int32)
+    out = np.zeros(16, np.int32)
+    ct.launch(None, (1,), _raw, (x, out))
+    want = np.arange(16, dtype=np.int32)
+    np.testing.assert_array_equal(out, np.where(want < 8, want, -1))
+    want[12:] *= 10
+    want[9] += 4
+    np.testing.assert_array_equal(x, want)
+
+
+@ct.kernel
 def _narrow(x, y):
     v = ct.Array.from_foreign(x.foreign_pointer, (x.shape[0],), (1,))
     ct.store(y, (0,), ct.load(v, (0,), shape=(16,)).astype(ct.float32))
