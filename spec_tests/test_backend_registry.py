@@ -40,9 +40,10 @@ BACKEND_FEATURE_GAPS = {
     "TiledView.atomic_store_add and atomic_add_offset)": (
         "they are the PTX instructions atom.add.noftz.bf16 / .f16 (numba_backend/atom16.py), "
         "which older GPUs lack; cuda.tile 1.7 also needs sm_90 for bfloat16 (R-ATOM-4)"),
-    "Array.foreign_pointer of a NumPy argument that is not C-contiguous": (
-        "NumPy arguments travel to the device as C-contiguous copies, so the caller's strides "
-        "would not describe the copy (checked at launch; device arrays keep their layout)"),
+    "Array.foreign_pointer of a NumPy view with negative strides or of a non-contiguous "
+    "buffer": (
+        "such an argument cannot travel to the device with its own strides (other strided NumPy "
+        "views do: numba_backend/pointer_rt.py copies their whole buffer); refused at launch"),
     "atomics on 0-D arrays": "numba.cuda.atomic needs an index (a 1-element 1-D array works)",
     "RawArrayMemory of an array whose strides are not decreasing along the axes": (
         "offsets are decoded into an index with the strides in axis order (checked at launch)"),

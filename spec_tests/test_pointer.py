@@ -224,17 +224,40 @@ def test_zero_d_array():
     np.testing.assert_array_equal(x, [5, 6, 7, 8 + 5, 9, 10, 11, 12])
 
 
-def test_pointer_of_a_non_contiguous_numpy_argument():
-    """§7: a NumPy view keeps its strides on the interpreter; the Numba backend copies a
-    non-C-contiguous NumPy argument contiguously, so it refuses to take its address."""
-    base = np.arange(32 * 32, dtype=np.float32).reshape(32, 32)
-    x = base[:, ::2]
+@ct.kernel
+def _strided_args(x, y):
+    # y is written only through the foreign array; x's strides are the caller's
+    xv = ct.Array.from_foreign(x.foreign_pointer, x.shape, x.strides)
+    yv = ct.Array.from_foreign(y.foreign_pointer, (y.shape[0], y.shape[1]),
+                               (y.strides[0], y.strides[1]))
+    ct.store(yv, (0, 0), ct.load(xv, (0, 0), shape=(8, 8)) + 1)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, ml_dtypes.bfloat16])
+def test_pointers_of_strided_numpy_arguments(dtype):
+    """§7, R-ARRAY-2: a NumPy view keeps its own strides (a column slice, a transpose); the
+    Numba backend then copies the view's whole buffer to the device, so the caller's strides
+    describe the copy and writes through the pointer land in the caller's view."""
+    base = np.arange(16 * 16).reshape(16, 16).astype(dtype)
+    out = np.zeros((8, 16), dtype)
+    x, y = base[:8, ::2], out.T[::2, :]
+    ct.launch(None, (1,), _strided_args, (x, y))
+    want = np.zeros((8, 16), dtype)
+    want.T[::2, :] = x.astype(np.float32) + 1
+    np.testing.assert_array_equal(out, want)
+    np.testing.assert_array_equal(base, np.arange(16 * 16).reshape(16, 16).astype(dtype))
+
+
+def test_pointer_of_a_negative_stride_numpy_argument():
+    """§7: a NumPy view with negative strides has no non-negative strides for from_foreign;
+    the interpreter calls that R-UB-3, the Numba backend refuses the argument at launch."""
+    x = np.arange(32 * 16, dtype=np.float32).reshape(32, 16)[::-1]
     y = np.zeros((16, 16), np.float32)
     if test_backend() == "interp":
-        ct.launch(None, (1,), _round_trip_dynamic, (x, y))
-        np.testing.assert_array_equal(y, x[16:])
+        with pytest.raises(UndefinedBehaviorError, match="non-negative"):
+            ct.launch(None, (1,), _round_trip_dynamic, (x, y))
     else:
-        with pytest.raises(TileUnsupportedFeatureError, match="not C-contiguous"):
+        with pytest.raises(TileUnsupportedFeatureError, match="negative strides"):
             ct.launch(None, (1,), _round_trip_dynamic, (x, y))
 
 

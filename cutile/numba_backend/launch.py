@@ -42,6 +42,7 @@ from . import diskcache, rt
 from .codegen import FOREIGN, Gen, kernel_fn_name
 from .emitter import describe_op
 from .params import Packer, argument_types, layout, refs, storage_bits
+from .pointer_rt import strided_copy
 from .smem import H100_OPTIN_LIMIT, SOFT_BUDGET
 
 # Thread counts: the simulator runs every thread as a Python thread, so keep it small there.
@@ -384,6 +385,7 @@ def marshal(ck: Compiled, grid: tuple, leaves: list, stream):
     """(kernel args, write-back closures) for one launch."""
     from numba import cuda
     args, back, logical_strides = [], [], {}
+    copies: dict = {}               # buffers of strided NumPy arguments (pointer_rt.py)
     for i, (p, leaf) in enumerate(zip(ck.ir.params, leaves)):
         if isinstance(p.type, ArrayType):
             if i in ck.strides_of:
@@ -391,13 +393,20 @@ def marshal(ck: Compiled, grid: tuple, leaves: list, stream):
             if i in ck.raw_roots:
                 _check_raw_layout(ck, i, leaf)
             if i in ck.pointer_roots and isinstance(leaf, np.ndarray) and \
-                    not leaf.flags.c_contiguous:
-                raise TileUnsupportedFeatureError(
-                    f"numba backend: kernel {ck.name!r} takes the foreign_pointer of argument "
-                    f"{i}, a NumPy array that is not C-contiguous (strides {leaf.strides}); "
-                    f"NumPy arguments travel to the device as C-contiguous copies, so its "
-                    f"strides would not describe the copy (pass np.ascontiguousarray(...), a "
-                    f"device array, or use the interpreter)")
+                    not leaf.flags.c_contiguous and leaf.size:
+                bits = storage_bits(p.type.dtype)
+                got = strided_copy(leaf, np.dtype(f"u{bits // 8}") if bits else leaf.dtype,
+                                   copies, stream, rt.simulator())
+                if got is None:
+                    raise TileUnsupportedFeatureError(
+                        f"numba backend: kernel {ck.name!r} takes the foreign_pointer of "
+                        f"argument {i}, a NumPy view with negative strides {leaf.strides} or of "
+                        f"a non-contiguous buffer, which cannot travel to the device with its "
+                        f"own strides (pass np.ascontiguousarray(...), a device array, or use "
+                        f"the interpreter)")
+                args.append(got[0])
+                copies[got[1]][2] |= i in ck.stores
+                continue
             if isinstance(leaf, np.ndarray):
                 host = leaf if leaf.flags.c_contiguous else np.array(leaf, order="C")
                 bits = storage_bits(p.type.dtype)
@@ -424,6 +433,7 @@ def marshal(ck: Compiled, grid: tuple, leaves: list, stream):
                                 "is neither a NumPy array nor a CUDA array")
         else:
             args.append(np.asarray(leaf)[()])
+    back += [(host, dev) for host, dev, written in copies.values() if written]   # buffers
     args += [np.int32(g) for g in grid]
     for r, ax in ck.strides_used:
         args.append(np.int64(logical_strides[r][ax]))

@@ -51,6 +51,34 @@ def sim_launch(args):
         _sim_roots.clear()
 
 
+def strided_copy(leaf: np.ndarray, storage: np.dtype, copies: dict, stream, simulator: bool):
+    """A NumPy argument whose address a kernel takes and that is not C-contiguous, on the
+    device with its own strides: a device array over a device copy of its whole buffer, so
+    the caller's strides (``Array.strides``) describe the copy and ``Array.from_foreign``
+    reaches what it reaches on the interpreter.  ``copies`` maps each buffer copied for the
+    launch to ``[host bytes, device bytes, written]`` (``written``: the caller sets it when the
+    kernel may store to the buffer).  (device array, key in ``copies``), or None when the
+    buffer is not contiguous or a stride is negative."""
+    from ..interp.races import _byte_bounds, _root
+    root = _root(leaf)
+    if not (root.flags.c_contiguous or root.flags.f_contiguous) or min(leaf.strides) < 0:
+        return None
+    pair = copies.get(id(root))
+    if pair is None:
+        host = root.ravel(order="K").view(np.uint8)     # the buffer in memory order (a view)
+        from numba import cuda
+        pair = copies[id(root)] = [host, cuda.to_device(host) if simulator else
+                                   cuda.to_device(host, stream=stream), False]
+    offset = leaf.__array_interface__["data"][0] - _byte_bounds(root)[0]
+    if simulator:
+        from numba.cuda.simulator.cudadrv.devicearray import FakeCUDAArray
+        return FakeCUDAArray(np.ndarray(leaf.shape, storage, buffer=pair[1]._ary,
+                                        offset=offset, strides=leaf.strides)), id(root)
+    from numba.cuda.cudadrv.devicearray import DeviceNDArray
+    return DeviceNDArray(leaf.shape, leaf.strides, storage, stream=stream,
+                         gpu_data=pair[1].gpu_data.view(offset)), id(root)
+
+
 def sim_array_address(ary):
     return np.int64(_ndarray(ary).__array_interface__["data"][0])
 
