@@ -248,6 +248,25 @@ def test_pointers_of_strided_numpy_arguments(dtype):
     np.testing.assert_array_equal(base, np.arange(16 * 16).reshape(16, 16).astype(dtype))
 
 
+@ct.kernel
+def _past_the_view(x, y):
+    v = ct.Array.from_foreign(x.foreign_pointer, (x.shape[0] + 6,), (1,))
+    ct.store(y, (0,), ct.load(v, (0,), shape=(16,)))
+    ct.scatter(v, ct.arange(2, dtype=ct.int32) + 16, -1)
+
+
+def test_array_reaching_past_the_view_inside_its_buffer():
+    """§7: a foreign array may reach past the argument's own elements while it stays inside
+    the buffer the argument views (on the Numba backend the view's whole buffer travels)."""
+    base = np.arange(20, dtype=np.int32)
+    y = np.zeros(16, np.int32)
+    ct.launch(None, (1,), _past_the_view, (base[2:14], y))
+    np.testing.assert_array_equal(y, np.arange(2, 18))
+    want = np.arange(20, dtype=np.int32)
+    want[18:20] = -1
+    np.testing.assert_array_equal(base, want)
+
+
 def test_pointer_of_a_negative_stride_numpy_argument():
     """§7: a NumPy view with negative strides has no non-negative strides for from_foreign;
     the interpreter calls that R-UB-3, the Numba backend refuses the argument at launch."""

@@ -392,8 +392,9 @@ def marshal(ck: Compiled, grid: tuple, leaves: list, stream):
                 logical_strides[i] = _itemsize_strides(leaf)
             if i in ck.raw_roots:
                 _check_raw_layout(ck, i, leaf)
-            if i in ck.pointer_roots and isinstance(leaf, np.ndarray) and \
-                    not leaf.flags.c_contiguous and leaf.size:
+            if i in ck.pointer_roots and isinstance(leaf, np.ndarray) and leaf.size and \
+                    leaf.base is not None:
+                # a view whose address the kernel takes: its strides, its whole buffer
                 bits = storage_bits(p.type.dtype)
                 got = strided_copy(leaf, np.dtype(f"u{bits // 8}") if bits else leaf.dtype,
                                    copies, stream, rt.simulator())

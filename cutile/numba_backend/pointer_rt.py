@@ -52,10 +52,10 @@ def sim_launch(args):
 
 
 def strided_copy(leaf: np.ndarray, storage: np.dtype, copies: dict, stream, simulator: bool):
-    """A NumPy argument whose address a kernel takes and that is not C-contiguous, on the
-    device with its own strides: a device array over a device copy of its whole buffer, so
-    the caller's strides (``Array.strides``) describe the copy and ``Array.from_foreign``
-    reaches what it reaches on the interpreter.  ``copies`` maps each buffer copied for the
+    """A NumPy view whose address a kernel takes, on the device with its own strides: a
+    device array over a device copy of its whole buffer, so the caller's strides
+    (``Array.strides``) describe the copy and ``Array.from_foreign`` reaches what it reaches on
+    the interpreter (the rest of the buffer too).  ``copies`` maps each buffer copied for the
     launch to ``[host bytes, device bytes, written]`` (``written``: the caller sets it when the
     kernel may store to the buffer).  (device array, key in ``copies``), or None when the
     buffer is not contiguous or a stride is negative."""
