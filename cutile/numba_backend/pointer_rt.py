@@ -61,7 +61,8 @@ def strided_copy(leaf: np.ndarray, storage: np.dtype, copies: dict, stream, simu
     buffer is not contiguous or a stride is negative."""
     from ..interp.races import _byte_bounds, _root
     root = _root(leaf)
-    if not (root.flags.c_contiguous or root.flags.f_contiguous) or min(leaf.strides) < 0:
+    if not (root.flags.c_contiguous or root.flags.f_contiguous) or \
+            min(leaf.strides, default=0) < 0:
         return None
     pair = copies.get(id(root))
     if pair is None:
