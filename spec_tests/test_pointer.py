@@ -140,7 +140,7 @@ def test_store_and_scatter_through_a_foreign_array():
     ct.launch(None, (1,), _store_through, (x, y))
     want = np.full(20, 7, np.float32)
     want[2:18] = x * 2
-    want[18:20] = -1                        # indices 18 and 19 of v are out of bounds
+    want[18:20] = -1                        # v[16], v[17]; v[18], v[19] are out of bounds
     np.testing.assert_array_equal(y, want)
 
 
