@@ -39,9 +39,14 @@ class TV:
         self.layout, self.regs, self.dtype, self.mat = layout, regs, dtype, mat
 
 
+# The root of an array built by ``Array.from_foreign`` (lower/pointer.py): no parameter.
+FOREIGN = -2
+
+
 @dataclass
 class AV:
-    """An array value: the variable naming it and the kernel parameter it is a view of."""
+    """An array value: the variable naming it and the kernel parameter it is a view of
+    (``FOREIGN``: an array from a foreign pointer)."""
 
     name: str
     root: int
@@ -99,6 +104,7 @@ class Gen:
         self.strides_used: set[tuple] = set()
         self.stores: set[int] = set()
         self.raw_roots: set[int] = set()   # params accessed by element offset (RawArrayMemory)
+        self.pointer_roots: set[int] = set()   # params whose address is taken (foreign_pointer)
         # (message, loc) of every assert_ (lower/debug.py); non-empty: an ``aerr`` parameter
         self.asserts: list = []
         # ((major, minor), why, loc): compute capabilities the kernel's instructions need
