@@ -1,6 +1,7 @@
 """GPU check of the tensor-core mma and dynamic-shared-memory paths of the Numba backend.
 
-    python tools/gpu/tc_check.py [--bench] [--only f16,bf16,tf32,s8]
+    python tools/gpu/tc_check.py [--bench | --bench-only [--tiles 128x128x32,...]]
+                                 [--only f16,bf16,tf32,s8]
 
 1. correctness: float16/bfloat16/tfloat32 matmuls (float32 accumulator) at several tile
    shapes, full and partial tiles, against NumPy in float64 within the tensor-core R-MM-7
@@ -136,9 +137,18 @@ def bench(tag, S, TM, TN, TK, threads=None):
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--bench", action="store_true")
+    ap.add_argument("--bench-only", action="store_true", help="skip the correctness checks")
+    ap.add_argument("--tiles", default="128x128x32",
+                    help="bench tile shapes, comma-separated (e.g. 128x128x32,128x128x64)")
     ap.add_argument("--only", default="f16,bf16,tf32,s8")
     args = ap.parse_args(argv)
     ok = True
+    if args.bench_only:
+        for tag in args.only.split(","):
+            for tiles in args.tiles.split(","):
+                if tag != "s8":
+                    bench(tag, 4096, *(int(x) for x in tiles.split("x")))
+        return 0
     for tag in args.only.split(","):
         if tag == "s8":         # m16n8k32: K tiles of 32 and more
             ok &= check(tag, 100, 72, 80, 16, 16, 32, threads=32)
