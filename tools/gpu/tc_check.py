@@ -131,6 +131,10 @@ def bench(tag, S, TM, TN, TK, threads=None):
     fl = 2 * S ** 3 / 1e12
     print(f"bench {tag} {S}^3 tiles {TM}x{TN}x{TK}: numba {fl / to:.1f} TFLOP/s, torch "
           f"{fl / tt:.1f} TFLOP/s, ratio {tt / to:.2f}; max err {err:.3g}; first {first:.1f}s")
+    try:
+        print(f"    [inspect] {inspect(kern, kargs, grid=grid, threads=threads).summary()}")
+    except Exception as e:                                    # a report, never fatal
+        print(f"    [inspect] failed: {type(e).__name__}: {e}")
     sys.stdout.flush()
 
 
