@@ -50,3 +50,14 @@ def attention_fwd(q, k, v, o, scale: float, TM: Constant[int], TN: Constant[int]
         acc = ct.mma(p.astype(q.dtype), vt, acc * alpha)
         m = m_new
     ct.store(o, (bh, bm, 0), ct.reshape((acc / den).astype(o.dtype), (1, TM, D)))
+
+
+@ct.kernel
+def mm_bt_kloop(a, bt, c, TM: Constant[int], TN: Constant[int], TK: Constant[int]):
+    """``a @ bt.T``: the B operand is the transpose of a plain (N x K) load, float32 acc."""
+    acc = ct.zeros((TM, TN), dtype=ct.float32)
+    for k in range(ct.num_tiles(a, 1, (TM, TK))):
+        x = ct.load(a, (ct.bid(0), k), (TM, TK), padding_mode=ct.PaddingMode.ZERO)
+        y = ct.load(bt, (ct.bid(1), k), (TN, TK), padding_mode=ct.PaddingMode.ZERO)
+        acc = ct.mma(x, ct.transpose(y), acc)
+    ct.store(c, (ct.bid(0), ct.bid(1)), acc)

@@ -15,6 +15,8 @@ The rules (see docs/backend.md):
 
 from __future__ import annotations
 
+import dataclasses
+
 from ..enums import PaddingMode
 from ..ir import ops
 from ..ir.core import Region, Value
@@ -52,6 +54,7 @@ class Assignment:
         self.owner: dict[int, object] = {}      # id(region) -> the op owning it
         self._index(ir.body, None)
         self._direct: dict[int, tuple] | None = None
+        self._ytrans: set = set()
 
     def _index(self, region: Region, owner) -> None:
         self.owner[id(region)] = owner
@@ -68,8 +71,12 @@ class Assignment:
 
     # -- queries -----------------------------------------------------------------------------
     def tc_plan(self, op):
-        """The tensor-core plan of an ``Mma`` (None: the FFMA path)."""
-        return tensorcore.plan(op, self.T) if self.tensor_cores else None
+        """The tensor-core plan of an ``Mma`` (None: the FFMA path); ``bt`` when its B operand
+        is staged transposed (``transpose`` of a plain load, copied as it lies)."""
+        plan = tensorcore.plan(op, self.T) if self.tensor_cores else None
+        if plan is not None and id(op) in self._direct_map_t():
+            plan = dataclasses.replace(plan, bt=True)
+        return plan
 
     def direct_operands(self, op) -> tuple:
         """(x load, y load) of a tensor-core ``Mma``: the ``Load`` ops whose tile the mma
@@ -87,15 +94,25 @@ class Assignment:
         tensor-core mma: nothing to emit where it stands."""
         return id(op) in self._direct_map()
 
+    def _direct_map_t(self) -> set:
+        """ids of the mmas whose B operand is staged transposed."""
+        self._direct_map()
+        return self._ytrans
+
     def _direct_map(self) -> dict:
         if self._direct is None:
-            self._direct = {}
+            self._direct, self._ytrans = {}, set()
             for key in (self.place if self.cp_async else ()):
                 region, pos = self.place[key]
                 op = region.ops[pos]
-                plan = self.tc_plan(op) if isinstance(op, ops.Mma) else None
+                plan = (tensorcore.plan(op, self.T) if isinstance(op, ops.Mma)
+                        and self.tensor_cores else None)
                 if plan is not None and plan.kind in ("f16", "bf16"):   # 16-bit chunks
                     found = [self._stageable(v, region, pos) for v in (op.x, op.y)]
+                    if found[1] is None:
+                        found[1] = self._stageable_transposed(op.y, region, pos)
+                        if found[1] is not None:
+                            self._ytrans.add(key)
                     if found != [None, None]:
                         self._direct[key] = tuple(f and f[0] for f in found)
                         for f in found:
@@ -202,6 +219,19 @@ class Assignment:
             if _writes_memory(other):
                 return None
         return (ld,) + chain
+
+    def _stageable_transposed(self, v: Value, region: Region, mma_pos: int):
+        """(load, ..., permute) when ``v`` is the transpose of a stageable 2-D tile used only
+        here: its tile is copied as it lies, which is B transposed (``N x K``)."""
+        d = self.defs.get(id(v))
+        if d is None or d[0] != "op" or self.uses.get(id(v)) != 1:
+            return None
+        p = d[1]
+        if (not isinstance(p, ops.Permute) or tuple(p.axes) != (1, 0)
+                or self.place[id(p)][0] is not region):
+            return None
+        inner = self._stageable(p.x, region, mma_pos)
+        return None if inner is None else inner + (p,)
 
     def flexible(self, v: Value) -> bool:
         return self.layout(v) is None and isinstance(v.type, TileType) and v.type.shape != ()

@@ -79,6 +79,7 @@ class TCPlan:
     WM: int
     WN: int
     kind: str
+    bt: bool = False         # B staged transposed (N x K): read with ldmatrix without .trans
 
     @property
     def MI(self) -> int:
@@ -98,9 +99,19 @@ class TCPlan:
         """Operand elements per 16-byte chunk of shared memory."""
         return KIND_EPC[self.kind]
 
+    @property
+    def b_transposed(self) -> bool:
+        """Whether B lies transposed in shared memory (int8/uint8 always, ``bt``)."""
+        return self.bt or self.kind in INT_KINDS
+
+    def prefix(self) -> str:
+        """Name prefix of the per-thread values (they depend on shape, kind and B's layout)."""
+        return f"_tc{self.M}x{self.N}x{self.K}{self.kind}{'t' if self.bt else ''}_"
+
     def describe(self) -> str:
         return (f"tensor-core mma.sync m16n8k{self.mk}.{self.kind} {self.M}x{self.N}x{self.K}: "
-                f"{self.WM}x{self.WN} warps, {self.MI}x{self.NI} mma tiles per warp")
+                f"{self.WM}x{self.WN} warps, {self.MI}x{self.NI} mma tiles per warp"
+                + (", B staged transposed" if self.bt else ""))
 
     # -- the accumulator layout --------------------------------------------------------------
     def layout(self) -> L.Layout:
@@ -134,7 +145,7 @@ class TCPlan:
             f"{p}ar": f"(({wm} * {WMs} + {p}l7 + (({p}j & 1) << 3)) << {L.log2(self.K)})",
             f"{p}ac": f"((({p}j >> 1) << {le}) ^ ((({p}l7 >> {sha}) & {ma}) << {le}))",
         }
-        if self.kind in INT_KINDS:
+        if self.kind in INT_KINDS or self.bt:
             # B staged transposed (N x K): ldmatrix.x4 (non-trans) rows are columns n of B;
             # matrices 0, 1: tile ni, k chunks 0, 1 (b0, b1); 2, 3: tile ni + 1
             shb, mb = swizzle_params(self.K, e)

@@ -9,8 +9,8 @@ for the ``cp.async`` models of ``ptx_sim.py``, the phases between the copy's iss
 issuing thread's ``cp.async.wait_all`` (the copy lands somewhere in between).  Two accesses of
 one byte by different threads race when at least one writes and their phases overlap; a thread
 reading bytes its own copy has not yet waited for races with itself.  ``ldmatrix`` reads are
-recorded for the lane that gives the row address (16 bytes).  What compute-sanitizer's
-racecheck finds on a GPU, for the barriers the code generator places.
+recorded for the lane that gives the row address (16 bytes; ``.x2`` ignores lanes 16-31).
+What compute-sanitizer's racecheck finds on a GPU, for the barriers the code generator places.
 """
 
 from __future__ import annotations
@@ -113,9 +113,10 @@ def _wrap_intrinsics(intr: dict) -> dict:
                 _state.quiet = False
         return run
 
-    def ldsm(fn):
+    def ldsm(fn, n: int):
         def run(buf, idx):
-            _log(buf.reshape(-1), int(idx), False, nbytes=16)
+            if threading.current_thread().thread_id % 32 < 8 * n:   # .x2: lanes 16-31 unused
+                _log(buf.reshape(-1), int(idx), False, nbytes=16)
             return quiet(fn)(buf, idx)
         return run
 
@@ -159,7 +160,7 @@ def _wrap_intrinsics(intr: dict) -> dict:
 
     for name, fn in saved.items():
         if name.startswith("ldsm"):
-            intr[name] = ldsm(fn)
+            intr[name] = ldsm(fn, int(name.split("_x")[1][0]))
         elif not name.startswith("cp_async"):
             intr[name] = quiet(fn)
     intr["cp_async16"] = cp_async16

@@ -7,7 +7,7 @@ from __future__ import annotations
 import ml_dtypes
 import numpy as np
 import pytest
-from backend_kernels import attention_fwd, mm_kloop
+from backend_kernels import attention_fwd, mm_bt_kloop, mm_kloop
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -141,6 +141,28 @@ def test_tensor_core_path_on_instruction_models(monkeypatch, case, din, cp_async
                             threads=T)
     assert not races, races.describe()
     bound = mma_f32_bound(a, b, TK, tensor_cores=True)
+    err = np.abs(ref[2].astype(np.float64) - got[2].astype(np.float64))
+    assert np.all(err <= bound), f"max err {err.max()} bound {bound.max()}"
+
+
+@pytest.mark.parametrize("case,din", [((16, 8, 16, 32, 16, 8, 48), np.float16),
+                                      ((32, 64, 32, 128, 40, 70, 72), ml_dtypes.bfloat16)],
+                         ids=["n8-x2-f16", "4warps-partial-bf16"])
+def test_transposed_b_operand_tensor_cores(monkeypatch, case, din):
+    """R-MM-7: ``mma(x, ct.transpose(load))`` stages the loaded (N x K) tile as it lies (B
+    transposed) by cp.async and reads it with ldmatrix without .trans (pipelined K loop,
+    partial tiles); within mma_f32_bound of the interpreter, race-free."""
+    if sim():
+        monkeypatch.setenv("CUTILE_NUMBA_TENSOR_CORES", "sim")
+    TM, TN, TK, T, M, N, K = case
+    rng = np.random.default_rng(M + N + K)
+    a, bt = _data(rng, (M, K), din), _data(rng, (N, K), din)
+    c = poison((M, N), np.float32)
+    with racecheck() as races:
+        ref, got = run_both(mm_bt_kloop, (-(-M // TM), -(-N // TN)), [a, bt, c, TM, TN, TK],
+                            mma_acc="f32", threads=T)
+    assert not races, races.describe()
+    bound = mma_f32_bound(a, bt.T, TK, tensor_cores=True)
     err = np.abs(ref[2].astype(np.float64) - got[2].astype(np.float64))
     assert np.all(err <= bound), f"max err {err.max()} bound {bound.max()}"
 

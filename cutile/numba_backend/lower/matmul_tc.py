@@ -203,8 +203,8 @@ def mma_tc(g, op, plan: TCPlan) -> None:
 def _compute(g, op, plan: TCPlan, bufa: str, bufb: str, acc_regs, out, abase: str = "",
              bbase: str = "", note: str = "") -> None:
     """ldmatrix + mma.sync over the staged tiles (at element offsets ``abase``/``bbase``)."""
-    M, N, K = plan.M, plan.N, plan.K
-    p = f"_tc{M}x{N}x{K}_"                   # per-thread values depend only on the plan
+    K = plan.K
+    p = plan.prefix()                        # per-thread values depend only on the plan
     for name, expr in plan.hoisted(p).items():
         g.hoist(("tc", name), name, expr)
     g.plans.append(plan.describe() + note)
@@ -218,7 +218,7 @@ def _compute(g, op, plan: TCPlan, bufa: str, bufb: str, acc_regs, out, abase: st
             g.line(f"{', '.join(names)} = {ld}_x4({bufa}, {abase}{plan.a_index(p, mi, kk)})")
             afr.append(names)
         bfr = []
-        if plan.kind in INT_KINDS:
+        if plan.b_transposed:
             for ni in range(0, plan.NI, 2):
                 n = 4 if ni + 1 < plan.NI else 2
                 names = [g.tmp("fb") for _ in range(n)]

@@ -71,6 +71,9 @@ def broadcast(g, op):
 
 @lower(ops.Permute)
 def permute(g, op):
+    if g.assign.direct_load(op):
+        g.line("pass  # its load is staged (transposed B) by the tensor-core mma")
+        return
     sshape = op.x.type.shape
     axes = tuple(op.axes)
 
