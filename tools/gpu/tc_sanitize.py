@@ -1,0 +1,82 @@
+"""One small launch of each tensor-core kernel form, for compute-sanitizer on the H100.
+
+    compute-sanitizer --tool racecheck python tools/gpu/tc_sanitize.py
+    compute-sanitizer --tool memcheck python tools/gpu/tc_sanitize.py
+
+Forms: float16 matmul with full tiles (cp.async full-tile copies, 4-stage pipeline, dynamic
+shared memory), with partial tiles (checked copies), with unaligned rows (element-wise copy),
+bfloat16 ``a @ b.T`` (transposed B), tfloat32 and int8 (register staging), and the benchmark's
+attention forward.  Each result is checked against NumPy; the sanitizer reports the hazards.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import sys
+
+import numpy as np
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path[:0] = [ROOT, os.path.join(ROOT, "spec_tests")]
+
+import ml_dtypes  # noqa: E402
+from backend_kernels import attention_fwd, mm_bt_kloop, mm_kloop, mm_tf32_kloop  # noqa: E402
+
+import cutile as ct  # noqa: E402
+from cutile.executors import backend  # noqa: E402
+
+
+def launch(kernel, grid, args, threads=None):
+    with backend("numba", threads=threads):
+        ct.launch(None, grid, kernel, args)
+
+
+def main() -> int:
+    rng = np.random.default_rng(1)
+    ok = True
+
+    def report(name, got, want, tol):
+        nonlocal ok
+        err = float(np.max(np.abs(got.astype(np.float64) - want)))
+        good = err <= tol
+        ok &= good
+        print(f"{name}: max err {err:.3g} {'OK' if good else 'FAIL'}")
+
+    for name, (M, N, K), tiles in (("f16 full tiles", (256, 256, 256), (128, 128, 32)),
+                                   ("f16 partial tiles", (200, 136, 90), (64, 64, 32)),
+                                   ("f16 unaligned rows", (64, 64, 36), (64, 64, 32))):
+        a = rng.standard_normal((M, K)).astype(np.float16)
+        b = rng.standard_normal((K, N)).astype(np.float16)
+        c = np.full((M, N), np.nan, np.float32)
+        TM, TN, TK = tiles
+        launch(mm_kloop, (-(-M // TM), -(-N // TN)), (a, b, c, TM, TN, TK, ct.float32))
+        report(name, c, a.astype(np.float64) @ b.astype(np.float64), 1e-2)
+    a = rng.standard_normal((128, 96)).astype(ml_dtypes.bfloat16)
+    bt = rng.standard_normal((72, 96)).astype(ml_dtypes.bfloat16)
+    c = np.full((128, 72), np.nan, np.float32)
+    launch(mm_bt_kloop, (2, 2), (a, bt, c, 64, 64, 32))
+    report("bf16 a @ b.T", c, a.astype(np.float64) @ bt.astype(np.float64).T, 1e-2)
+    a = rng.standard_normal((128, 64)).astype(np.float32)
+    b = rng.standard_normal((64, 128)).astype(np.float32)
+    c = np.full((128, 128), np.nan, np.float32)
+    launch(mm_tf32_kloop, (2, 2), (a, b, c, 64, 64, 32))
+    report("tf32", c, a.astype(np.float64) @ b.astype(np.float64), 5e-2)
+    a8 = rng.integers(-128, 128, (128, 128)).astype(np.int8)
+    b8 = rng.integers(-128, 128, (128, 128)).astype(np.int8)
+    c8 = np.zeros((128, 128), np.int32)
+    launch(mm_kloop, (2, 2), (a8, b8, c8, 64, 64, 64, ct.int32))
+    report("int8", c8, a8.astype(np.int64) @ b8.astype(np.int64), 0)
+    H, S, D = 2, 256, 64
+    q, k, v = (rng.standard_normal((H, S, D)).astype(np.float16) for _ in range(3))
+    o = np.full((H, S, D), np.nan, np.float16)
+    launch(attention_fwd, (S // 64, H), (q, k, v, o, 1 / math.sqrt(D), 64, 64, D))
+    s = np.einsum("hmd,hnd->hmn", q.astype(np.float64), k.astype(np.float64)) / math.sqrt(D)
+    p = np.exp(s - s.max(-1, keepdims=True))
+    report("attention", o, (p / p.sum(-1, keepdims=True)) @ v.astype(np.float64), 1e-2)
+    print("ALL OK" if ok else "FAILURES")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
