@@ -220,6 +220,23 @@ def test_thread_count_knobs(monkeypatch):
         choose_threads(ir)
 
 
+def test_gpu_thread_heuristic_for_mma_kernels(monkeypatch):
+    """On a GPU: one thread per 64 accumulator elements (128x128 matmul: 256), twice that
+    for kernels with several mmas (64x64 attention: 128, where 64 threads spill)."""
+    from backend_kernels import attention_fwd, mm_kloop
+
+    from cutile.numba_backend import launch, rt
+    monkeypatch.setattr(rt, "_simulator", False)
+    monkeypatch.delenv("CUTILE_NUMBA_THREADS", raising=False)
+    m = np.zeros((256, 256), np.float16)
+    ir = mm_kloop.compile(mm_kloop.specialize((m, m, m.astype(np.float32), 128, 128, 32,
+                                               ct.float32)))
+    assert launch._choose_threads(ir) == 256
+    q = np.zeros((2, 128, 64), np.float16)
+    ir = attention_fwd.compile(attention_fwd.specialize((q, q, q, q, 0.125, 64, 64, 64)))
+    assert launch._choose_threads(ir) == 128
+
+
 def test_kernel_inspect_method():
     info = vadd.inspect(F32[0], F32[1], F32[2], 64, grid=(2,), threads=32)
     assert info.threads == 32 and "def cutile_vadd" in info.source

@@ -164,16 +164,17 @@ def env_mma_acc() -> str:
     return config.numba_mma_acc()
 
 
-def _max_tile(ir: KernelIR) -> tuple[int, int]:
-    """(largest tile size, largest mma accumulator size) of the kernel."""
-    big, acc = 1, 0
+def _max_tile(ir: KernelIR) -> tuple[int, int, int]:
+    """(largest tile size, largest mma accumulator size, number of mma ops) of the kernel."""
+    big, acc, n = 1, 0, 0
     for op in walk(ir.body):
         for r in op.results:
             if isinstance(r.type, TileType):
                 big = max(big, r.type.size)
         if isinstance(op, ops.Mma):
             acc = max(acc, op.acc.type.size)
-    return big, acc
+            n += 1
+    return big, acc, n
 
 
 _threads_cache: weakref.WeakKeyDictionary[KernelIR, dict] = weakref.WeakKeyDictionary()
@@ -213,9 +214,11 @@ def _choose_threads(ir: KernelIR, threads: int | None = None) -> int:
     """T: explicit (per launch / per kernel) > CUTILE_NUMBA_THREADS > heuristic.
 
     Heuristic: under the simulator 32.  On a GPU, an mma kernel gets one thread per 64
-    accumulator elements (an 8x8 register sub-tile), other kernels one thread per 8 elements
-    of their largest tile; clamped to [32, 256], and to 2048 / occupancy when the kernel's
-    ``occupancy`` hint asks for that many blocks per SM.
+    accumulator elements (an 8x8 register sub-tile), twice that with several mmas (attention:
+    the scores, probabilities and output accumulator are all live; at 64 threads a 64x64
+    flash-attention step spills, at 128 it does not, ptxas sm_90), other kernels one thread
+    per 8 elements of their largest tile; clamped to [32, 256], and to 2048 / occupancy when
+    the kernel's ``occupancy`` hint asks for that many blocks per SM.
     """
     if threads is None:
         threads = _hint(ir, "numba_threads")
@@ -228,8 +231,8 @@ def _choose_threads(ir: KernelIR, threads: int | None = None) -> int:
         return int(threads)
     if rt.simulator():
         return SIM_THREADS
-    big, acc = _max_tile(ir)
-    t = acc // 64 if acc else big // 8
+    big, acc, n_mma = _max_tile(ir)
+    t = acc // 64 * min(n_mma, 2) if acc else big // 8
     t = min(max(1 << max(t - 1, 0).bit_length(), 32), 256)
     occ = _hint(ir, "occupancy")
     if isinstance(occ, int) and occ > 0:
