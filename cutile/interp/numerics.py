@@ -587,6 +587,43 @@ def _bits(a: np.ndarray) -> np.ndarray:
     return a.view(f"u{a.dtype.itemsize}")
 
 
+def _absmax(v: np.ndarray) -> float:
+    """max |v| (0 for an empty array; NaN if v holds a NaN)."""
+    return float(np.maximum(v.max(initial=0), -v.min(initial=0)))
+
+
+def _bound_matmul(a, b, c, acc_dtype: dt.DType) -> np.ndarray | None:
+    """The definition for narrow float inputs (all finite) and a float32/float16 accumulator,
+    with one error bound for the whole call instead of one per element.
+
+    Every |a_ik b_kj| <= amax bmax, so |a| @ |b| <= t = K amax bmax and the bound of
+    ``_narrow_matmul`` is at most e = (2K+8) u (2 (t + cmax)) (|r| <= t + |acc|, up to
+    rounding); E = 2e (1 + 2**-20) also covers the roundings of r -/+ E.  Where r - E and
+    r + E round to the same accumulator value, that value is round(r_seq) (rounding is
+    monotone); the few other lanes are summed sequentially.  E > 0 makes the sign of a zero r
+    irrelevant (r -/+ E are nonzero).  None when E is 0 or not finite (the caller's general
+    path decides)."""
+    k = a.shape[-1]
+    a64, b64 = a.astype(F64), b.astype(F64)
+    big = 4.0 * (2 * k + 8) * _U * (k * _absmax(a64) * _absmax(b64) + _absmax(c)) * (
+        1 + 2.0 ** -20)
+    if not (big > 0 and np.isfinite(big)):      # NaN (a NaN or inf operand) included
+        return None
+    r = np.matmul(a64, b64)
+    np.add(r, c, out=r)                 # c (float32/float16) widens exactly
+    nd = acc_dtype.np_dtype
+    lo = np.subtract(r, big, out=np.empty(r.shape, nd), casting="same_kind")
+    hi = np.add(r, big, out=np.empty(r.shape, nd), casting="same_kind")
+    w = f"u{nd.itemsize}"
+    todo = lo.view(w) != hi.view(w)
+    if todo.any():
+        idx = np.nonzero(todo)
+        if len(idx[0]) * 16 > todo.size:
+            return None                 # many near ties: the per-element bound is cheaper
+        lo[idx] = _round_acc(_sequential_at(a64, b64, idx) + c[idx].astype(F64), acc_dtype)
+    return lo
+
+
 def _narrow_matmul(a64, b64, c64, acc_dtype: dt.DType) -> np.ndarray:
     """The definition for non-float64 inputs, fast: products are exact in float64, so any
     summation order (BLAS's) lies within err = (2K+8) u (|a|@|b| + |acc| + |r|) of the
@@ -668,8 +705,13 @@ def matmul(x, y, acc, acc_dtype: dt.DType) -> np.ndarray:
         s = np.matmul(a.astype(F64), b.astype(F64)).astype(np.int64)
         with np.errstate(over="ignore"):
             return np.asarray((s + c.astype(np.int64)).astype(acc_dtype.np_dtype))
-    a64, b64, c64 = a.astype(F64), b.astype(F64), c.astype(F64)
     with np.errstate(all="ignore"):
+        if (a.dtype != np.float64 and acc_dtype in (dt.float32, dt.float16)
+                and (acc_dtype is dt.float32 or a.shape[-1] <= f16_acc_chunk(a.dtype.itemsize))):
+            r = _bound_matmul(a, b, c, acc_dtype)
+            if r is not None:
+                return r
+        a64, b64, c64 = a.astype(F64), b.astype(F64), c.astype(F64)
         if acc_dtype is dt.float16:
             return _f16_acc_matmul(a64, b64, c64, f16_acc_chunk(a.dtype.itemsize))
         if a.dtype != np.float64:
