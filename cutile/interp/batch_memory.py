@@ -246,7 +246,7 @@ def store(f, op):
         tv[key] = data
         if log.tracks(a):
             log.record_tiles(a, True, _tile_geo(log, a, view, shape, steps), idx, key,
-                             f.blocks(), _changed(old, data))
+                             f.blocks(), lambda: _changed(old, data))
         return None
     cs = _coords(starts, shape, nonempty)
     inb = np.broadcast_to(_lanes(view, cs, nonempty), full_shape)

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import math
+import threading
+
 import numpy as np
 
 from .. import dtypes as dt
@@ -587,6 +590,26 @@ def _bits(a: np.ndarray) -> np.ndarray:
     return a.view(f"u{a.dtype.itemsize}")
 
 
+_SCRATCH = threading.local()
+_SCRATCH_MAX = 1 << 25          # bytes: larger temporaries are allocated per call
+
+
+def _scratch(slot: int, shape: tuple, dtype) -> np.ndarray:
+    """A per-thread temporary reused across calls (an interpreter loop calls ``matmul`` with
+    the same shapes every iteration; fresh multi-megabyte arrays cost page faults each time).
+    Its contents are garbage; it must not escape the caller."""
+    dtype = np.dtype(dtype)
+    if math.prod(shape) * dtype.itemsize > _SCRATCH_MAX:
+        return np.empty(shape, dtype)
+    bufs = getattr(_SCRATCH, "bufs", None)
+    if bufs is None:
+        bufs = _SCRATCH.bufs = {}
+    x = bufs.get(slot)
+    if x is None or x.shape != shape or x.dtype != dtype:
+        x = bufs[slot] = np.empty(shape, dtype)
+    return x
+
+
 def _absmax(v: np.ndarray) -> float:
     """max |v| (0 for an empty array; NaN if v holds a NaN)."""
     return float(np.maximum(v.max(initial=0), -v.min(initial=0)))
@@ -604,18 +627,20 @@ def _bound_matmul(a, b, c, acc_dtype: dt.DType) -> np.ndarray | None:
     irrelevant (r -/+ E are nonzero).  None when E is 0 or not finite (the caller's general
     path decides)."""
     k = a.shape[-1]
-    a64, b64 = a.astype(F64), b.astype(F64)
+    a64, b64 = _scratch(0, a.shape, F64), _scratch(1, b.shape, F64)
+    np.copyto(a64, a)
+    np.copyto(b64, b)
     big = 4.0 * (2 * k + 8) * _U * (k * _absmax(a64) * _absmax(b64) + _absmax(c)) * (
         1 + 2.0 ** -20)
     if not (big > 0 and np.isfinite(big)):      # NaN (a NaN or inf operand) included
         return None
-    r = np.matmul(a64, b64)
+    r = np.matmul(a64, b64, out=_scratch(2, c.shape, F64))
     np.add(r, c, out=r)                 # c (float32/float16) widens exactly
     nd = acc_dtype.np_dtype
     lo = np.subtract(r, big, out=np.empty(r.shape, nd), casting="same_kind")
-    hi = np.add(r, big, out=np.empty(r.shape, nd), casting="same_kind")
+    hi = np.add(r, big, out=_scratch(3, r.shape, nd), casting="same_kind")
     w = f"u{nd.itemsize}"
-    todo = lo.view(w) != hi.view(w)
+    todo = np.not_equal(lo.view(w), hi.view(w), out=_scratch(4, r.shape, np.bool_))
     if todo.any():
         idx = np.nonzero(todo)
         if len(idx[0]) * 16 > todo.size:
