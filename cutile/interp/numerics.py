@@ -610,8 +610,11 @@ def _scratch(slot: int, shape: tuple, dtype) -> np.ndarray:
     return x
 
 
-def _absmax(v: np.ndarray) -> float:
-    """max |v| (0 for an empty array; NaN if v holds a NaN)."""
+def _absmax(v: np.ndarray, v64: np.ndarray) -> float:
+    """max |v| (0 for an empty array; NaN if v holds a NaN), from ``v`` itself where NumPy
+    reduces its dtype natively (float32, float64), else from its float64 copy ``v64``."""
+    if v.dtype not in (np.float32, np.float64):
+        v = v64
     return float(np.maximum(v.max(initial=0), -v.min(initial=0)))
 
 
@@ -630,7 +633,7 @@ def _bound_matmul(a, b, c, acc_dtype: dt.DType) -> np.ndarray | None:
     a64, b64 = _scratch(0, a.shape, F64), _scratch(1, b.shape, F64)
     np.copyto(a64, a)
     np.copyto(b64, b)
-    big = 4.0 * (2 * k + 8) * _U * (k * _absmax(a64) * _absmax(b64) + _absmax(c)) * (
+    big = 4.0 * (2 * k + 8) * _U * (k * _absmax(a, a64) * _absmax(b, b64) + _absmax(c, c)) * (
         1 + 2.0 ** -20)
     if not (big > 0 and np.isfinite(big)):      # NaN (a NaN or inf operand) included
         return None
@@ -642,9 +645,10 @@ def _bound_matmul(a, b, c, acc_dtype: dt.DType) -> np.ndarray | None:
     w = f"u{nd.itemsize}"
     todo = np.not_equal(lo.view(w), hi.view(w), out=_scratch(4, r.shape, np.bool_))
     if todo.any():
-        idx = np.nonzero(todo)
-        if len(idx[0]) * 16 > todo.size:
+        flat = np.flatnonzero(todo)
+        if len(flat) * 16 > todo.size:
             return None                 # many near ties: the per-element bound is cheaper
+        idx = np.unravel_index(flat, todo.shape)
         lo[idx] = _round_acc(_sequential_at(a64, b64, idx) + c[idx].astype(F64), acc_dtype)
     return lo
 
