@@ -7,43 +7,15 @@ a message fragment, and that ``e.loc`` (and the printed message) name that exact
 from __future__ import annotations
 
 import math
-import os
-import re
 
+import error_markers
 import numpy as np
 import pytest
 from spec_executor import interp_only_ub
 
 import cutile as ct
 
-_SRC = open(__file__).read().splitlines()
-
-
-def line_of(marker: str) -> int:
-    pat = re.compile(rf"# E:{re.escape(marker)}(\s|$)")
-    for i, line in enumerate(_SRC, start=1):
-        if pat.search(line):
-            return i
-    raise AssertionError(f"marker {marker} not found")
-
-
-def expect_error(kernel, args, cls, fragment, marker, grid=(1,)):
-    with pytest.raises(cls, match=fragment) as info:
-        ct.launch(None, grid, kernel, args)
-    e = info.value
-    assert e.loc is not None, "error carries no location"
-    want = line_of(marker)
-    frames = []
-    loc = e.loc
-    while loc is not None:
-        frames.append(loc.line)
-        loc = loc.caller
-    assert want in frames, f"error points at lines {frames}, expected {want}"
-    text = str(e)
-    assert f"{os.path.basename(__file__)}" in text and f"line {want}" in text
-    assert "^" in text                       # caret under the expression
-    assert e.__cause__ is None               # no internal traceback chained to user mistakes
-    return e
+line_of, expect_error = error_markers.for_file(__file__, strict=True)
 
 
 F32 = np.zeros(16, np.float32)

@@ -10,34 +10,15 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import functools
-import os
-import re
 from typing import Any
 
+import error_markers
 import numpy as np
 import pytest
 
 import cutile as ct
 
-_SRC = open(__file__).read().splitlines()
-
-
-def line_of(marker: str) -> int:
-    pat = re.compile(rf"# E:{re.escape(marker)}(\s|$)")
-    return next(i for i, s in enumerate(_SRC, 1) if pat.search(s))
-
-
-def expect_error(kernel, args, cls, fragment, marker):
-    with pytest.raises(cls, match=fragment) as info:
-        ct.launch(None, (1,), kernel, args)
-    e = info.value
-    frames, loc = [], e.loc
-    while loc is not None:
-        frames.append(loc.line)
-        loc = loc.caller
-    assert line_of(marker) in frames, f"error points at lines {frames}"
-    assert os.path.basename(__file__) in str(e)
-    return e
+line_of, expect_error = error_markers.for_file(__file__)
 
 
 @dataclasses.dataclass(frozen=True, order=True)

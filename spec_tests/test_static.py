@@ -3,35 +3,18 @@ interpreter.  Error tests assert the class, the message and the user's line (``#
 
 from __future__ import annotations
 
-import os
 import re
 
+import error_markers
 import numpy as np
 import pytest
 
 import cutile as ct
 
-_SRC = open(__file__).read().splitlines()
+line_of, expect_error = error_markers.for_file(__file__)
+
 SIZES = (1, 2, 3)
 MISSING_LIMIT = 4
-
-
-def line_of(marker: str) -> int:
-    pat = re.compile(rf"# E:{re.escape(marker)}(\s|$)")
-    return next(i for i, s in enumerate(_SRC, 1) if pat.search(s))
-
-
-def expect_error(kernel, args, cls, fragment, marker):
-    with pytest.raises(cls, match=fragment) as info:
-        ct.launch(None, (1,), kernel, args)
-    e = info.value
-    frames, loc = [], e.loc
-    while loc is not None:
-        frames.append(loc.line)
-        loc = loc.caller
-    assert line_of(marker) in frames, f"error points at lines {frames}"
-    assert os.path.basename(__file__) in str(e)
-    return e
 
 
 def x8():
