@@ -591,7 +591,7 @@ def _bits(a: np.ndarray) -> np.ndarray:
 
 
 _SCRATCH = threading.local()
-_SCRATCH_MAX = 1 << 25          # bytes: larger temporaries are allocated per call
+_SCRATCH_MAX = 1 << 23          # bytes: larger temporaries are allocated per call
 
 
 def _scratch(slot: int, shape: tuple, dtype) -> np.ndarray:
@@ -627,8 +627,8 @@ def _bound_matmul(a, b, c, acc_dtype: dt.DType) -> np.ndarray | None:
     rounding); E = 2e (1 + 2**-20) also covers the roundings of r -/+ E.  Where r - E and
     r + E round to the same accumulator value, that value is round(r_seq) (rounding is
     monotone); the few other lanes are summed sequentially.  E > 0 makes the sign of a zero r
-    irrelevant (r -/+ E are nonzero).  None when E is 0 or not finite (the caller's general
-    path decides)."""
+    irrelevant (r - E < 0 < r + E: different signs, summed sequentially).  None when E is 0
+    or not finite (the caller's general path decides)."""
     k = a.shape[-1]
     a64, b64 = _scratch(0, a.shape, F64), _scratch(1, b.shape, F64)
     np.copyto(a64, a)
