@@ -118,18 +118,14 @@ def _geometry(f, op, a: np.ndarray, shape):
             full = full & pos & (i * s + t <= dim)
             idx.append(i)
             varying.append(k)
-    if nonempty is not True:
-        if f.strict and not np.all(nonempty):
-            raise Fallback("tile entirely outside the array")
-        nonempty = np.broadcast_to(nonempty, (n,))
-    else:
-        nonempty = _trues(n)
-    if full is not True:
-        if f.strict and not op.check_bounds and not np.all(full):
-            raise Fallback("check_bounds=False broken")
-        full = np.broadcast_to(full, (n,))
-    else:
-        full = _trues(n)
+    # Each mask is a Python bool (every index block-uniform) or an (n,) array.
+    nonempty = _trues(n) if nonempty is True else (
+        nonempty if nonempty is not False else np.zeros(n, bool))
+    full = _trues(n) if full is True else full if full is not False else np.zeros(n, bool)
+    if f.strict and not nonempty.all():
+        raise Fallback("tile entirely outside the array")
+    if f.strict and not op.check_bounds and not full.all():
+        raise Fallback("check_bounds=False broken")
     return view, shape, steps, idx, varying, full, nonempty
 
 
@@ -154,6 +150,17 @@ _TRUES: dict = {}
 def _starts(idx: list, steps) -> np.ndarray:
     """(n, nd) first element of each block's window."""
     return np.stack([i * s for i, s in zip(idx, steps)], axis=1)
+
+
+def _tiled_for(f, op, a, view, shape, steps, writeable):
+    """``_tiled`` of an op's view of array ``a``, made once per launch (a loop's loads reuse
+    it every iteration); the cache entry keeps ``a`` alive, so its id stays its own."""
+    cache = f.log.shared.setdefault("tiled", {})
+    key = (id(op), id(a), writeable)
+    hit = cache.get(key)
+    if hit is None:
+        hit = cache[key] = (a, _tiled(view, shape, steps, writeable))
+    return hit[1]
 
 
 def _tiled(view, shape, steps, writeable):
@@ -241,7 +248,7 @@ def load(f, op):
     view, shape, steps, idx, varying, full, nonempty = _geometry(f, op, a, op.shape)
     if full.all():
         key = _tile_key(idx, varying)
-        data = _tiled(view, shape, steps, False)[key]
+        data = _tiled_for(f, op, a, view, shape, steps, False)[key]
         if tracked:
             # A buffer the kernel writes: copy (a later store must not change this tile).
             data = np.array(data)
@@ -285,7 +292,7 @@ def store(f, op):
     if full.all():
         if t.poison is not None and f.strict and t.poison.any():
             raise Fallback("UNDETERMINED padding stored")
-        tv = _tiled(view, shape, steps, True)
+        tv = _tiled_for(f, op, a, view, shape, steps, True)
         key = _tile_key(idx, varying)
         old = np.array(tv[key])
         log.undo.append((tv, key, old))
