@@ -232,6 +232,11 @@ def fma(a, b, c, dtype: dt.DType) -> np.ndarray:
     remainder sign, and round-to-odd makes the final rounding correct.  float64 uses the
     Boldo-Melquiond emulation in rounding.fma64.
     """
+    if dtype in (dt.float32, dt.float16) and all(
+            type(v) is np.ndarray and v.dtype == dtype.np_dtype for v in (a, b, c)):
+        shape = np.broadcast_shapes(a.shape, b.shape, c.shape)
+        if len(shape) > 1 and math.prod(shape[1:]) % 8 == 0:
+            return _fma_chunked(a, b, c, dtype, shape)
     shape, (x, y, z) = _prep(dtype, a, b, c)
     if dtype not in _ARITH:
         raise TypeError(f"fma is not defined on {dtype.name}")
@@ -272,6 +277,46 @@ def _fma_odd(x, y, z, dtype: dt.DType) -> np.ndarray:
         # +1 on the bit pattern grows the magnitude, -1 shrinks it (either sign).
         s[k] = (bk + np.where((e > 0) == (sk > 0), 1, -1) * need).view(F64)
     return s.astype(dtype.np_dtype)
+
+
+_FMA_CHUNK = 1 << 15     # elements per chunk: the float64 temporaries stay in cache
+
+
+def _fma_chunked(a, b, c, dtype: dt.DType, shape: tuple) -> np.ndarray:
+    """``_fma_odd`` without flattened copies of the operands: they broadcast as they are, and
+    the result is built in chunks of the leading axis (batched tiles of a few MB would
+    otherwise pass through several float64 temporaries of twice their size).  The same
+    operations per element, so the same bits; the caller keeps every chunk a multiple of 8
+    elements long, so NumPy's vector loops treat each element as in one flat pass (their
+    scalar tails choose between two NaN operands differently)."""
+    out = np.empty(shape, dtype.np_dtype)
+    if out.size == 0:
+        return out
+    x, y, z = (np.broadcast_to(v, shape) for v in (a, b, c))
+    inner = math.prod(shape[1:])
+    rows = max(1, _FMA_CHUNK // max(inner, 1))
+    drop, tiny = _FMA_GRID[dtype]
+    with np.errstate(all="ignore"):
+        for i in range(0, shape[0], rows):
+            xc, yc, zc = x[i:i + rows], y[i:i + rows], z[i:i + rows]
+            # The per-block order of operands (x*y, then + z: which NaN payload survives a
+            # NaN op NaN depends on it), on contiguous float64 copies of the chunk.
+            s = xc.astype(F64)
+            np.multiply(s, yc, out=s)                    # exact
+            np.add(s, zc, out=s)                         # fl64(p + c)
+            low = np.bitwise_and(s.view(np.int64), (1 << drop) - 1)
+            hard = np.equal(low, 1 << (drop - 1))
+            hard |= np.abs(s) < tiny
+            if hard.any():
+                k = np.nonzero(hard)
+                pk = xc[k].astype(F64) * yc[k]
+                sk, e = rd.two_sum(pk, zc[k].astype(F64))
+                bk = sk.view(np.int64)
+                need = (e != 0) & ((bk & 1) == 0) & np.isfinite(sk)
+                # +1 on the bit pattern grows the magnitude, -1 shrinks it (either sign).
+                s[k] = (bk + np.where((e > 0) == (sk > 0), 1, -1) * need).view(F64)
+            np.copyto(out[i:i + rows], s, casting="same_kind")
+    return out
 
 
 # -- unary -------------------------------------------------------------------------------------
