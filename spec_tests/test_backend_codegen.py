@@ -312,3 +312,38 @@ def test_loop_terminates_under_numbas_frontend():
                          timeout=120)
     assert run.returncode == 0, run.stderr + "\n" + prog
     assert run.stdout.split() == ["7", "1"]
+
+
+# -- R-EXEC-5: program order of global accesses to one array (barriers.py, global_order.py) --
+@ct.kernel
+def in_place_scale(a, T: Constant[int]):
+    x = ct.load(a, (ct.bid(0),), (T,))
+    ct.store(a, (ct.bid(0),), x * 2)
+
+
+@ct.kernel
+def histogram_loop(data, h, n, T: Constant[int]):
+    for k in range(n):
+        d = ct.load(data, (k,), (T,), padding_mode=ct.PaddingMode.ZERO)
+        ct.atomic_add(h, d, ct.full((T,), 1, ct.int32))
+
+
+@ct.kernel
+def mixed_atomics(h, T: Constant[int]):
+    i = ct.arange(T, dtype=ct.int32) % 4
+    ct.atomic_add(h, i, ct.full((T,), 1, ct.int32))
+    ct.atomic_max(h, i, ct.full((T,), 1, ct.int32))
+
+
+def test_write_after_read_of_one_array_gets_a_barrier():
+    """R-EXEC-5: the store may hit elements another thread loaded; distinct arrays need none."""
+    assert barriers(gen(in_place_scale, (F32[0], 64)).source) == 1
+    assert barriers(gen(vadd, (F32[0], F32[1], F32[2], 64)).source) == 0
+
+
+def test_commutative_atomics_with_unused_results_need_no_barrier():
+    """A histogram's loop of atomic_add: the final memory is the same in any order."""
+    I32 = np.zeros(64, np.int32)
+    src = gen(histogram_loop, (I32, I32, 3, 32)).source
+    assert barriers(src[src.index("for _i"):]) == 0
+    assert barriers(gen(mixed_atomics, (I32, 32)).source) == 1    # add then max: ordered

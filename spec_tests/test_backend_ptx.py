@@ -181,3 +181,37 @@ def test_16bit_atomic_add_is_one_ptx_instruction():
         assert len(lines) == n and all(f"atom.add.noftz.{ptx_type} " in ln for ln in lines), lines
         if ptxcheck.toolkit()["ptxas"]:
             assert r["regs"] is not None                # ptxas assembled it
+
+
+@ct.kernel
+def foreign(x, y, i, T: Constant[int]):
+    half = x.shape[0] // 2
+    tail = x.slice(axis=0, start=half, stop=x.shape[0])
+    p = ct.where(ct.bid(0) == 0, x.foreign_pointer, tail.foreign_pointer)
+    v = ct.Array.from_foreign(p, (half, T), tail.strides)
+    t = ct.load(v, (0, 0), shape=(T, T))
+    ct.store(y, (0, 0), t + v.strides[0].astype(y.dtype))
+    ct.atomic_add(v, (ct.load(i, (0,), (T,)), ct.load(i, (0,), (T,))),
+                  ct.load(y, (0, 0), (1, T)).reshape((T,)))
+    raw = v.get_raw_memory().load_offset(ct.arange(T, dtype=ct.int32))
+    ct.store(y, (1, 0), raw.reshape((1, T)))
+    s = ct.Array.from_foreign(y.foreign_pointer, (), ())
+    ct.scatter(s, (), ct.gather(s, ()) + 1)
+
+
+def test_foreign_pointer_intrinsics_compile():
+    """§7 on the GPU: ``array_address`` (ptrtoint of the array's data pointer) and
+    ``array_at`` (an array structure populated from an address, runtime shape and strides;
+    0-D too; RawArrayMemory's flat view) type and compile for sm_90, for a native and a
+    bit-pattern (bfloat16) element type, and ptxas assembles them (the simulator runs
+    numba_backend/pointer_rt.py's stand-ins instead)."""
+    jobs = []
+    for d in (np.float32, ml_dtypes.bfloat16):
+        m = np.zeros((32, 16), d)
+        args = (m, np.zeros((16, 16), d), np.zeros(16, np.int32), 16)
+        jobs.append(ptxcheck.job_for(foreign.compile(foreign.specialize(args)), 32))
+    for r, atom in zip(ptxcheck.run_in_subprocess(jobs, ROOT), ("add.f32", "add.noftz.bf16")):
+        assert r["ok"], r.get("error")
+        assert any("atom." in ln and atom in ln for ln in r["ptx"].splitlines())
+        if ptxcheck.toolkit()["ptxas"]:
+            assert r["regs"] is not None                # ptxas assembled it

@@ -40,9 +40,10 @@ BACKEND_FEATURE_GAPS = {
     "TiledView.atomic_store_add and atomic_add_offset)": (
         "they are the PTX instructions atom.add.noftz.bf16 / .f16 (numba_backend/atom16.py), "
         "which older GPUs lack; cuda.tile 1.7 also needs sm_90 for bfloat16 (R-ATOM-4)"),
-    "Array.foreign_pointer / Array.from_foreign": (
-        "a Numba CUDA kernel can neither take an array argument's address nor build an array "
-        "from an address with runtime shape and strides"),
+    "Array.foreign_pointer of a NumPy view with negative strides or of a non-contiguous "
+    "buffer": (
+        "such an argument cannot travel to the device with its own strides (other strided NumPy "
+        "views do: numba_backend/pointer_rt.py copies their whole buffer); refused at launch"),
     "atomics on 0-D arrays": "numba.cuda.atomic needs an index (a 1-element 1-D array works)",
     "RawArrayMemory of an array whose strides are not decreasing along the axes": (
         "offsets are decoded into an index with the strides in axis order (checked at launch)"),
@@ -101,7 +102,7 @@ def _copy(a, b):
 def test_unsupported_dtype_names_dtype_and_backend():
     from cutile.numba_backend import exprs
     # every cuda.tile dtype is supported now (float8_e5m3fnu was the last gap): a stand-in
-    fake = types.SimpleNamespace(name="float6_e3m2fn")
+    fake = types.SimpleNamespace(name="float6_e3m2fn", is_foreign_pointer=False)
     with pytest.raises(TileUnsupportedFeatureError, match=r"float6_e3m2fn.*numba backend"):
         exprs.check_dtype(fake, "array parameter 'a'")
 
@@ -177,19 +178,4 @@ def test_atomic_gaps_name_op_dtype_and_backend():
     assert g.min_cc == []
     ir = _atomic_add_0d.compile(_atomic_add_0d.specialize((np.zeros((), np.float32),)))
     with pytest.raises(TileUnsupportedFeatureError, match=r"0-D array .*numba backend"):
-        Gen(ir, 32).generate()
-
-
-@ct.kernel
-def _from_foreign(a, b):
-    ct.store(b, (0,), ct.load(ct.Array.from_foreign(a.foreign_pointer, (4,), (1,)), (0,), (4,)))
-
-
-def test_foreign_pointer_refused_names_op_and_backend():
-    """Array.foreign_pointer / from_foreign: interpreter only (lower/pointer.py says why)."""
-    from cutile.numba_backend.codegen import Gen
-    a = np.zeros(4, np.float32)
-    ir = _from_foreign.compile(_from_foreign.specialize((a, a.copy())))
-    with pytest.raises(TileUnsupportedFeatureError,
-                       match=r"Array.foreign_pointer is not supported by the numba backend"):
         Gen(ir, 32).generate()

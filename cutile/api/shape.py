@@ -301,6 +301,8 @@ def bitcast(x, /, dtype):
     target = _bits_dtype(dtype, "dtype")
     if t.dtype.is_bool or target.is_bool:
         raise TileTypeError("bitcast to or from bool is not supported")
+    if t.dtype.is_foreign_pointer or target.is_foreign_pointer:     # §7: not numeric
+        raise TileTypeError("bitcast to or from a foreign pointer is not supported")
     if t.dtype.bitwidth != target.bitwidth:
         raise TileTypeError(f"Cannot bitcast {t.dtype.name} to {target.name}: bit width is "
                             f"different ({t.dtype.bitwidth} vs {target.bitwidth})")

@@ -432,6 +432,8 @@ class FunctionCompiler:
         if isinstance(v, TileV):
             if v.shape != ():
                 raise TileTypeError(f"Expected a scalar value as condition, got {describe(v)}")
+            from ..api.elementwise import _operand
+            _operand(v, "Condition", arithmetic=False)      # no foreign pointer (§7)
             return coerce.convert(v, dt.bool_)
         if isinstance(v, (TupleV,)):
             return Const(len(v.items) > 0)

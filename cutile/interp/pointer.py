@@ -32,16 +32,24 @@ def from_foreign(frame, op):
     p = frame[op.pointer]
     if p.poison is not None:
         raise UB("R-UB-2", "Array.from_foreign: the pointer depends on UNDETERMINED padding")
-    addr = int(p.data)
     shape = tuple(int(frame[v].data) for v in op.shape)
     strides = tuple(int(frame[v].data) for v in op.strides)
+    return view_at(int(p.data), shape, strides, op.result.type.dtype.np_dtype,
+                   _buffers(frame))
+
+
+def view_at(addr: int, shape: tuple, strides: tuple, dtype: np.dtype, roots) -> np.ndarray:
+    """The NumPy view ``Array.from_foreign`` denotes: ``shape`` and ``strides`` (in elements)
+    from byte address ``addr`` inside one of the buffers ``roots``; UB (R-UB-3) when it is not
+    inside one.  Also the Numba backend's stand-in under the simulator (numba_backend/
+    pointer_rt.py)."""
     if any(n < 0 for n in shape) or any(s < 0 for s in strides):
         raise UB("R-UB-3", f"Array.from_foreign: shape {shape} and strides {strides} must be "
                            f"non-negative")
-    dtype = op.result.type.dtype.np_dtype
+    dtype = np.dtype(dtype)
     item = dtype.itemsize
     span = 0 if 0 in shape else sum((n - 1) * s for n, s in zip(shape, strides)) * item + item
-    for root in _buffers(frame):
+    for root in roots:
         low, high = _byte_bounds(root)
         if low <= addr < high or (addr == high and span == 0):
             if addr + span > high:

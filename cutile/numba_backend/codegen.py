@@ -24,6 +24,7 @@ from . import layout as L
 from .assign import Assignment
 from .barriers import BarrierState
 from .emitter import Emitter, describe_op
+from .global_order import GlobalAccesses
 from .smem import SmemPlan
 
 
@@ -39,9 +40,14 @@ class TV:
         self.layout, self.regs, self.dtype, self.mat = layout, regs, dtype, mat
 
 
+# The root of an array built by ``Array.from_foreign`` (lower/pointer.py): no parameter.
+FOREIGN = -2
+
+
 @dataclass
 class AV:
-    """An array value: the variable naming it and the kernel parameter it is a view of."""
+    """An array value: the variable naming it and the kernel parameter it is a view of
+    (``FOREIGN``: an array from a foreign pointer)."""
 
     name: str
     root: int
@@ -88,6 +94,7 @@ class Gen:
         # alignment= is refused by the simulator (where 16-byte alignment does not matter)
         self.smem = SmemPlan(shared=shared_smem, aligned=not rt.simulator())
         self.bar = BarrierState()
+        self.globals_ = GlobalAccesses(ir)
         self.vals: dict[int, TV] = {}
         self.arrays: dict[int, AV] = {}
         self.names: dict[int, int] = {}
@@ -99,6 +106,7 @@ class Gen:
         self.strides_used: set[tuple] = set()
         self.stores: set[int] = set()
         self.raw_roots: set[int] = set()   # params accessed by element offset (RawArrayMemory)
+        self.pointer_roots: set[int] = set()   # params whose address is taken (foreign_pointer)
         # (message, loc) of every assert_ (lower/debug.py); non-empty: an ``aerr`` parameter
         self.asserts: list = []
         # ((major, minor), why, loc): compute capabilities the kernel's instructions need
@@ -336,12 +344,17 @@ class Gen:
             if fn is None:
                 raise TileUnsupportedFeatureError(
                     f"op {type(op).__name__} is not supported by the numba backend", op.loc)
+            acc = self.globals_.of(op)
+            if acc is not None and self.bar is not None and self.bar.needs_barrier_for_global(acc):
+                self.barrier()                 # R-EXEC-5: program order on one array
             try:
                 fn(self, op)
             except TileUnsupportedFeatureError as e:
                 if e.loc is None:
                     e.loc = op.loc
                 raise
+            if acc is not None and self.bar is not None:
+                self.bar.global_access(acc)
 
     def emit_region(self, region: Region, on_yield=None) -> None:
         """Emit ``region``'s ops; ``self.bar`` is None afterwards if it cannot fall through."""

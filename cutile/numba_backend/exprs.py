@@ -165,6 +165,8 @@ def round_to_odd32(x64: str, let) -> str:
 
 
 def cast(dtype: dt.DType) -> str:
+    if dtype.is_foreign_pointer:
+        return "i64"                    # a byte address (lower/pointer.py)
     c = CASTS.get(dtype.name)
     if c is None:
         raise TileUnsupportedFeatureError(
@@ -173,7 +175,7 @@ def cast(dtype: dt.DType) -> str:
 
 
 def check_dtype(dtype: dt.DType, what: str) -> None:
-    if dtype.name not in CASTS:
+    if dtype.name not in CASTS and not dtype.is_foreign_pointer:
         raise TileUnsupportedFeatureError(
             f"{what}: dtype {dtype.name} is not supported by {BACKEND}")
 

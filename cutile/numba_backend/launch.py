@@ -30,14 +30,19 @@ import numpy as np
 
 from .. import config
 from ..device_arrays import DeviceArrayRef
-from ..errors import TileCompilerExecutionError, TileUnsupportedFeatureError
+from ..errors import (
+    TileCompilerExecutionError,
+    TileUnsupportedFeatureError,
+    UndefinedBehaviorError,
+)
 from ..ir import ops
 from ..ir.core import KernelIR, walk
 from ..ir.types import ArrayType, TileType
 from . import diskcache, rt
-from .codegen import Gen, kernel_fn_name
+from .codegen import FOREIGN, Gen, kernel_fn_name
 from .emitter import describe_op
 from .params import Packer, argument_types, layout, refs, storage_bits
+from .pointer_rt import strided_copy
 from .smem import H100_OPTIN_LIMIT, SOFT_BUDGET
 
 # Thread counts: the simulator runs every thread as a Python thread, so keep it small there.
@@ -64,6 +69,11 @@ class Compiled:
         self.dyn_smem = gen.smem.dynamic_bytes          # passed with every launch
         self.plan = "; ".join(dict.fromkeys(gen.plans))  # mma strategies (kernel.inspect)
         self.stores = set(gen.stores)
+        if FOREIGN in self.stores:          # a store through Array.from_foreign: any argument
+            self.stores |= {i for i, p in enumerate(ir.params) if isinstance(p.type, ArrayType)}
+        self.pointer_roots = set(gen.pointer_roots)     # params whose address is taken
+        self.foreign = any(isinstance(op, (ops.ForeignPointer, ops.FromForeign))
+                           for op in walk(ir.body))
         self.raw_roots = set(gen.raw_roots)
         self.strides_used = sorted(gen.strides_used)
         self.strides_of = {r for r, _ in self.strides_used}   # params whose strides it queries
@@ -375,12 +385,29 @@ def marshal(ck: Compiled, grid: tuple, leaves: list, stream):
     """(kernel args, write-back closures) for one launch."""
     from numba import cuda
     args, back, logical_strides = [], [], {}
+    copies: dict = {}               # buffers of strided NumPy arguments (pointer_rt.py)
     for i, (p, leaf) in enumerate(zip(ck.ir.params, leaves)):
         if isinstance(p.type, ArrayType):
             if i in ck.strides_of:
                 logical_strides[i] = _itemsize_strides(leaf)
             if i in ck.raw_roots:
                 _check_raw_layout(ck, i, leaf)
+            if i in ck.pointer_roots and isinstance(leaf, np.ndarray) and leaf.size and \
+                    leaf.base is not None:
+                # a view whose address the kernel takes: its strides, its whole buffer
+                bits = storage_bits(p.type.dtype)
+                got = strided_copy(leaf, np.dtype(f"u{bits // 8}") if bits else leaf.dtype,
+                                   copies, stream, rt.simulator())
+                if got is None:
+                    raise TileUnsupportedFeatureError(
+                        f"numba backend: kernel {ck.name!r} takes the foreign_pointer of "
+                        f"argument {i}, a NumPy view with negative strides {leaf.strides} or of "
+                        f"a non-contiguous buffer, which cannot travel to the device with its "
+                        f"own strides (pass np.ascontiguousarray(...), a device array, or use "
+                        f"the interpreter)")
+                args.append(got[0])
+                copies[got[1]][2] |= i in ck.stores
+                continue
             if isinstance(leaf, np.ndarray):
                 host = leaf if leaf.flags.c_contiguous else np.array(leaf, order="C")
                 bits = storage_bits(p.type.dtype)
@@ -407,6 +434,7 @@ def marshal(ck: Compiled, grid: tuple, leaves: list, stream):
                                 "is neither a NumPy array nor a CUDA array")
         else:
             args.append(np.asarray(leaf)[()])
+    back += [(host, dev) for host, dev, written in copies.values() if written]   # buffers
     args += [np.int32(g) for g in grid]
     for r, ax in ck.strides_used:
         args.append(np.int64(logical_strides[r][ax]))
@@ -458,7 +486,8 @@ def run(ir: KernelIR, grid: tuple, leaves: list, stream=None, *, threads: int | 
     args, back = marshal(ck, grid, leaves, st)
     try:
         if rt.simulator():
-            with _sim_lock, warnings.catch_warnings():
+            from .pointer_rt import sim_launch
+            with _sim_lock, warnings.catch_warnings(), sim_launch(args if ck.foreign else ()):
                 # NumPy scalar arithmetic warns on the integer wrap-around and IEEE specials
                 # that are the intended semantics (R-MATH-4).
                 warnings.simplefilter("ignore", RuntimeWarning)
@@ -541,6 +570,11 @@ def _wrap_error(ck: Compiled, e: Exception) -> Exception:
         where = f"\n  generated line {n}: {src[n - 1].strip() if n <= len(src) else '?'}"
         if op is not None:
             where += f"\n  from IR op {describe_op(op)}"
+    if isinstance(e, UndefinedBehaviorError):
+        # Array.from_foreign outside the launch's buffers (simulator: pointer_rt.py)
+        if e.loc is None and lines and ck.op_at(lines[-1]) is not None:
+            e.loc = ck.op_at(lines[-1]).loc
+        return e
     return TileCompilerExecutionError(
         f"numba backend failed on kernel {ck.name!r}: {type(e).__name__}: {text}{where}",
         getattr(ck.op_at(lines[-1]) if lines else None, "loc", None))

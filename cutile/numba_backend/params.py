@@ -53,6 +53,12 @@ def storage_bits(d: dt.DType) -> int | None:
     return None
 
 
+def storage_itemsize(d: dt.DType) -> int:
+    """Bytes per element of a ``d`` array in generated code."""
+    bits = storage_bits(d)
+    return bits // 8 if bits else d.np_dtype.itemsize
+
+
 def argument_types(ir, n_strides: int, layouts: tuple | None = None,
                    assert_buffer: bool = False) -> tuple:
     """Numba types of the generated kernel's parameters, in order: the kernel's arrays and

@@ -272,6 +272,8 @@ def namespace() -> dict:
     ns["cu_printf"] = cu_printf(simulator())
     from . import atom16
     ns.update(atom16.functions(simulator()))
+    from . import pointer_rt
+    ns.update(pointer_rt.functions(simulator()))
     return ns
 
 

@@ -24,10 +24,12 @@ from ...errors import TileUnsupportedFeatureError
 from ...ir import ops
 from ...ir.core import walk
 from .. import atom16
-from ..codegen import row_major_strides
+from ..codegen import AV, FOREIGN, row_major_strides
 from ..exprs import from_storage, literal, select, to_storage
+from ..params import storage_itemsize
 from . import lower
-from .memory import _gs_setup
+from .memory import _gs_setup, stride
+from .pointer import storage_proto
 
 _FN = {"add": "add", "max": "max", "min": "min", "and": "and_", "or": "or_", "xor": "xor",
        "xchg": "exch"}
@@ -55,6 +57,31 @@ def _check(g, op, kind: str, a) -> None:
             "needs an index); pass a 1-element 1-D array", op.loc)
 
 
+def _raw_array(g, op, a):
+    """The array RawArrayMemory offsets index: ``a`` itself (a parameter: its strides are
+    checked at launch, ``launch._check_raw_layout``), or for an array from
+    ``Array.from_foreign`` (runtime strides) a 1-D stride-1 view of the bytes from its first to
+    its last element, so an offset is its address (one not naming an element is R-UB-3)."""
+    if FOREIGN not in a.roots:
+        return a
+    if a.alts:
+        raise TileUnsupportedFeatureError(
+            "RawArrayMemory of an array chosen at runtime between a foreign array and another "
+            "is not supported by the numba backend (index the list with a constant)", op.loc)
+    span, item = g.tmp("span"), storage_itemsize(a.dtype)
+    g.line(f"{span} = i64(1)")
+    for ax in range(a.ndim):
+        g.line(f"{span} = {span} + (i64({a.name}.shape[{ax}]) - 1) * "
+               f"(i64({a.name}.strides[{ax}]) // {item})")
+    if a.ndim:
+        empty = " | ".join(f"(i64({a.name}.shape[{ax}]) == 0)" for ax in range(a.ndim))
+        g.line(f"{span} = cuda.selp({empty}, i64(0), {span})")
+    flat = g.tmp("flat")
+    g.line(f"{flat} = array_at(array_address({a.name}), ({span},), (i64(1),), "
+           f"{storage_proto(a.dtype)})")
+    return AV(flat, FOREIGN, 1, a.dtype)
+
+
 def _raw_index(g, op, a, off: str) -> tuple[list[str], str]:
     """Index names and in-bounds condition of element offset ``off`` from ``a``'s base: the
     offset is decoded greedily with the user's strides (row-major order of strides)."""
@@ -62,8 +89,7 @@ def _raw_index(g, op, a, off: str) -> tuple[list[str], str]:
     g.line(f"{rest} = i64({off})")
     names, conds = [], [f"({rest} >= 0)"]
     for ax in range(a.ndim):
-        g.strides_used.add((a.root, ax))
-        st = f"i64(st{a.root}_{ax})"
+        st = stride(g, a, ax)
         n = g.tmp("x")
         # an axis of extent 1 only has index 0 (its stride may be anything)
         g.line(f"{n} = cuda.selp(i64({a.name}.shape[{ax}]) > 1, "
@@ -79,7 +105,7 @@ def _raw_index(g, op, a, off: str) -> tuple[list[str], str]:
 def _positions(g, op, lay):
     """(array value, per register: (index expressions, condition))."""
     if op.raw:
-        a = g.arrays[id(op.array)]
+        a = _raw_array(g, op, g.arrays[id(op.array)])
         offs = g.get(op.indices[0], lay)
         mask = g.get(op.mask, lay) if op.mask is not None else None
         out = []
@@ -204,7 +230,7 @@ def atomic_cas(g, op):
 @lower(ops.RawLoad)
 def raw_load(g, op):
     lay = g.natural(op.result)
-    a = g.arrays[id(op.array)]
+    a = _raw_array(g, op, g.arrays[id(op.array)])
     dtype = op.result.type.dtype
     pad = g.get(op.padding, lay)
     offs = g.get(op.offset, lay)
@@ -226,7 +252,7 @@ def raw_load(g, op):
 def raw_store(g, op):
     tv = g.tv(op.value)
     lay = tv.layout if tv.layout is not None else g.natural(op.value)
-    a = g.arrays[id(op.array)]
+    a = _raw_array(g, op, g.arrays[id(op.array)])
     g.stores.add(a.root)
     vals = g.get(op.value, lay)
     offs = g.get(op.offset, lay)

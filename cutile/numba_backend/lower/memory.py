@@ -12,8 +12,9 @@ from __future__ import annotations
 
 from ...interp.memory_model import padding_fill
 from ...ir import ops
-from ..codegen import AV
+from ..codegen import AV, FOREIGN
 from ..exprs import cast, from_storage, literal, select, to_storage
+from ..params import storage_itemsize
 from . import lower
 
 
@@ -30,16 +31,22 @@ def array_dim(g, op):
 
 @lower(ops.ArrayStride)
 def array_stride(g, op):
-    a = _av(g, op.array)
+    g.define(op.result, g.scalar_layout(),
+             [f"{cast(op.result.type.dtype)}({stride(g, _av(g, op.array), op.axis)})"])
+
+
+def stride(g, a: AV, axis: int) -> str:
+    """int64 expression of ``a``'s stride along ``axis``, in elements: the user's array's
+    (a NumPy argument travels as a contiguous copy), or a foreign array's own."""
     if a.alts:
         from ...errors import TileUnsupportedFeatureError
         raise TileUnsupportedFeatureError(
             "numba backend: the strides of an array chosen at runtime (e.g. a list item with a "
             "runtime index) are not available; index the list with a constant")
-    # Strides of the user's array (a NumPy argument travels as a contiguous copy).
-    g.strides_used.add((a.root, op.axis))
-    g.define(op.result, g.scalar_layout(),
-             [f"{cast(op.result.type.dtype)}(st{a.root}_{op.axis})"])
+    if a.root == FOREIGN:
+        return f"(i64({a.name}.strides[{axis}]) // {storage_itemsize(a.dtype)})"
+    g.strides_used.add((a.root, axis))
+    return f"i64(st{a.root}_{axis})"
 
 
 @lower(ops.ArraySlice)
