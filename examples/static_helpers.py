@@ -1,7 +1,8 @@
 """Compile-time helpers in one kernel: a frozen dataclass of parameters (built in the kernel
-from a global tuple of coefficients and a runtime ``scale`` argument, R-PY-10), a ``static_iter`` loop unrolled over the polynomial's coefficients
-(R-META-3), ``static_assert`` on a constant (R-META-2) and a ``@contextmanager`` helper that
-marks the block's tile as done when its ``with`` block ends (R-PY-12).
+from a global tuple of coefficients and a runtime ``scale`` argument, R-PY-10), a
+``static_iter`` loop unrolled over the polynomial's coefficients (R-META-3), ``static_assert``
+on a constant (R-META-2) and a ``@contextmanager`` helper that marks the block's tile as done
+when its ``with`` block ends (R-PY-12).
 
 The dataclass is not a kernel argument: cuda.tile 1.7 refuses one ("Invalid kernel argument
 #3: Objects of type 'Poly' are not supported.", measured on the H100); cutile accepts it as a

@@ -361,3 +361,45 @@ def test_batch_off_runs_per_block(monkeypatch):
     kernel, grid, args = _case("elementwise")
     ct.launch(None, grid, kernel, tuple(args))
     assert batch.LAST["mode"] == "per-block"
+
+
+@pytest.mark.parametrize("seed", [None, 0, 7, 12345])
+def test_block_ids_follow_the_per_block_order(seed):
+    """R-EXEC-7: the batched path's block-id array is the per-block launch order, shuffled
+    or not (``CUTILE_SHUFFLE_BLOCKS`` permutes both the same way)."""
+    from cutile.interp.machine import block_ids, block_order
+    for grid in ((5, 1, 1), (3, 4, 1), (2, 3, 4)):
+        ids = block_ids(grid, seed)
+        assert ids.dtype == np.int64 and ids.shape == (grid[0] * grid[1] * grid[2], 3)
+        assert [tuple(r) for r in ids.tolist()] == block_order(grid, seed)
+
+
+@ct.kernel
+def k_twice(x, y, T: ct.Constant[int]):
+    b = ct.bid(0)
+    t = ct.load(x, (b,), (T,))
+    ct.store(y, (b,), t + t)
+
+
+@pytest.mark.parametrize("name", ["elementwise", "whole_windows"])
+def test_race_tracker_state_after_a_launch(monkeypatch, name):
+    """R-EXEC-4: the tracker's record of writers (deferred after the last batch) is there
+    when asked: ``writer_of`` names the block that wrote each element, batched or not;
+    an element stored with the value it held has no writer."""
+    if name == "whole_windows":
+        x = np.arange(64, dtype=np.float32)
+        kernel, grid, args, out = k_twice, (8,), [x, np.zeros(64, np.float32), 8], 1
+    else:
+        (kernel, grid, args), out = _case(name), 2
+    got = {}
+    for flag in ("0", "1"):
+        monkeypatch.setenv("CUTILE_BATCH", flag)
+        a = [np.copy(x) if isinstance(x, np.ndarray) else x for x in args]
+        tracker = _launch(kernel, grid, a)
+        assert batch.LAST["mode"] == ("per-block" if flag == "0" else "batched")
+        got[flag] = [tracker.writer_of(a[out], (i,)) for i in range(a[out].size)]
+    assert got["0"] == got["1"]
+    assert got["1"][9] == (1, 0, 0) and got["1"][63 if name != "elementwise" else 69] == (
+        7 if name != "elementwise" else 8, 0, 0)
+    if name == "whole_windows":
+        assert got["1"][0] is None          # 0 + 0 stored over 0: not a write

@@ -224,3 +224,36 @@ def test_fma_special_values(special):
 
 
 _ = ops
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+def test_fma_large_broadcast_ties_and_subnormals(dtype):
+    """R-FMA-2 on batched-size operands (the interpreter computes those in chunks of the
+    leading axis, broadcasting in place): every lane one rounding of the exact value, with
+    products and sums on rounding midpoints, results below the normal range and signed zeros,
+    through several chunks."""
+    from cutile import dtypes as dt
+    from cutile.interp import numerics as num
+    f = np.finfo(dtype)
+    one, eps, tiny = dtype(1), float(f.eps), float(f.tiny)
+    nasty = np.array([1 + eps, 1 + 2 ** (f.nmant // 2) * eps, -(1 + eps), 3.0, 0.5 + eps,
+                      tiny, 3 * tiny * eps, -0.0, 0.0, 2 ** (f.nmant + 1) + 2, -1.0, 1 - eps / 2],
+                     dtype)
+    rng = np.random.default_rng(37)
+    a = rng.choice(nasty, (70, 3, 700))
+    b = rng.choice(nasty, (1, 1, 700))
+    c = rng.choice(np.concatenate([nasty, -nasty * one]), (70, 1, 1))
+    got = num.fma(a, b, c, dt.float32 if dtype == np.float32 else dt.float16)
+    A, B, C = np.broadcast_arrays(a, b, c)
+    triples = np.stack([bits(A).ravel(), bits(B).ravel(), bits(C).ravel()], axis=1)
+    uniq, inv = np.unique(triples, axis=0, return_inverse=True)
+    u = uniq.astype(bits(a).dtype).view(dtype)
+    ref = fused(u[:, 0], u[:, 1], u[:, 2], dtype)
+    # Fractions have no signed zero: an exact zero takes IEEE's sign (float64 forms the
+    # product and the zero sum exactly)
+    u64 = u.astype(np.float64)
+    zero = ref == 0
+    ref[zero] = (u64[zero, 0] * u64[zero, 1] + u64[zero, 2]).astype(dtype)
+    exp = ref[inv.reshape(-1)].reshape(got.shape)
+    assert got.dtype == dtype and got.shape == (70, 3, 700)
+    assert np.array_equal(bits(got), bits(exp))

@@ -444,9 +444,32 @@ def _adversarial_cases():
     yield big, np.full((16, 4), 60000, F16), np.zeros((4, 4), F32)     # f16 products >> f16 max
     e4 = rand((8, 32), E4M3, 27)
     yield e4, rand((32, 8), E4M3, 28), rand((8, 8), F16, 29)
+    # The one-bound path (numerics._bound_matmul): f32 sums landing exactly on a midpoint of
+    # the float32 grid (2**24 + 1: ties to even), with sums just off it by 2**-20
+    tie = rng.integers(0, 1 << 20, (4, 16, 8)).astype(F32)
+    tie[:, 0, :4] = [2.0 ** 23, 2.0 ** 23, 1.0, 0.0]
+    tie[1:, 0, 3] = [2.0 ** -20, -(2.0 ** -20), 0.5]
+    ty = rng.integers(0, 2, (4, 8, 16)).astype(F32)
+    ty[:, :4, 0] = 1.0
+    yield tie, ty, np.zeros((4, 16, 16), F32)
+    # subnormal inputs and results, and a cancelling accumulator (results of any size near 0)
+    sub = (rng.standard_normal((3, 16, 32)) * 2.0 ** -70).astype(F32)
+    suby = (rng.standard_normal((3, 32, 16)) * 2.0 ** -70).astype(F32)
+    with np.errstate(all="ignore"):
+        yield sub, suby, (-(sub.astype(F64) @ suby.astype(F64))).astype(F32)
+    xs, ys = rand((4, 32, 32), F32, 30), rand((4, 32, 32), F32, 31)
+    yield xs, ys, (-(xs.astype(F64) @ ys.astype(F64))).astype(F32)        # most lanes near 0
+    # zeros of both signs with a nonzero bound elsewhere; bf16 inputs; f16 acc in one chunk
+    zs = rand((8, 16), F32, 32)
+    zs[:4] = -0.0
+    yield zs, -np.abs(rand((16, 8), F32, 33)), np.where(np.eye(8, dtype=bool), 1, -0.0).astype(F32)
+    yield np.full((4, 8), -0.0, F32), np.ones((8, 4), F32), np.full((4, 4), -0.0, F32)
+    yield rand((2, 16, 32), BF16, 34), rand((2, 32, 16), BF16, 35), rand((2, 16, 16), F32, 36)
+    yield rand((16, 16), F16, 37), rand((16, 16), F16, 38), rand((16, 16), F16, 39, 100.0)
+    yield rand((64, 64, 32), F32, 40), rand((64, 32, 64), F32, 41), rand((64, 64, 64), F32, 42)
 
 
-@pytest.mark.parametrize("case", range(8))
+@pytest.mark.parametrize("case", range(16))
 def test_fast_matmul_matches_definition(case):  # R-MM-2/3: documented numerics, bitwise
     from cutile.interp import numerics as N
 

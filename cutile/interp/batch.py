@@ -356,17 +356,17 @@ def _log_roots(ir: KernelIR, args: list, races) -> set | None:
     return {id(_root(a)) for i, a in enumerate(args) if i in written and isinstance(a, np.ndarray)}
 
 
-def run_batched(ir: KernelIR, grid: tuple, args: list, params: list, strict: bool, order: list,
-                races, run_block, watchdog) -> None:
-    """Run the blocks ``order`` in batches (see the module doc); ``run_block(bid)`` runs one
-    block on the per-block machine, for batches that fall back."""
+def run_batched(ir: KernelIR, grid: tuple, args: list, params: list, strict: bool,
+                bids_all: np.ndarray, races, run_block, watchdog) -> None:
+    """Run the blocks ``bids_all`` ((n, 3), in launch order) in batches (see the module doc);
+    ``run_block(bid)`` runs one block on the per-block machine, for batches that fall back."""
+    order = _Order(bids_all)
     from .batch_log import BatchLog
     from .machine import watchdog_before_block
     size = batch_size(ir, len(order))
     roots = _log_roots(ir, args, races)
     scratch: dict = {}
     bparams = [PTile(np.asarray(a.data)[None]) if isinstance(a, PTile) else a for a in params]
-    bids_all = np.array(order, dtype=np.int64).reshape(-1, 3)
     stats = {"mode": "batched", "batch": size, "batches": 0, "fallbacks": 0, "why": []}
     global LAST
     LAST = stats
@@ -388,3 +388,21 @@ def run_batched(ir: KernelIR, grid: tuple, args: list, params: list, strict: boo
                 stats["why"].append(f"{type(e).__name__}: {e}")
             for bid in order[s:s + size]:
                 run_block(bid)
+
+
+class _Order:
+    """Block ids ``(x, y, z)`` of the rows of an (n, 3) array, as the per-block machine takes
+    them (built only for the blocks that need one)."""
+
+    __slots__ = ("bids",)
+
+    def __init__(self, bids: np.ndarray):
+        self.bids = bids
+
+    def __len__(self) -> int:
+        return len(self.bids)
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [tuple(int(v) for v in row) for row in self.bids[i].tolist()]
+        return tuple(int(v) for v in self.bids[i].tolist())

@@ -32,13 +32,20 @@ def _basic(key: tuple) -> bool:
 
 class Rec:
     """One logged access of a batch: element ``slots`` (or ``tiles``: windows of a tiled
-    view) by ``blocks``; ``changed`` marks the lanes of a write whose bits changed."""
+    view) by ``blocks``; ``changed`` marks the lanes of a write whose bits changed (given as
+    a function for whole-window stores: computed only if the race check needs it)."""
 
-    __slots__ = ("write", "blocks", "changed", "slots", "tiles")
+    __slots__ = ("write", "blocks", "_changed", "slots", "tiles")
 
     def __init__(self, write, blocks, changed=None, slots=None, tiles=None):
-        self.write, self.blocks, self.changed = write, blocks, changed
+        self.write, self.blocks, self._changed = write, blocks, changed
         self.slots, self.tiles = slots, tiles
+
+    @property
+    def changed(self):
+        if callable(self._changed):
+            self._changed = self._changed()
+        return self._changed
 
     def flat(self):
         """(slots, blocks, changed) as flat arrays, one entry per lane."""
@@ -91,7 +98,7 @@ class BatchLog:
         #                                 uses) and "fresh": buffers no write/read reached yet
         self.undo: list = []            # (target, key, old values), in store order
         self.acc: dict = {}             # buffer key -> [(write?, slots, blocks, changed)]
-        self._geo: dict = {}            # buffer key -> (low address, element count)
+        self._geo: dict = {}            # buffer key -> (low address, element count, root)
 
     def tracks(self, array: np.ndarray) -> bool:
         return self.roots is None or id(_root(array)) in self.roots
@@ -101,14 +108,11 @@ class BatchLog:
         key = (id(root), array.itemsize)
         if key not in self._geo:
             if self.tracker is not None:
+                self.tracker.flush()        # an earlier batch's deferred update
                 if key not in self.tracker._buffers:
                     self.shared.setdefault("fresh", {})[key] = (True, True)
-                low, writer, _ = self.tracker._state(array)
-                size = writer.size
-            else:
-                low, high = _byte_bounds(root)
-                size = max((high - low) // array.itemsize, 1)
-            self._geo[key] = (low, size)
+            low, high = _byte_bounds(root)      # as RaceTracker.state_of lays it out
+            self._geo[key] = (low, max((high - low) // array.itemsize, 1), root)
         return key
 
     def slot_base(self, array: np.ndarray, view: np.ndarray) -> tuple[int, int]:
@@ -151,8 +155,10 @@ class BatchLog:
             raise Fallback("atomic accesses in the launch")
         fresh = self.shared.setdefault("fresh", {})
         for key, recs in self.acc.items():
-            _, writer, reader = self._tracker_state(key)
             fw, fr = fresh.get(key, (False, False))
+            if fw and fr:
+                continue                # nothing recorded yet that an access could meet
+            _, writer, reader = self._tracker_state(key)
             for r in recs:
                 if fw and (fr or not r.write):
                     continue            # nothing recorded yet that this access could meet
@@ -174,16 +180,25 @@ class BatchLog:
                     bad = bad & ch
                 if bad.any():
                     raise Fallback("race with an earlier block")
+        # The tracker's state is updated when it is next looked at (the next batch, a
+        # per-block block, ``writer_of``), not now: after a launch's last batch, usually never.
+        updates = []
         for key, recs in self.acc.items():
-            self._update(key, recs, multi[key])
+            fw, fr = fresh.get(key, (False, False))
+            updates.append((self._geo[key][2], key[1], recs, multi[key], fw, fr))
+            fresh[key] = (fw and not any(r.write for r in recs),
+                          fr and all(r.write for r in recs))
+        # The closure holds neither the log nor the tracker (no reference cycle: a launch's
+        # buffers are freed when it returns).
+        self.tracker.defer(lambda tracker: [_update(tracker, *u) for u in updates])
+        self.undo = []                  # committed: nothing to undo any more
 
     def forget_fresh(self) -> None:
         """The per-block machine ran blocks: no buffer is known untouched any more."""
         self.shared["fresh"] = {}
 
     def _tracker_state(self, key):
-        entry = self.tracker._buffers[key]
-        return entry[1], entry[2], entry[3]
+        return self.tracker.state_of(self._geo[key][2], key[1])
 
     def _owner(self, key) -> np.ndarray:
         owners = self.shared.setdefault("owners", {})
@@ -257,52 +272,49 @@ class BatchLog:
             k += len(key)
         return [None if r.write else m for r, m in zip(recs, out)]
 
-    def _update(self, key, recs, multi) -> None:
-        """Set the tracker as the per-block runs would have (see the module doc)."""
-        _, writer, reader = self._tracker_state(key)
-        fresh = self.shared.setdefault("fresh", {})
-        fw, fr = fresh.get(key, (False, False))
-        news = []
-        for r, m in zip(recs, multi):         # from the state before the batch
-            if r.write:
-                continue
-            if r.tiles is not None:
-                geo, _, tk = r.tiles
-                cur = None if fr else geo.view(reader)[tk]
-                blk = r.blocks.reshape((-1,) + (1,) * len(geo.shape))
-                full = (len(r.blocks),) + geo.shape
-                # per tile (by-tile check) or per lane (element check)
-                m = m.reshape(blk.shape if m.size == len(r.blocks) else full)
-            else:
-                cur = None if fr else reader[r.slots]
-                blk = r.blocks
-                full = blk.shape
-            new = np.empty(full, np.int32)
-            new[...] = blk
-            new[np.broadcast_to(m, new.shape)] = _MANY
-            if cur is not None:
-                new[cur != _NONE] = _MANY
-            news.append((r, new))
-        for r, new in news:
-            if r.tiles is not None:
-                geo, _, tk = r.tiles
-                geo.view(reader)[tk] = new
-            else:
-                reader[r.slots] = new
-        for r in recs:
-            if not r.write:
-                continue
-            if r.tiles is not None:
-                geo, _, tk = r.tiles
-                v = geo.view(writer)
-                blk = r.blocks.reshape((-1,) + (1,) * len(geo.shape))
-                if r.changed.any():
-                    cur = v[tk]             # a view for basic keys, else a copy
-                    np.copyto(cur, blk, where=r.changed)
-                    if not _basic(tk):
-                        v[tk] = cur
-            else:
-                writer[r.slots[r.changed]] = r.blocks[r.changed]
-        wrote = fw and not any(r.write for r in recs)
-        read = fr and all(r.write for r in recs)
-        fresh[key] = (wrote, read)
+def _update(tracker, root, item: int, recs, multi, fw: bool, fr: bool) -> None:
+    """Set the tracker as the per-block runs would have (see the module doc) for the
+    buffer ``root`` (elements of ``item`` bytes); ``fw``, ``fr``: no write / no read of
+    it was recorded before the batch."""
+    _, writer, reader = tracker.state_of(root, item)
+    news = []
+    for r, m in zip(recs, multi):         # from the state before the batch
+        if r.write:
+            continue
+        if r.tiles is not None:
+            geo, _, tk = r.tiles
+            cur = None if fr else geo.view(reader)[tk]
+            blk = r.blocks.reshape((-1,) + (1,) * len(geo.shape))
+            full = (len(r.blocks),) + geo.shape
+            # per tile (by-tile check) or per lane (element check)
+            m = m.reshape(blk.shape if m.size == len(r.blocks) else full)
+        else:
+            cur = None if fr else reader[r.slots]
+            blk = r.blocks
+            full = blk.shape
+        new = np.empty(full, np.int32)
+        new[...] = blk
+        new[np.broadcast_to(m, new.shape)] = _MANY
+        if cur is not None:
+            new[cur != _NONE] = _MANY
+        news.append((r, new))
+    for r, new in news:
+        if r.tiles is not None:
+            geo, _, tk = r.tiles
+            geo.view(reader)[tk] = new
+        else:
+            reader[r.slots] = new
+    for r in recs:
+        if not r.write:
+            continue
+        if r.tiles is not None:
+            geo, _, tk = r.tiles
+            v = geo.view(writer)
+            blk = r.blocks.reshape((-1,) + (1,) * len(geo.shape))
+            if r.changed.any():
+                cur = v[tk]             # a view for basic keys, else a copy
+                np.copyto(cur, blk, where=r.changed)
+                if not _basic(tk):
+                    v[tk] = cur
+        else:
+            writer[r.slots[r.changed]] = r.blocks[r.changed]

@@ -91,23 +91,76 @@ def array_slice(f, op):
 
 
 def _geometry(f, op, a: np.ndarray, shape):
-    """(view, tile shape, steps, starts (n, nd), whole-window mask (n,), any-lane mask (n,))."""
+    """(view, tile shape, steps, index arrays (n,) per axis, axes whose index differs between
+    blocks, whole-window mask (n,), any-lane mask (n,)).
+
+    An index the same in every block (the usual loop counter, a constant) is checked once as
+    a Python int; only block-dependent ones go through NumPy (a few microseconds per call
+    matter: a K-loop's loads run this once per iteration)."""
     n = f.n
-    idx = [np.broadcast_to(_clean(f, f[v]).astype(np.int64), (n,)) for v in op.index]
-    view = np.transpose(a, tuple(int(p) for p in op.order))
+    order = op.order
+    view = a if order == _IDENTITY[:a.ndim] else np.transpose(a, tuple(int(p) for p in order))
     shape = tuple(int(s) for s in shape)
     steps = shape if op.steps is None else tuple(int(s) for s in op.steps)
-    starts = np.stack([i * s for i, s in zip(idx, steps)], axis=1)
-    neg = np.zeros(n, bool)
-    for i in idx:
-        neg |= i < 0
-    nonempty = ~neg & (starts < np.array(view.shape)).all(axis=1)
-    full = ~neg & (starts + np.array(shape) <= np.array(view.shape)).all(axis=1)
+    idx, varying = [], []
+    nonempty = full = True
+    for k, (v, s, t, dim) in enumerate(zip(op.index, steps, shape, view.shape)):
+        i = _clean(f, f[v])
+        if i.shape[0] == 1:
+            i0 = int(i[0])
+            nonempty = nonempty & (0 <= i0 and i0 * s < dim)
+            full = full & (0 <= i0 and i0 * s + t <= dim)
+            idx.append(np.full(n, i0, np.int64))
+        else:
+            i = i.astype(np.int64)
+            pos = i >= 0
+            nonempty = nonempty & pos & (i * s < dim)
+            full = full & pos & (i * s + t <= dim)
+            idx.append(i)
+            varying.append(k)
+    # Each mask is a Python bool (every index block-uniform) or an (n,) array.
+    nonempty = _trues(n) if nonempty is True else (
+        nonempty if nonempty is not False else np.zeros(n, bool))
+    full = _trues(n) if full is True else full if full is not False else np.zeros(n, bool)
     if f.strict and not nonempty.all():
         raise Fallback("tile entirely outside the array")
     if f.strict and not op.check_bounds and not full.all():
         raise Fallback("check_bounds=False broken")
-    return view, shape, steps, idx, starts, full, nonempty
+    return view, shape, steps, idx, varying, full, nonempty
+
+
+_IDENTITY = tuple(range(8))
+
+
+def _trues(n: int) -> np.ndarray:
+    """A read-only all-True mask of ``n`` blocks (shared)."""
+    m = _TRUES.get(n)
+    if m is None:
+        m = np.ones(n, bool)
+        m.flags.writeable = False
+        if len(_TRUES) > 64:
+            _TRUES.clear()
+        _TRUES[n] = m
+    return m
+
+
+_TRUES: dict = {}
+
+
+def _starts(idx: list, steps) -> np.ndarray:
+    """(n, nd) first element of each block's window."""
+    return np.stack([i * s for i, s in zip(idx, steps)], axis=1)
+
+
+def _tiled_for(f, op, a, view, shape, steps, writeable):
+    """``_tiled`` of an op's view of array ``a``, made once per launch (a loop's loads reuse
+    it every iteration); the cache entry keeps ``a`` alive, so its id stays its own."""
+    cache = f.log.shared.setdefault("tiled", {})
+    key = (id(op), id(a), writeable)
+    hit = cache.get(key)
+    if hit is None:
+        hit = cache[key] = (a, _tiled(view, shape, steps, writeable))
+    return hit[1]
 
 
 def _tiled(view, shape, steps, writeable):
@@ -118,12 +171,12 @@ def _tiled(view, shape, steps, writeable):
                       strides=tuple(s * x for s, x in zip(steps, st)) + st, writeable=writeable)
 
 
-def _tile_key(idx: list) -> tuple:
+def _tile_key(idx: list, varying: list) -> tuple:
     """Indexer of the tiled view selecting tile ``idx[.][j]`` for block j: basic slices when
-    at most one coordinate varies, by a constant step (rows of a grid: a strided view, no
-    gather), else the index arrays."""
+    at most one coordinate varies (``varying``: the axes that may), by a constant step (rows
+    of a grid: a strided view, no gather), else the index arrays."""
     n = len(idx[0])
-    varying = [k for k, i in enumerate(idx) if n > 1 and not (i == i[0]).all()]
+    varying = [k for k in varying if n > 1 and not (idx[k] == idx[k][0]).all()]
     if len(varying) > 1:
         return tuple(idx)
     key = [int(i[0]) for i in idx]
@@ -192,10 +245,10 @@ def load(f, op):
             a, per_block._index(one, op.index), op.shape, order=op.order, steps=op.steps,
             padding=op.padding, check_bounds=op.check_bounds, strict=f.strict)
         return PTile(data[None], None if poison is None else poison[None])
-    view, shape, steps, idx, starts, full, nonempty = _geometry(f, op, a, op.shape)
+    view, shape, steps, idx, varying, full, nonempty = _geometry(f, op, a, op.shape)
     if full.all():
-        key = _tile_key(idx)
-        data = _tiled(view, shape, steps, False)[key]
+        key = _tile_key(idx, varying)
+        data = _tiled_for(f, op, a, view, shape, steps, False)[key]
         if tracked:
             # A buffer the kernel writes: copy (a later store must not change this tile).
             data = np.array(data)
@@ -204,7 +257,7 @@ def load(f, op):
         # else a view: nothing writes the buffer during the launch, and rules never write
         # their operands.
         return PTile(data)
-    cs = _coords(starts, shape, nonempty)
+    cs = _coords(_starts(idx, steps), shape, nonempty)
     inb = _lanes(view, cs, nonempty)
     undet = ~nonempty | (~full & (not op.check_bounds))    # reachable with strict off only
     pad = mm.padding_fill(a.dtype, op.padding)
@@ -232,23 +285,23 @@ def store(f, op):
     a = f[op.array]
     t = f[op.tile]
     n = f.n
-    view, shape, steps, idx, starts, full, nonempty = _geometry(f, op, a, op.tile.type.shape)
+    view, shape, steps, idx, varying, full, nonempty = _geometry(f, op, a, op.tile.type.shape)
     full_shape = (n,) + shape
     data = np.broadcast_to(t.data, full_shape)
     log = f.log
     if full.all():
         if t.poison is not None and f.strict and t.poison.any():
             raise Fallback("UNDETERMINED padding stored")
-        tv = _tiled(view, shape, steps, True)
-        key = _tile_key(idx)
+        tv = _tiled_for(f, op, a, view, shape, steps, True)
+        key = _tile_key(idx, varying)
         old = np.array(tv[key])
         log.undo.append((tv, key, old))
         tv[key] = data
         if log.tracks(a):
             log.record_tiles(a, True, _tile_geo(log, a, view, shape, steps), idx, key,
-                             f.blocks(), _changed(old, data))
+                             f.blocks(), lambda: _changed(old, data))
         return None
-    cs = _coords(starts, shape, nonempty)
+    cs = _coords(_starts(idx, steps), shape, nonempty)
     inb = np.broadcast_to(_lanes(view, cs, nonempty), full_shape)
     if t.poison is not None and f.strict and (np.broadcast_to(t.poison, full_shape) & inb).any():
         raise Fallback("UNDETERMINED padding stored")

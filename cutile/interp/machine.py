@@ -193,6 +193,19 @@ def block_order(grid: tuple, seed: int | None):
     return order
 
 
+def block_ids(grid: tuple, seed: int | None) -> np.ndarray:
+    """``block_order`` as an (n, 3) int64 array, built without a Python tuple per block
+    (``random.shuffle`` permutes by position only, so shuffling the linear numbers gives
+    the same order)."""
+    lin = np.arange(grid[0] * grid[1] * grid[2], dtype=np.int64)
+    if seed is not None:
+        perm = lin.tolist()
+        random.Random(seed).shuffle(perm)
+        lin = np.array(perm, dtype=np.int64)
+    g0, g1 = grid[0], grid[1]
+    return np.stack([lin % g0, lin // g0 % g1, lin // (g0 * g1)], axis=1)
+
+
 def run_kernel(ir: KernelIR, grid: tuple, args: list, *, strict: bool | None = None,
                shuffle_blocks: int | None = None, blocks: list | None = None,
                recorder=None):
@@ -225,13 +238,14 @@ def run_kernel(ir: KernelIR, grid: tuple, args: list, *, strict: bool | None = N
             frame.values[p] = a
         frame.run_region(ir.body, [])
 
-    order = block_order(grid, seed) if blocks is None else blocks
     from . import batch
-    if (blocks is None and recorder is None and len(order) >= batch.MIN_BATCH_BLOCKS
-            and config.batch() and batch.batchable(ir)):
+    if (blocks is None and recorder is None and grid[0] * grid[1] * grid[2]
+            >= batch.MIN_BATCH_BLOCKS and config.batch() and batch.batchable(ir)):
         # Batches of blocks, exactly as one by one (interp/batch.py, docs/interpreter.md).
-        batch.run_batched(ir, grid, args, params, strict, order, races, run_block, watchdog)
+        batch.run_batched(ir, grid, args, params, strict, block_ids(grid, seed), races,
+                          run_block, watchdog)
         return races
+    order = block_order(grid, seed) if blocks is None else blocks
     batch.LAST = {"mode": "per-block"}
     for bid in order:
         run_block(bid)

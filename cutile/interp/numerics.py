@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import math
+import threading
+
 import numpy as np
 
 from .. import dtypes as dt
@@ -229,6 +232,11 @@ def fma(a, b, c, dtype: dt.DType) -> np.ndarray:
     remainder sign, and round-to-odd makes the final rounding correct.  float64 uses the
     Boldo-Melquiond emulation in rounding.fma64.
     """
+    if dtype in (dt.float32, dt.float16) and all(
+            type(v) is np.ndarray and v.dtype == dtype.np_dtype for v in (a, b, c)):
+        shape = np.broadcast_shapes(a.shape, b.shape, c.shape)
+        if len(shape) > 1 and math.prod(shape[1:]) % 8 == 0:
+            return _fma_chunked(a, b, c, dtype, shape)
     shape, (x, y, z) = _prep(dtype, a, b, c)
     if dtype not in _ARITH:
         raise TypeError(f"fma is not defined on {dtype.name}")
@@ -269,6 +277,46 @@ def _fma_odd(x, y, z, dtype: dt.DType) -> np.ndarray:
         # +1 on the bit pattern grows the magnitude, -1 shrinks it (either sign).
         s[k] = (bk + np.where((e > 0) == (sk > 0), 1, -1) * need).view(F64)
     return s.astype(dtype.np_dtype)
+
+
+_FMA_CHUNK = 1 << 15     # elements per chunk: the float64 temporaries stay in cache
+
+
+def _fma_chunked(a, b, c, dtype: dt.DType, shape: tuple) -> np.ndarray:
+    """``_fma_odd`` without flattened copies of the operands: they broadcast as they are, and
+    the result is built in chunks of the leading axis (batched tiles of a few MB would
+    otherwise pass through several float64 temporaries of twice their size).  The same
+    operations per element, so the same bits; the caller keeps every chunk a multiple of 8
+    elements long, so NumPy's vector loops treat each element as in one flat pass (their
+    scalar tails choose between two NaN operands differently)."""
+    out = np.empty(shape, dtype.np_dtype)
+    if out.size == 0:
+        return out
+    x, y, z = (np.broadcast_to(v, shape) for v in (a, b, c))
+    inner = math.prod(shape[1:])
+    rows = max(1, _FMA_CHUNK // max(inner, 1))
+    drop, tiny = _FMA_GRID[dtype]
+    with np.errstate(all="ignore"):
+        for i in range(0, shape[0], rows):
+            xc, yc, zc = x[i:i + rows], y[i:i + rows], z[i:i + rows]
+            # The per-block order of operands (x*y, then + z: which NaN payload survives a
+            # NaN op NaN depends on it), on contiguous float64 copies of the chunk.
+            s = xc.astype(F64)
+            np.multiply(s, yc, out=s)                    # exact
+            np.add(s, zc, out=s)                         # fl64(p + c)
+            low = np.bitwise_and(s.view(np.int64), (1 << drop) - 1)
+            hard = np.equal(low, 1 << (drop - 1))
+            hard |= np.abs(s) < tiny
+            if hard.any():
+                k = np.nonzero(hard)
+                pk = xc[k].astype(F64) * yc[k]
+                sk, e = rd.two_sum(pk, zc[k].astype(F64))
+                bk = sk.view(np.int64)
+                need = (e != 0) & ((bk & 1) == 0) & np.isfinite(sk)
+                # +1 on the bit pattern grows the magnitude, -1 shrinks it (either sign).
+                s[k] = (bk + np.where((e > 0) == (sk > 0), 1, -1) * need).view(F64)
+            np.copyto(out[i:i + rows], s, casting="same_kind")
+    return out
 
 
 # -- unary -------------------------------------------------------------------------------------
@@ -587,6 +635,69 @@ def _bits(a: np.ndarray) -> np.ndarray:
     return a.view(f"u{a.dtype.itemsize}")
 
 
+_SCRATCH = threading.local()
+_SCRATCH_MAX = 1 << 23          # bytes: larger temporaries are allocated per call
+
+
+def _scratch(slot: int, shape: tuple, dtype) -> np.ndarray:
+    """A per-thread temporary reused across calls (an interpreter loop calls ``matmul`` with
+    the same shapes every iteration; fresh multi-megabyte arrays cost page faults each time).
+    Its contents are garbage; it must not escape the caller."""
+    dtype = np.dtype(dtype)
+    if math.prod(shape) * dtype.itemsize > _SCRATCH_MAX:
+        return np.empty(shape, dtype)
+    bufs = getattr(_SCRATCH, "bufs", None)
+    if bufs is None:
+        bufs = _SCRATCH.bufs = {}
+    x = bufs.get(slot)
+    if x is None or x.shape != shape or x.dtype != dtype:
+        x = bufs[slot] = np.empty(shape, dtype)
+    return x
+
+
+def _absmax(v: np.ndarray, v64: np.ndarray) -> float:
+    """max |v| (0 for an empty array; NaN if v holds a NaN), from ``v`` itself where NumPy
+    reduces its dtype natively (float32, float64), else from its float64 copy ``v64``."""
+    if v.dtype not in (np.float32, np.float64):
+        v = v64
+    return float(np.maximum(v.max(initial=0), -v.min(initial=0)))
+
+
+def _bound_matmul(a, b, c, acc_dtype: dt.DType) -> np.ndarray | None:
+    """The definition for narrow float inputs (all finite) and a float32/float16 accumulator,
+    with one error bound for the whole call instead of one per element.
+
+    Every |a_ik b_kj| <= amax bmax, so |a| @ |b| <= t = K amax bmax and the bound of
+    ``_narrow_matmul`` is at most e = (2K+8) u (2 (t + cmax)) (|r| <= t + |acc|, up to
+    rounding); E = 2e (1 + 2**-20) also covers the roundings of r -/+ E.  Where r - E and
+    r + E round to the same accumulator value, that value is round(r_seq) (rounding is
+    monotone); the few other lanes are summed sequentially.  E > 0 makes the sign of a zero r
+    irrelevant (r - E < 0 < r + E: different signs, summed sequentially).  None when E is 0
+    or not finite (the caller's general path decides)."""
+    k = a.shape[-1]
+    a64, b64 = _scratch(0, a.shape, F64), _scratch(1, b.shape, F64)
+    np.copyto(a64, a)
+    np.copyto(b64, b)
+    big = 4.0 * (2 * k + 8) * _U * (k * _absmax(a, a64) * _absmax(b, b64) + _absmax(c, c)) * (
+        1 + 2.0 ** -20)
+    if not (big > 0 and np.isfinite(big)):      # NaN (a NaN or inf operand) included
+        return None
+    r = np.matmul(a64, b64, out=_scratch(2, c.shape, F64))
+    np.add(r, c, out=r)                 # c (float32/float16) widens exactly
+    nd = acc_dtype.np_dtype
+    lo = np.subtract(r, big, out=np.empty(r.shape, nd), casting="same_kind")
+    hi = np.add(r, big, out=_scratch(3, r.shape, nd), casting="same_kind")
+    w = f"u{nd.itemsize}"
+    todo = np.not_equal(lo.view(w), hi.view(w), out=_scratch(4, r.shape, np.bool_))
+    if todo.any():
+        flat = np.flatnonzero(todo)
+        if len(flat) * 16 > todo.size:
+            return None                 # many near ties: the per-element bound is cheaper
+        idx = np.unravel_index(flat, todo.shape)
+        lo[idx] = _round_acc(_sequential_at(a64, b64, idx) + c[idx].astype(F64), acc_dtype)
+    return lo
+
+
 def _narrow_matmul(a64, b64, c64, acc_dtype: dt.DType) -> np.ndarray:
     """The definition for non-float64 inputs, fast: products are exact in float64, so any
     summation order (BLAS's) lies within err = (2K+8) u (|a|@|b| + |acc| + |r|) of the
@@ -668,8 +779,13 @@ def matmul(x, y, acc, acc_dtype: dt.DType) -> np.ndarray:
         s = np.matmul(a.astype(F64), b.astype(F64)).astype(np.int64)
         with np.errstate(over="ignore"):
             return np.asarray((s + c.astype(np.int64)).astype(acc_dtype.np_dtype))
-    a64, b64, c64 = a.astype(F64), b.astype(F64), c.astype(F64)
     with np.errstate(all="ignore"):
+        if (a.dtype != np.float64 and acc_dtype in (dt.float32, dt.float16)
+                and (acc_dtype is dt.float32 or a.shape[-1] <= f16_acc_chunk(a.dtype.itemsize))):
+            r = _bound_matmul(a, b, c, acc_dtype)
+            if r is not None:
+                return r
+        a64, b64, c64 = a.astype(F64), b.astype(F64), c.astype(F64)
         if acc_dtype is dt.float16:
             return _f16_acc_matmul(a64, b64, c64, f16_acc_chunk(a.dtype.itemsize))
         if a.dtype != np.float64:

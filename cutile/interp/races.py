@@ -138,24 +138,46 @@ class RaceTracker:
     def __init__(self, grid: tuple = (1, 1, 1), roots: set | None = None):
         self.grid = grid
         self.roots = roots                # ids of the tracked buffers (None: all)
-        self._buffers: dict = {}          # (id(root), itemsize) -> (root, low, writer, reader)
+        self._bufs: dict = {}             # (id(root), itemsize) -> (root, low, writer, reader)
         self._atomics: dict = {}          # same key -> (atomic accessor, atomic modifier)
+        self._pending: list = []          # deferred state updates (batches), applied in order
 
     def tracks(self, array: np.ndarray) -> bool:
         return self.roots is None or id(_root(array)) in self.roots
 
+    @property
+    def _buffers(self) -> dict:
+        """The per-buffer states, deferred updates applied."""
+        self.flush()
+        return self._bufs
+
+    def defer(self, update) -> None:
+        """Run ``update(self)`` (a batch's change of the state, batch_log) before the state is
+        next looked at: a launch's last batch never pays for a state nobody reads."""
+        self._pending.append(update)
+
+    def flush(self) -> None:
+        """Apply the deferred updates, oldest first."""
+        while self._pending:
+            self._pending.pop(0)(self)
+
     def _state(self, array: np.ndarray):
         """(low address, writer, reader) of the buffer behind ``array`` (created on first use:
         one int32 per element of the buffer, for this element size)."""
-        root = _root(array)
-        item = array.itemsize
+        if self._pending:
+            self.flush()
+        return self.state_of(_root(array), array.itemsize)
+
+    def state_of(self, root: np.ndarray, item: int):
+        """``_state`` of a buffer by root and element size, without applying deferred updates
+        (the deferred updates themselves use it)."""
         key = (id(root), item)
-        entry = self._buffers.get(key)
+        entry = self._bufs.get(key)
         if entry is None:
             low, high = _byte_bounds(root)
             n = max((high - low) // item, 1)
             entry = (root, low, np.full(n, _NONE, np.int32), np.full(n, _NONE, np.int32))
-            self._buffers[key] = entry
+            self._bufs[key] = entry
         return entry[1], entry[2], entry[3]
 
     def _atomic_state(self, array: np.ndarray, create: bool):
