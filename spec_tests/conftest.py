@@ -27,8 +27,10 @@ def _interp_backend(monkeypatch):
     unless CUTILE_NUMBA_MMA_ACC says otherwise: the spec tests check the spec's definition of
     mma bit for bit, and the default float32-FMA mode is only within a bound of it (that
     mode is checked against its bound by spec_tests/diff)."""
+    from cutile import executors
     backend = os.environ.get("CUTILE_TEST_BACKEND", "interp")
     monkeypatch.setenv("CUTILE_BACKEND", backend)
+    monkeypatch.setattr(executors, "_override", None)    # no set_backend leaks between tests
     if backend != "interp" and "CUTILE_NUMBA_MMA_ACC" not in os.environ:
         monkeypatch.setenv("CUTILE_NUMBA_MMA_ACC", "exact")
     yield

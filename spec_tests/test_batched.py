@@ -52,10 +52,10 @@ def both(monkeypatch, fn, **env):
 
 @pytest.fixture(autouse=True)
 def _interp():
-    prev = ct.executors._override if hasattr(ct, "executors") else None
+    prev = ct.executors._override
     ct.set_backend("interp")
     yield
-    ct.set_backend(prev or "auto")
+    ct.set_backend(prev)                # None: CUTILE_BACKEND decides again
 
 
 @pytest.mark.parametrize("name", EXAMPLES)

@@ -99,7 +99,8 @@ def test_mma_scaled_refused_by_the_backend():
     f8, e8 = ml_dtypes.float8_e4m3fn, ml_dtypes.float8_e8m0fnu
     args = (np.ones((2, 32), f8), np.ones((2, 1), e8), np.ones((32, 2), f8),
             np.ones((1, 2), e8), np.zeros((2, 2), np.float32))
-    ct.launch(None, (1,), scaled, args)                    # the interpreter runs it
+    with backend("interp"):                                # the interpreter runs it
+        ct.launch(None, (1,), scaled, args)
     np.testing.assert_array_equal(args[-1], np.full((2, 2), 32.0, np.float32))
     with backend("numba"), pytest.raises(ct.TileUnsupportedFeatureError,
                                          match="mma_scaled is not supported by the numba"):
