@@ -6,6 +6,7 @@ the format's definition, computed independently with Python integers and floats.
 from __future__ import annotations
 
 import math
+import os
 
 import ml_dtypes
 import numpy as np
@@ -116,7 +117,11 @@ def test_load_store_padding_and_print_R_DTYPE_3(capsys):
     np.testing.assert_array_equal(y.view(np.uint8)[:6], x.view(np.uint8))
     assert y.view(np.uint8)[6:].tolist() == [0, 0]
     assert np.isnan(z[6:]).all()          # no infinity: POS_INF padding reads as NaN
-    assert capsys.readouterr().out == "[1.0000, 0.5000, 0.0000, 114688.0000]\n"
+    out = capsys.readouterr().out
+    if test_backend() == "interp" or os.environ.get("NUMBA_ENABLE_CUDASIM") == "1":
+        # on a real GPU device printf writes to file descriptor 1, past sys.stdout
+        # (tools/oracle/print_probe.py compares that text with the real cuTile's)
+        assert out == "[1.0000, 0.5000, 0.0000, 114688.0000]\n"
 
 
 @ct.kernel
