@@ -504,6 +504,79 @@ def test_plain_write_then_atomic_of_another_block_is_a_race():
         ct.launch(None, (2,), k, (np.zeros(1, np.int32),))
 
 
+# -- acquire/release order plain accesses between blocks (R-ATOM-8, R-EXEC-4) -----------------
+_ACQ, _REL, _RLX = ct.MemoryOrder.ACQUIRE, ct.MemoryOrder.RELEASE, ct.MemoryOrder.RELAXED
+
+
+@ct.kernel
+def _locked_rows(acc, lock, T: ct.Constant[int]):
+    # NVIDIA's LayerNorm backward sample: a spin lock guards a plain read-modify-write
+    while ct.atomic_cas(lock, 0, 0, 1, memory_order=_ACQ) == 1:
+        pass
+    ct.store(acc, (0,), ct.load(acc, (0,), (T,)) + (ct.bid(0) + 1))
+    ct.atomic_xchg(lock, 0, 0, memory_order=_REL)
+
+
+@pytest.mark.parametrize("shuffle", ["0", "1"])
+def test_spin_lock_orders_the_critical_sections(monkeypatch, shuffle):
+    """R-ATOM-8: a CAS with ACQUIRE that reads another block's RELEASE makes that block's
+    accesses happen before this one's: lock-protected plain loads and stores are no race."""
+    monkeypatch.setenv("CUTILE_SHUFFLE_BLOCKS", shuffle)
+    acc, lock = np.zeros(8, np.int32), np.zeros(1, np.int32)
+    ct.launch(None, (5,), _locked_rows, (acc, lock, 8))
+    np.testing.assert_array_equal(acc, np.full(8, 15))
+    assert lock[0] == 0
+
+
+@interp_only_ub
+@pytest.mark.parametrize("order,scope", [(_RLX, ct.MemoryScope.DEVICE),
+                                         (_ACQ, ct.MemoryScope.BLOCK)])
+def test_lock_without_acquire_release_is_a_race(order, scope):
+    """R-ATOM-8/R-EXEC-4: RELAXED atomics, or BLOCK-scope ones, order nothing between blocks:
+    the same critical sections race."""
+    rel = _RLX if order is _RLX else _REL
+
+    @ct.kernel
+    def k(acc, lock, T: ct.Constant[int]):
+        while ct.atomic_cas(lock, 0, 0, 1, memory_order=order, memory_scope=scope) == 1:
+            pass
+        ct.store(acc, (0,), ct.load(acc, (0,), (T,)) + 1)
+        ct.atomic_xchg(lock, 0, 0, memory_order=rel, memory_scope=scope)
+    with pytest.raises(UndefinedBehaviorError, match="R-EXEC-4.*data race"):
+        ct.launch(None, (3,), k, (np.zeros(4, np.int32), np.zeros(1, np.int32), 4))
+
+
+@ct.kernel
+def _publish(data, flag, out, T: ct.Constant[int], WRITE_FIRST: ct.Constant[bool]):
+    b = ct.bid(0)
+    if b == 0:
+        if WRITE_FIRST:
+            ct.store(data, (0,), ct.full((T,), 7, ct.int32))
+        ct.atomic_xchg(flag, 0, 1, memory_order=_REL)
+        if not WRITE_FIRST:
+            ct.store(data, (0,), ct.full((T,), 7, ct.int32))
+    else:
+        while ct.atomic_add(flag, 0, 0, memory_order=_ACQ) == 0:
+            pass
+        ct.store(out, (b,), ct.load(data, (0,), (T,)))
+
+
+def test_flag_release_acquire_publishes_data():
+    """R-ATOM-8: data stored before a RELEASE is visible, race-free, to a block whose ACQUIRE
+    reads the flag (blocks in order: the waiting loop needs block 0 to have run)."""
+    data, out = np.zeros(4, np.int32), np.zeros(12, np.int32)
+    ct.launch(None, (3,), _publish, (data, np.zeros(1, np.int32), out, 4, True))
+    np.testing.assert_array_equal(out, [0] * 4 + [7] * 8)
+
+
+@interp_only_ub
+def test_store_after_the_release_is_a_race():
+    """R-EXEC-4: a store after the RELEASE is not published by it."""
+    with pytest.raises(UndefinedBehaviorError, match="R-EXEC-4.*data race"):
+        ct.launch(None, (3,), _publish, (np.zeros(4, np.int32), np.zeros(1, np.int32),
+                                         np.zeros(12, np.int32), 4, False))
+
+
 def test_docs_examples_run(tmp_path):
     """docs/ops_atomic.md: every ```python block runs as is and its asserts hold."""
     import re

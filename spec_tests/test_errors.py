@@ -466,3 +466,41 @@ def test_stream_of_wrong_type_is_a_launch_error():
 
 
 _ = math
+
+
+@ct.kernel
+def k_carry_changes_before_break(x):
+    a = 1
+    for i in range(10):  # E:carry_break
+        a *= 2.0
+        if i >= 5:
+            break
+    ct.store(x, (0,), a)
+
+
+def test_carried_type_change_with_break_is_a_type_error():
+    """R-CTRL (1.7: "Type of `a` depends on path taken"): a loop-carried variable whose type
+    changes in a loop left by ``break`` is a TileTypeError at the loop, not an internal error."""
+    expect_error(k_carry_changes_before_break, (F32.copy(),), ct.TileTypeError,
+                 "Type of loop-carried variable a changes inside the loop", "carry_break")
+
+
+@ct.kernel
+def k_float_of_string(x):
+    ct.store(x, (0,), ct.full((2,), ct.float32("-inf"), dtype=ct.float32))
+    ct.store(x, (1,), ct.full((2,), ct.float16("1.5"), dtype=ct.float32))
+
+
+@ct.kernel
+def k_float_of_bad_string(x):
+    ct.store(x, (0,), ct.full((2,), ct.float32("one"), dtype=ct.float32))  # E:bad_str
+
+
+def test_float_dtype_called_on_a_string_constant():
+    """R-CONST-4 (as 1.7 and Python's float()): ``ct.float32("-inf")`` is a strictly typed
+    constant; a string that is not a number is a TileTypeError at its line."""
+    x = np.zeros(4, np.float32)
+    ct.launch(None, (1,), k_float_of_string, (x,))
+    np.testing.assert_array_equal(x, [-np.inf, -np.inf, 1.5, 1.5])
+    expect_error(k_float_of_bad_string, (x,), ct.TileTypeError,
+                 "could not convert string 'one' to a float", "bad_str")

@@ -135,6 +135,13 @@ def dtype_call(dtype: DType, args, kwargs) -> FVal:
     if dtype is dt.float4_e2m1fn:
         raise TileTypeError(f"Cannot call an object of type {dtype.name}")
     v = args[0]
+    if isinstance(v, Const) and isinstance(v.value, str) and dtype.is_float:
+        # ct.float32("-inf"), as Python's float("-inf"): a constant string of a number
+        try:
+            v = Const(float(v.value))
+        except ValueError:
+            raise TileTypeError(f"{dtype.name}(): could not convert string {v.value!r} to a "
+                                f"float") from None
     if isinstance(v, Const):
         if not v.is_number:
             raise TileTypeError(f"{dtype.name}(): Expected a scalar, got {describe(v)}")

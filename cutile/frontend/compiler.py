@@ -111,8 +111,8 @@ class FunctionCompiler:
             if e.loc is None:
                 e.loc = self.loc(node)
             raise
-        except (RecursionError, KeyboardInterrupt):
-            raise
+        except (RecursionError, KeyboardInterrupt, _CarryMismatch):
+            raise                   # _CarryMismatch: control flow of _loop (a retry)
         except Exception as e:  # our bug: report it at the user's line (R-ERR-4)
             raise TileInternalError(f"{type(e).__name__}: {e}", self.loc(node)) from e
         finally:

@@ -65,8 +65,10 @@ class AccessRecorder:
         self._mark(array, access, block, "writer", "writes")
 
     def atomic(self, array, addrs: np.ndarray, changed: np.ndarray, block: int,
-               bid: tuple) -> None:
-        """Atomic accesses (interp/atomic.py): a read, and a write where the value changed."""
+               bid: tuple, order: str = "RELAXED", scope: str = "DEVICE",
+               wrote: np.ndarray | None = None) -> None:
+        """Atomic accesses (interp/atomic.py): a read, and a write where the value changed
+        (the memory order and scope do not change the map)."""
         self._mark(array, ("pts", addrs), block, "reader", "reads")
         if changed.any():
             self._mark(array, ("pts", addrs[changed]), block, "writer", "writes")

@@ -96,7 +96,8 @@ def _check_value(frame, t: PTile, accessed, what: str) -> None:
 
 
 def apply(frame, array: np.ndarray, accessed, idx, kind: str, upd: np.ndarray,
-          expected: np.ndarray | None, dtype) -> np.ndarray:
+          expected: np.ndarray | None, dtype, order: str = "ACQ_REL",
+          scope: str = "DEVICE") -> np.ndarray:
     """Apply the atomic at every accessed position in row-major order; return the old values.
 
     Vectorised by rounds: round r applies the r-th occurrence (row-major) of every element, so
@@ -120,13 +121,16 @@ def apply(frame, array: np.ndarray, accessed, idx, kind: str, upd: np.ndarray,
         k = np.flatnonzero(rank == r)
         s = tuple(ix[k] for ix in sel)
         cur = np.array(array[s] if array.ndim else np.full(k.size, array[()]), array.dtype)
+        wrote = None                        # every lane, but a failed compare-and-swap
         if kind == "cas":
-            new = np.where(_bits(cur) == _bits(e[k]), u[k], cur)
+            wrote = _bits(cur) == _bits(e[k])
+            new = np.where(wrote, u[k], cur)
         else:
             new = _combine(kind, cur, u[k], dtype)
         out[k] = cur
         if races is not None:
-            races.atomic(array, addr[k], _bits(cur) != _bits(new), frame.block, frame.bid)
+            races.atomic(array, addr[k], _bits(cur) != _bits(new), frame.block, frame.bid,
+                         order, scope, wrote)
         if array.ndim:
             array[s] = new
         else:
@@ -142,7 +146,8 @@ def atomic_rmw(frame, op):
     u = frame[op.update]
     accessed, idx = positions(frame, op, a, u.data.shape)
     _check_value(frame, u, accessed, "update")
-    return PTile(apply(frame, a, accessed, idx, op.kind, u.data, None, op.array.type.dtype))
+    return PTile(apply(frame, a, accessed, idx, op.kind, u.data, None, op.array.type.dtype,
+                       op.order.name, op.scope.name))
 
 
 @rule(ops.AtomicCAS)
@@ -153,7 +158,7 @@ def atomic_cas(frame, op):
     _check_value(frame, e, accessed, "expected value")
     _check_value(frame, d, accessed, "desired value")
     return PTile(apply(frame, a, accessed, idx, "cas", d.data, np.array(e.data),
-                       op.array.type.dtype))
+                       op.array.type.dtype, op.order.name, op.scope.name))
 
 
 def _raw(frame, op, shape):

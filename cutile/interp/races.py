@@ -17,6 +17,23 @@ read of an atomically modified element, a plain write of an atomically accessed 
 and so is an atomic access to an element another block plainly wrote (or plainly read, when the
 atomic changes it).  Out-of-bounds lanes are not accesses.  One launch's tracker costs two int32
 per element of the buffers it touches, two more once an atomic touches the buffer.
+
+Acquire/release synchronisation (R-ATOM-8, the memory model of cuTile 1.7): an atomic with a
+RELEASE (or ACQ_REL) order publishes its block's earlier accesses; an atomic with an ACQUIRE (or
+ACQ_REL) order that reads an element last released by another block makes those accesses happen
+before the acquiring block's later ones.  So a conflict between plain accesses ordered by such
+a chain (a spin lock taken with ``atomic_cas(..., ACQUIRE)`` and released with
+``atomic_xchg(..., RELEASE)``, a flag set with RELEASE and waited on with ACQUIRE) is not a
+race.  ``Sync`` keeps the chain: a global clock that every acquire and release advances, the
+clock value of every plain access (``wtime``/``rtime``, from the first synchronising atomic of the
+launch on), per element the release "object" it last received (a set of (block, clock) points;
+an RMW without release order continues the element's release sequence, one with release order
+adds its own point), and per block the objects each of its acquires read.  A conflict with an
+earlier access of block ``r`` at clock ``t`` is then ordered when a release of ``r`` after ``t``
+is reachable backwards from the current block through those acquires (``Sync.ordered``, a
+search run only for conflicting lanes).  BLOCK-scope atomics synchronise nothing between blocks.
+Kept conservative: an element read by several unordered blocks, or accessed atomically by
+several blocks, stays "many" (a later conflicting access is reported).
 """
 
 from __future__ import annotations
@@ -118,6 +135,77 @@ def check_overlapping_args(ir, args: list) -> None:
                 f"(e.g. a copy)", ir.loc, None, "R-UB-5")
 
 
+class Sync:
+    """Happens-before through acquire/release atomics (see the module doc)."""
+
+    def __init__(self):
+        self.clock = 0
+        self.objects: list = []          # object id -> tuple of (block, release clock) points
+        self.acquires: dict = {}         # block -> [(clock, object ids)], in clock order
+        self._known: dict = {}           # (block, other) -> latest access clock known ordered
+
+    def acquire(self, block: int, ids: np.ndarray) -> None:
+        self.clock += 1
+        ids = np.unique(ids[ids >= 0])
+        if ids.size:
+            self.acquires.setdefault(block, []).append((self.clock, ids))
+
+    def release(self, block: int, old: np.ndarray, continues: bool) -> np.ndarray:
+        """New object ids for elements whose current ids are ``old``: a point (block, clock),
+        joined with the element's earlier release sequence when this RMW did not acquire it
+        (``continues``)."""
+        self.clock += 1
+        point = (block, self.clock)
+        if not continues:
+            self.objects.append((point,))
+            return np.full(old.shape, len(self.objects) - 1, np.int32)
+        out = np.empty(old.shape, np.int32)
+        for o in np.unique(old):
+            pts = (point,) if o < 0 else self.objects[o] + (point,)
+            self.objects.append(pts)
+            out[old == o] = len(self.objects) - 1
+        return out
+
+    def ordered(self, others: np.ndarray, times: np.ndarray, block: int) -> np.ndarray:
+        """Per lane: whether block ``others`` access at clock ``times`` happens before the
+        current point of ``block`` (program order, or a release of that block after the access
+        reachable through ``block``'s acquires)."""
+        out = others == block
+        if block not in self.acquires:
+            return out
+        pairs = np.stack([others, times], axis=1)
+        uniq, inv = np.unique(pairs, axis=0, return_inverse=True)
+        ok = np.array([int(r) != block and self._hb(int(r), int(t), block) for r, t in uniq],
+                      dtype=bool)
+        return out | ok[np.reshape(inv, -1)].reshape(out.shape)
+
+    def _hb(self, r: int, t: int, block: int) -> bool:
+        if r < 0:
+            return False                 # _MANY: several blocks, kept conservative
+        if self._known.get((block, r), -1) >= t:
+            return True
+        seen: dict = {}
+        stack = [(block, self.clock + 1)]
+        while stack:
+            b, before = stack.pop()
+            for at, ids in reversed(self.acquires.get(b, ())):
+                if at >= before:
+                    continue
+                for o in ids:
+                    for pb, pt in self.objects[o]:
+                        if pb == r and pt > t:
+                            self._known[(block, r)] = max(self._known.get((block, r), -1), t)
+                            return True
+                        if pt > seen.get(pb, -1):
+                            seen[pb] = pt
+                            stack.append((pb, pt))
+        return False
+
+
+_ACQ = ("ACQUIRE", "ACQ_REL")
+_REL = ("RELEASE", "ACQ_REL")
+
+
 def tracker_for(ir, grid: tuple, args: list) -> RaceTracker | None:
     """The launch's tracker, or None when no race is possible: one block, or no array
     written.  Only buffers behind written parameters are tracked (a race needs a write; two
@@ -141,6 +229,9 @@ class RaceTracker:
         self._bufs: dict = {}             # (id(root), itemsize) -> (root, low, writer, reader)
         self._atomics: dict = {}          # same key -> (atomic accessor, atomic modifier)
         self._pending: list = []          # deferred state updates (batches), applied in order
+        self.sync: Sync | None = None     # from the launch's first acquire or release on
+        self._times: dict = {}            # same key -> (wtime, rtime): clock of each access
+        self._sync_ids: dict = {}         # same key -> release object of each element
 
     def tracks(self, array: np.ndarray) -> bool:
         return self.roots is None or id(_root(array)) in self.roots
@@ -178,7 +269,30 @@ class RaceTracker:
             n = max((high - low) // item, 1)
             entry = (root, low, np.full(n, _NONE, np.int32), np.full(n, _NONE, np.int32))
             self._bufs[key] = entry
+            if self.sync is not None:
+                self._times[key] = (np.zeros(n, np.int32), np.zeros(n, np.int32))
         return entry[1], entry[2], entry[3]
+
+    def _start_sync(self) -> Sync:
+        """The first acquire or release of the launch: every access so far is at clock 0."""
+        if self.sync is None:
+            self.flush()
+            self.sync = Sync()
+            for key, entry in self._bufs.items():
+                n = entry[2].size
+                self._times[key] = (np.zeros(n, np.int32), np.zeros(n, np.int32))
+        return self.sync
+
+    def _unordered(self, bad: np.ndarray, who: np.ndarray, when, block: int) -> np.ndarray:
+        """``bad`` (conflicting lanes) less those ordered before ``block`` by acquire/release
+        (``when``: the clocks of the earlier accesses, laid out like ``who``)."""
+        if self.sync is None or when is None or block not in self.sync.acquires:
+            return bad
+        sel = np.flatnonzero(bad.ravel())
+        ok = self.sync.ordered(who.ravel()[sel], np.asarray(when).ravel()[sel], block)
+        out = bad.copy()
+        out.reshape(-1)[sel[ok]] = False
+        return out
 
     def _atomic_state(self, array: np.ndarray, create: bool):
         """(accessor, modifier): the block that accessed / changed each element atomically
@@ -203,24 +317,44 @@ class RaceTracker:
             st[1][slots].reshape(np.shape(what) if kind == "win" else slots.shape)
 
     def atomic(self, array: np.ndarray, addrs: np.ndarray, changed: np.ndarray, block: int,
-               bid: tuple) -> None:
+               bid: tuple, order: str = "RELAXED", scope: str = "DEVICE",
+               wrote: np.ndarray | None = None) -> None:
         """Atomic accesses at byte ``addrs`` (distinct); ``changed`` marks those that modified
-        the element.  Races only with plain accesses of other blocks."""
+        the element, ``wrote`` those the atomic wrote (all but failed compare-and-swaps).
+        Races only with plain accesses of other blocks; ``order``/``scope`` (names of
+        MemoryOrder/MemoryScope members) say what it synchronises (module doc)."""
         if addrs.size == 0:
             return
         low, writer, reader = self._state(array)
         acc, mod = self._atomic_state(array, True)
         slots = (addrs - low) // array.itemsize
+        key = (id(_root(array)), array.itemsize)
+        syncs = scope != "BLOCK" and order in _ACQ + _REL
+        if syncs:
+            self._start_sync()
+            ids = self._sync_ids.get(key)
+            if ids is None:
+                ids = self._sync_ids[key] = np.full(writer.size, -1, np.int32)
+            if order in _ACQ:
+                self.sync.acquire(block, ids[slots])
+        times = self._times.get(key)
         wv, rv = writer[slots], reader[slots]
         bad = (wv != _NONE) & (wv != block)
         if bad.any():
-            self._race("accesses atomically", bad, wv, bid, "wrote")
+            bad = self._unordered(bad, wv, None if times is None else times[0][slots], block)
+            if bad.any():
+                self._race("accesses atomically", bad, wv, bid, "wrote")
         bad = changed & (rv != _NONE) & (rv != block)
         if bad.any():
-            self._race("modifies atomically", bad, rv, bid, "read")
+            bad = self._unordered(bad, rv, None if times is None else times[1][slots], block)
+            if bad.any():
+                self._race("modifies atomically", bad, rv, bid, "read")
         for st, sel in ((acc, slice(None)), (mod, changed)):
             cur = st[slots[sel]]
             st[slots[sel]] = np.where(cur == _NONE, block, np.where(cur == block, cur, _MANY))
+        if syncs and order in _REL:
+            w = slots if wrote is None else slots[wrote]
+            ids[w] = self.sync.release(block, ids[w], order not in _ACQ)
 
     def writer_of(self, array: np.ndarray, index: tuple) -> tuple | None:
         """The block ``(x, y, z)`` that wrote ``array[index]`` in this launch (None: no block
@@ -237,46 +371,58 @@ class RaceTracker:
         return (who % g0, who // g0 % g1, who // (g0 * g1))
 
     def _views(self, array: np.ndarray, access: tuple):
-        """(writer, reader, slot numbers) for an access: for a window ("win", view) strided
-        views of the state arrays laid out like the view (no index arrays: the common case is
-        cheap); for points ("pts", addresses) gathered copies and the slots to write back."""
+        """(writer, reader, slot numbers, writer, reader, (wtime, rtime) or None) for an
+        access: for a window ("win", view) strided views of the state arrays laid out like the
+        view (no index arrays: the common case is cheap); for points ("pts", addresses)
+        gathered copies and the slots to write back."""
         kind, what = access[0], access[1]
         low, writer, reader = self._state(array)
+        times = self._times.get((id(_root(array)), array.itemsize))
+        arrays = (writer, reader) + (() if times is None else times)
         item = array.itemsize
         if kind == "win" and what.flags.c_contiguous:
             start = (what.__array_interface__["data"][0] - low) // item
-            wv = writer[start:start + what.size].reshape(what.shape)
-            rv = reader[start:start + what.size].reshape(what.shape)
+            vs = [x[start:start + what.size].reshape(what.shape) for x in arrays]
             slots = None
         elif kind == "win" and all(st % item == 0 for st in what.strides):
             start = (what.__array_interface__["data"][0] - low) // item
             st = tuple(x // item * 4 for x in what.strides)
-            wv = as_strided(writer[start:], shape=what.shape, strides=st)
-            rv = as_strided(reader[start:], shape=what.shape, strides=st)
+            vs = [as_strided(x[start:], shape=what.shape, strides=st) for x in arrays]
             slots = None
         else:
             addrs = window_addresses(what) if kind == "win" else what
             slots = (addrs - low) // item
-            wv, rv = writer[slots], reader[slots]
-        return wv, rv, slots, writer, reader
+            vs = [x[slots] for x in arrays]
+        return vs[0], vs[1], slots, writer, reader, (None if times is None else
+                                                     (vs[2], vs[3], times))
 
     def read(self, array: np.ndarray, access: tuple, block: int, bid: tuple) -> None:
-        wv, rv, slots, writer, reader = self._views(array, access)
+        wv, rv, slots, writer, reader, tv = self._views(array, access)
         if wv.size == 0:
             return
         bad = (wv != _NONE) & (wv != block)
         if bad.any():
-            self._race("reads", bad, wv, bid, "wrote")
+            bad = self._unordered(bad, wv, None if tv is None else tv[0], block)
+            if bad.any():
+                self._race("reads", bad, wv, bid, "wrote")
         at = self._atomic_views(array, access)
         if at is not None:
             bad = (at[1] != _NONE) & (at[1] != block)
             if bad.any():
                 self._race("reads", bad, at[1], bid, "modified atomically")
-        new_r = np.where(rv == _NONE, block, np.where(rv == block, rv, _MANY))
+        other = (rv != _NONE) & (rv != block)
+        if tv is not None and other.any():
+            # a read ordered after the previous reader's replaces it (one reader, not many)
+            other = self._unordered(other, rv, tv[1], block)
+        new_r = np.where(other, _MANY, block).astype(np.int32)
         if slots is None:
             rv[...] = new_r
+            if tv is not None:
+                tv[1][...] = self.sync.clock
         else:
             reader[slots] = new_r
+            if tv is not None:
+                tv[2][1][slots] = self.sync.clock
 
     def write(self, array: np.ndarray, access: tuple, block: int, bid: tuple) -> None:
         """A write of ``access[3]`` over ``access[2]`` (laid out like the access).  Writing the
@@ -286,14 +432,18 @@ class RaceTracker:
         changed = np.asarray(_bits(old) != _bits(new)).reshape(np.shape(old))
         if not changed.any():
             return
-        wv, rv, slots, writer, reader = self._views(array, access)
+        wv, rv, slots, writer, reader, tv = self._views(array, access)
         changed = changed.reshape(wv.shape)
         bad = changed & (wv != _NONE) & (wv != block)
         if bad.any():
-            self._race("writes", bad, wv, bid, "wrote")
+            bad = self._unordered(bad, wv, None if tv is None else tv[0], block)
+            if bad.any():
+                self._race("writes", bad, wv, bid, "wrote")
         bad = changed & (rv != _NONE) & (rv != block)
         if bad.any():
-            self._race("writes", bad, rv, bid, "read")
+            bad = self._unordered(bad, rv, None if tv is None else tv[1], block)
+            if bad.any():
+                self._race("writes", bad, rv, bid, "read")
         at = self._atomic_views(array, access)
         if at is not None:
             acc = at[0].reshape(wv.shape)
@@ -302,8 +452,12 @@ class RaceTracker:
                 self._race("writes", bad, acc, bid, "accessed atomically")
         if slots is None:
             wv[changed] = block
+            if tv is not None:
+                tv[0][changed] = self.sync.clock
         else:
             writer[slots[changed.ravel()]] = block
+            if tv is not None:
+                tv[2][0][slots[changed.ravel()]] = self.sync.clock
 
     def _race(self, verb: str, bad: np.ndarray, state: np.ndarray, bid: tuple,
               what: str) -> None:
