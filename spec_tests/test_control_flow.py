@@ -541,3 +541,79 @@ def test_inline_lambda_captured_by_kernel():
     assert out.tolist() == [12, 0, 0, 0]
     run1(k_inc, a, out)
     assert out.tolist() == [1, 2, 3, 4]
+
+
+# -- `while True:` left only by break (R-CF-8, R-CF-7) --------------------------------------
+@ct.kernel
+def _defined_at_break(x, n: int):
+    i = 0
+    while True:
+        t = ct.full((4,), i, ct.int32)
+        i += 1
+        if i >= n:
+            s = (t * 2, i)                 # first assigned here: defined at the only break
+            break
+    u, j = s
+    ct.store(x, (0,), u + j)
+
+
+def test_names_assigned_before_every_break_of_while_true_are_defined_R_CF_8():
+    """R-CF-8: names assigned before every `break` of a `while True:` are defined after the
+    loop (the loop is left only by a break), a tuple and a runtime tile included."""
+    x = np.zeros(4, np.int32)
+    ct.launch(None, (1,), _defined_at_break, (x, 5))
+    np.testing.assert_array_equal(x, np.full(4, 4 * 2 + 5))
+
+
+@ct.kernel
+def _same_constant_at_breaks(x):
+    a = 0
+    while True:
+        if ct.bid(0) == 0:
+            a = 1
+            break
+        a += 1
+        if a > 3:
+            a = 1
+            break
+    ct.store(x, (ct.bid(0),), ct.full((a,), 3.0, x.dtype))     # a shape: a constant
+
+
+def test_same_constant_at_every_break_stays_constant_R_CF_7():
+    """R-CF-7: a variable holding the same constant at every break of a `while True:` is
+    that constant after the loop (it can be a shape)."""
+    x = np.zeros(2, np.float32)
+    ct.launch(None, (2,), _same_constant_at_breaks, (x,))
+    np.testing.assert_array_equal(x, [3.0, 3.0])
+
+
+def test_name_missing_at_one_break_is_undefined_R_CF_8():
+    """R-CF-8: a name not assigned before every break is undefined after the loop."""
+    @ct.kernel
+    def k(x, n: int):
+        i = 0
+        while True:
+            i += 1
+            if i > n:
+                break
+            if i == 3:
+                w = i * 10
+                break
+        ct.scatter(x, 0, w)
+    with pytest.raises(ct.TileSyntaxError, match="Undefined variable w.*every break"):
+        ct.launch(None, (1,), k, (np.zeros(1, np.int32), 5))
+
+
+def test_break_values_of_different_types_depend_on_path_R_CF_7():
+    """R-CF-7: `a = 3.0; break` vs `a = 5; break` out of one `while` -> depends on path."""
+    @ct.kernel
+    def k(x):
+        while True:
+            if ct.bid(0) == 0:
+                a = 3.0
+                break
+            a = 5
+            break
+        ct.scatter(x, 0, a)
+    with pytest.raises(ct.TileTypeError, match="Type of a depends on path taken"):
+        ct.launch(None, (1,), k, (np.zeros(1, np.float32),))

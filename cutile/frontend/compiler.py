@@ -27,6 +27,7 @@ from ..errors import (
 )
 from ..ir import ops
 from ..ir.core import Region, Value, walk
+from ..ir.types import TileType
 from . import calls, coerce, contexts, dataclass_ops, flow, pysubset, static
 from .calls import bind_ast_args, chain_text, global_value
 from .context import CompileContext
@@ -71,11 +72,23 @@ class _LoopInfo:
         self.names = names
         self.skels = skels
         self.kind = kind
+        self.always = False           # `while True`: the body runs, and leaves only by break
+        self.breaks: list[dict] = []  # the variables at each `break` of this loop
+        self.placeholders: dict = {}  # promoted name -> its loop-argument leaves
+        self.path_dependent: set = set()  # new names whose values at the breaks cannot merge
 
 
 class _CarryMismatch(Exception):
     def __init__(self, name: str):
         self.name = name
+
+
+class _Promote(Exception):
+    """Variables first assigned in a `while True` body and defined at every `break`: the
+    loop is compiled again carrying them (from placeholders), so they live after it."""
+
+    def __init__(self, values: dict):
+        self.values = values
 
 
 class FunctionCompiler:
@@ -272,6 +285,8 @@ class FunctionCompiler:
             raise TileSyntaxError(f"'{kind}' outside a loop")
         info = self.loops[-1]
         contexts.exit_through(self, kind)
+        if kind == "break":
+            info.breaks.append(dict(env.vars))
         leaves = self._carry_leaves(info, env)
         self.ctx.emit(ops.Break(tuple(leaves)) if kind == "break" else ops.Continue(tuple(leaves)))
         env.term = kind
@@ -448,23 +463,41 @@ class FunctionCompiler:
             candidates += [pysubset.RET_FLAG, pysubset.RET_VALUE]
         dropped: set[str] = set()
         deep: set[str] = set()      # tuples/dataclasses whose constant items become runtime
+        promoted: dict = {}         # `while True`: first assigned in the body, set at every break
         while True:
             carried = [n for n in candidates if n not in dropped]
             try:
-                self._loop_attempt(s, env, kind, bounds, carried, dropped, deep)
+                self._loop_attempt(s, env, kind, bounds, carried, dropped, deep, promoted)
                 return
+            except _Promote as p:
+                promoted.update(p.values)
             except _CarryMismatch as m:
+                if m.name in promoted:
+                    raise TileTypeError(f"Type of {m.name} depends on path taken") from None
                 if m.name not in deep and flow.has_constants(env.vars[m.name]):
                     deep.add(m.name)
                 else:
                     dropped.add(m.name)
 
-    def _loop_attempt(self, s, env, kind, bounds, carried, dropped, deep) -> None:
+    def _placeholder(self, v: FVal) -> FVal:
+        """A value shaped like ``v`` (tile leaves only), built where the loop starts from zero
+        constants: the entry value of a promoted variable, never read."""
+        skel, leaves = flow.flatten(flow.materialize(v, True))
+        zeros = [self.ctx.emit_value(ops.Constant(dt.convert_constant(0, x.type.dtype),
+                                                  x.type.dtype, tuple(x.type.shape))).value
+                 for x in leaves]
+        return flow.unflatten(skel, zeros, v)
+
+    def _loop_attempt(self, s, env, kind, bounds, carried, dropped, deep, promoted) -> None:
         b = self.ctx.builder
         inits, skels, templates = [], [], []
+        entry = {n: env.vars[n] for n in carried}
+        for n, v in promoted.items():
+            carried = carried + [n]
+            entry[n] = self._placeholder(v)
         for n in carried:
             # R-CONST-7: carried constants materialise (inside aggregates once they change)
-            v = flow.materialize(env.vars[n], n in deep)
+            v = flow.materialize(entry[n], n in deep or n in promoted)
             skel, leaves = flow.flatten(v)
             skels.append(skel)
             templates.append(v)
@@ -486,9 +519,15 @@ class FunctionCompiler:
             env_b.vars[n] = Invalid(n, f"Type of loop-carried variable {n} changes inside the "
                                        "loop (it must keep its type on loop entry)")
         new_names = assigned_names(s.body) - set(env.vars)
-        for n in new_names:
-            env_b.vars.pop(n, None)
+        pos = 0
         info = _LoopInfo(carried, skels, kind)
+        for n, skel in zip(carried, skels):
+            k = len(_leaf_types(skel))
+            if n in promoted:
+                info.placeholders[n] = args[pos:pos + k]
+            pos += k
+        for n in new_names:
+            env_b.vars.pop(n, None)          # promoted ones too: unset on loop entry
         self.loops.append(info)
         try:
             with b.open(body):
@@ -499,6 +538,7 @@ class FunctionCompiler:
                         self.run_body(s.body, env_b)
                     if env_b.live:
                         self.ctx.emit(ops.Yield(tuple(self._carry_leaves(info, env_b))))
+                    self._promotions(info, new_names, promoted)
                 except _CarryMismatch as m:
                     if m.name not in deep and flow.has_constants(env.vars[m.name]):
                         raise                    # retried with its constant items runtime
@@ -522,9 +562,41 @@ class FunctionCompiler:
             results = results[k:]
         for n in dropped:
             env.vars[n] = Invalid(n, f"Type of {n} depends on path taken")
-        for n in new_names:
+        for n in info.path_dependent:
+            env.vars[n] = Invalid(n, f"Type of {n} depends on path taken")
+        for n in new_names - set(promoted) - info.path_dependent:
             env.vars[n] = Invalid(n, f"Undefined variable {n}: it is first assigned inside a "
-                                     "loop body, which may run zero times")
+                                     "loop body, " + (
+                                         "and not before every break that leaves it"
+                                         if info.always else "which may run zero times"))
+        if info.always:
+            # `while True` is left only by break: a variable holding the same constant at
+            # every break is that constant after the loop (as 1.7 folds it)
+            for n in set(carried) | new_names:
+                same = _same_constant([br.get(n) for br in info.breaks])
+                if same is not None:
+                    env.vars[n] = same
+
+    def _promotions(self, info: _LoopInfo, new_names: set, promoted: dict) -> None:
+        """Raise _Promote for the new names of a `while True` body that every break defines
+        (with a runtime value: the same constant at every break needs no carry)."""
+        if not info.always or not info.breaks:
+            return
+        want = {}
+        for n in sorted(new_names - set(promoted)):
+            vals = [br.get(n) for br in info.breaks]
+            if any(v is None or isinstance(v, Invalid) for v in vals):
+                continue
+            if _same_constant(vals) is not None:
+                continue
+            plan = self._merge_plan(vals, None)     # R-CF-7: the breaks' values must merge
+            if plan is None:
+                info.path_dependent.add(n)
+                continue
+            if all(isinstance(x.type, TileType) for x in flow.flatten(plan[1])[1]):
+                want[n] = plan[1]             # its placeholder is built before the loop
+        if want:
+            raise _Promote(want)
 
     def _while_test(self, test, env, info) -> None:
         cond = self.condition(test, env)
@@ -532,6 +604,8 @@ class FunctionCompiler:
             if not cond.value:
                 self.ctx.emit(ops.Break(tuple(self._carry_leaves(info, env))))
                 env.term = "break"
+            else:
+                info.always = True
             return
         b = self.ctx.builder
         then_r, else_r = Region(), Region()
@@ -545,6 +619,9 @@ class FunctionCompiler:
         out = []
         for n, skel in zip(info.names, info.skels):
             v = env.vars.get(n)
+            if (v is None or isinstance(v, Invalid)) and n in info.placeholders:
+                out.extend(info.placeholders[n])      # not yet assigned: passes through
+                continue
             if v is None or isinstance(v, Invalid):
                 raise _CarryMismatch(n)
             s2, leaves = flow.flatten(flow.fit(v, skel))
@@ -830,6 +907,14 @@ def _contains_return(node) -> bool:
         if isinstance(n, ast.Return):
             return True
     return False
+
+
+def _same_constant(vals: list) -> Const | None:
+    """The constant every value of ``vals`` is (same type, value and dtype), else None."""
+    if not vals or not all(isinstance(v, Const) for v in vals):
+        return None
+    keys = {(type(v.value), flow._const_key(v.value), v.dtype) for v in vals}
+    return vals[0] if len(keys) == 1 else None
 
 
 def _leaf_types(skel) -> list:
