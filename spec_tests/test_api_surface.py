@@ -146,3 +146,16 @@ def test_view_atomic_methods_R_VIEW_7(dtype):
     x = np.ones(4, dtype)
     ct.launch(None, (1,), k, (x,))
     np.testing.assert_array_equal(x, np.full(4, ((8 & 12) | 1) ^ 3, dtype))
+
+
+def test_private_paths_kernels_import_from():
+    """Kernels copied from TileGym import the enums from 1.7's private modules, and export
+    code names the calling convention ``cutile_python_v1()``: the same objects here."""
+    from cutile import compilation
+    from cutile._memory_model import MemoryOrder, MemoryScope
+    from cutile._numeric_semantics import PaddingMode, RoundingMode
+    assert (RoundingMode, PaddingMode, MemoryOrder, MemoryScope) == (
+        ct.RoundingMode, ct.PaddingMode, ct.MemoryOrder, ct.MemoryScope)
+    cc = compilation.CallingConvention.cutile_python_v1()
+    assert (cc.name, cc.code) == ("cutile_python_v1", "c1")
+    assert cc == compilation.CallingConvention.from_code("c1")

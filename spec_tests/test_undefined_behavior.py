@@ -442,3 +442,21 @@ def test_exec4_one_block_and_strict_off(monkeypatch):
     ct.launch(None, (1,), race_read_after_write, (a, 8))     # one block: no other block
     monkeypatch.setenv("CUTILE_STRICT", "0")
     ct.launch(None, (2,), race_read_after_write, (np.zeros(16, np.float32), 8))
+
+
+@ct.kernel
+def _to_int8(x, y):
+    ct.store(y, (0,), ct.load(x, (0,), (8,)).astype(ct.int8))
+
+
+@interp_only_ub
+def test_float_to_int_out_of_range_is_ub_and_saturates_when_lax(monkeypatch):
+    """R-UB-6: float->int of NaN, inf or an out-of-range value is undefined; with
+    CUTILE_STRICT=0 the interpreter gives the GPU's cvt.rzi value (truncate, saturate, NaN->0)."""
+    x = np.array([128.0, -200.5, np.nan, np.inf, -np.inf, 3.9, -3.9, 127.0], np.float32)
+    y = np.zeros(8, np.int8)
+    with pytest.raises(UBE, match=r"R-UB-6.*128\.0"):
+        ct.launch(None, (1,), _to_int8, (x, y))
+    monkeypatch.setenv("CUTILE_STRICT", "0")
+    ct.launch(None, (1,), _to_int8, (x, y))
+    np.testing.assert_array_equal(y, [127, -128, 0, 127, -128, 3, -3, 127])

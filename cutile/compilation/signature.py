@@ -37,6 +37,12 @@ class CallingConvention:
     def default() -> CallingConvention:
         return CallingConvention()
 
+    @staticmethod
+    def cutile_python_v1() -> CallingConvention:
+        """The one convention cutile has (1.7 spells it so; 1.7 also has a ``v2``, which
+        cutile does not implement)."""
+        return CallingConvention()
+
 
 @dataclass(frozen=True, init=False)
 class KernelSignature:

@@ -83,10 +83,18 @@ def convert(frame, op):
     try:
         data = numerics.convert(x.data, op.x.type.dtype, op.dtype, op.rounding)
     except numerics.FloatToIntUB as e:
-        if x.poison is not None:
-            # A poisoned NaN converted to int is still only poison: keep it tracked.
-            data = numerics.convert(np.where(x.poison, 0, x.data).astype(x.data.dtype),
-                                    op.x.type.dtype, op.dtype, op.rounding)
+        if not frame.strict:
+            # CUTILE_STRICT=0: the GPU's value (truncate, saturate, NaN -> 0)
+            data = numerics.float_to_int_saturating(x.data, op.x.type.dtype, op.dtype)
+        elif x.poison is not None:
+            # A poisoned NaN converted to int is still only poison: keep it tracked; an
+            # unpoisoned lane out of range is still R-UB-6.
+            try:
+                data = numerics.convert(np.where(x.poison, 0, x.data).astype(x.data.dtype),
+                                        op.x.type.dtype, op.dtype, op.rounding)
+            except numerics.FloatToIntUB as e2:
+                raise UB("R-UB-6", "float to integer conversion of an unrepresentable value: "
+                                   f"{e2}") from None
         else:
             raise UB("R-UB-6", f"float to integer conversion of an unrepresentable value: {e}") \
                 from None

@@ -457,6 +457,22 @@ def _int_to_f64(a: np.ndarray, src: dt.DType) -> tuple[np.ndarray, np.ndarray | 
     return v, sgn(e)
 
 
+def float_to_int_saturating(x, src: dt.DType, dst: dt.DType) -> np.ndarray:
+    """float -> int as the GPU's ``cvt.rzi`` gives it: truncate, clamp to the range of
+    ``dst``, NaN -> 0.  The interpreter's value for an R-UB-6 conversion with strict checking
+    off (CUTILE_STRICT=0)."""
+    shape, (a,) = _prep(src, x)
+    v = np.trunc(dt.to_float64(a))
+    lo, hi = dt.int_range(dst)
+    with np.errstate(invalid="ignore"):
+        v = np.where(np.isnan(v), 0.0, np.clip(v, float(lo), float(hi)))
+    # float(hi) may round up to 2**63 / 2**64: clamp in the integer domain as well
+    big = v >= float(hi)
+    out = np.where(big, 0, v).astype(dst.np_dtype)
+    out[big] = hi
+    return _done(out, shape, dst)
+
+
 def _float_to_int(v: np.ndarray, dst: dt.DType) -> np.ndarray:
     t = np.trunc(v)
     lo, hi = dt.int_range(dst)
