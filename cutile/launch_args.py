@@ -86,11 +86,25 @@ def _sub_plan(ann) -> ParamPlan:
     return plan
 
 
-def _array_spec(path: str, d, shape: tuple, plan: ParamPlan, dtype_text) -> ArgSpec:
+class IndexOverflowError(OverflowError, ValueError):
+    """An extent or stride beyond int32 on an int32-indexed array: 1.7 raises OverflowError
+    (a ValueError too, as cutile raised before)."""
+
+
+def _array_spec(path: str, d, shape: tuple, plan: ParamPlan, dtype_text,
+                strides: tuple = (), itemsize: int = 1) -> ArgSpec:
+    """``strides`` in bytes: an int32-indexed array (the default, R-ARRAY-2) must have every
+    extent and every stride in elements below 2**31, else OverflowError at launch (as 1.7)."""
     if d is None:
         raise TypeError(f"{path}: arrays of dtype {dtype_text} are not supported")
-    if plan.index_dtype is dt.int32 and any(s >= 2 ** 31 for s in shape):
-        raise ValueError(f"{path}: extent >= 2**31 needs ct.IndexedWithInt64")
+    if plan.index_dtype is dt.int32:
+        if any(s >= 2 ** 31 for s in shape):
+            raise IndexOverflowError(f"{path}: extent >= 2**31 needs ct.IndexedWithInt64 "
+                                     f"(shape {tuple(shape)})")
+        if any(abs(int(st)) // max(itemsize, 1) >= 2 ** 31 for st in strides):
+            raise IndexOverflowError(
+                f"{path}: a stride of {[int(st) // max(itemsize, 1) for st in strides]} "
+                f"elements does not fit in int32; annotate the parameter ct.IndexedWithInt64")
     return ArgSpec("array", dtype=d, ndim=len(shape), index_dtype=plan.index_dtype,
                    static_shape=(None,) * len(shape))
 
@@ -98,7 +112,8 @@ def _array_spec(path: str, d, shape: tuple, plan: ParamPlan, dtype_text) -> ArgS
 def _classify(x, plan: ParamPlan, path: str, leaves: list) -> ArgSpec:
     if type(x) is np.ndarray and not plan.constant:     # the common cases first
         leaves.append(x)
-        return _array_spec(path, dt.from_numpy(x.dtype), x.shape, plan, x.dtype)
+        return _array_spec(path, dt.from_numpy(x.dtype), x.shape, plan, x.dtype, x.strides,
+                           x.itemsize)
     if plan.constant:
         if isinstance(x, (bool, int, float, str, type(None), dt.DType, enum.Enum)):
             return ArgSpec("const", value=x)
@@ -150,11 +165,13 @@ def _classify(x, plan: ParamPlan, path: str, leaves: list) -> ArgSpec:
     ref = describe_device_array(x)
     if ref is not None:
         leaves.append(ref)
-        return _array_spec(path, dt.from_numpy(ref.dtype), ref.shape, plan, ref.dtype)
+        return _array_spec(path, dt.from_numpy(ref.dtype), ref.shape, plan, ref.dtype,
+                           ref.strides, ref.itemsize)
     arr = as_host_array(x)
     if arr is not None:
         leaves.append(arr)
-        return _array_spec(path, dt.from_numpy(arr.dtype), arr.shape, plan, arr.dtype)
+        return _array_spec(path, dt.from_numpy(arr.dtype), arr.shape, plan, arr.dtype,
+                           arr.strides, arr.itemsize)
     raise TypeError(f"Invalid {path}: Objects of type '{type(x).__name__}' are not supported.")
 
 

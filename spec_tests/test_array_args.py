@@ -240,3 +240,27 @@ def test_array_method_errors(body, frag):
 
     with pytest.raises(ct.TileTypeError, match=frag):
         ct.launch(None, (1,), k, (np.zeros(8, np.float32),))
+
+
+@ct.kernel
+def _untouched(value, out_):
+    pass
+
+
+@ct.kernel
+def _untouched64(value: ct.IndexedWithInt64, out_: ct.IndexedWithInt64):
+    pass
+
+
+def test_stride_beyond_int32_is_an_overflow_error_at_launch_R_ARRAY_2():
+    """R-ARRAY-2 (as 1.7's test_int64_index_overflow_without_annotation): an int32-indexed
+    array whose stride in elements exceeds INT32_MAX is an OverflowError at launch, even if
+    the kernel never reads it; ct.IndexedWithInt64 accepts it."""
+    from numpy.lib.stride_tricks import as_strided
+    base = np.zeros(128, np.float32)
+    x = as_strided(base, (1, 25165824, 1, 128), (2 ** 32 * 4, 0, 0, 4), writeable=False)
+    with pytest.raises(OverflowError, match="stride .* does not fit in int32"):
+        ct.launch(None, (1,), _untouched, (x, x))
+    from cutile.executors import backend
+    with backend("interp"):          # the Numba backend would copy all 3.2e9 elements over
+        ct.launch(None, (1,), _untouched64, (x, x))
