@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import functools
+import os
 from typing import Any
 
 import error_markers
@@ -17,6 +18,9 @@ import numpy as np
 import pytest
 
 import cutile as ct
+
+SERIAL_PRINT = os.environ.get("CUTILE_TEST_BACKEND", "interp") == "interp" or \
+    os.environ.get("NUMBA_ENABLE_CUDASIM") == "1"     # a GPU printf bypasses sys.stdout
 
 line_of, expect_error = error_markers.for_file(__file__)
 
@@ -248,6 +252,26 @@ def shifted(t, by=1):
 def k_wraps_variadic(out):
     t = ct.zeros((4,), ct.int32)
     ct.store(out, (0,), shifted(t) + shifted(t, by=10) * 100)
+
+
+@ct.kernel
+def k_str_ops(out, N: ct.Constant[int]):
+    ct.static_assert("foo" > "bar" and "a" <= "b" and not ("b" < "a"))
+    name = "x" + "y" + f"{N}"                  # constant strings and f-strings concatenate
+    ct.static_assert(name == "xy3")
+    if ("ab" + "c") < "abd":
+        ct.store(out, (0,), ct.full((1,), N, ct.int32))
+    ct.print("block " + f"{ct.bid(0)}" + " done")     # a formatted string with a runtime value
+
+
+def test_str_ordering_and_concatenation(capsys):
+    """R-PY-13 (1.7 folds them): <, <=, >, >= order constant strings as Python does, and +
+    concatenates constant strings (a constant) and formatted strings (printed)."""
+    out = np.zeros(1, np.int32)
+    ct.launch(None, (1,), k_str_ops, (out, 3))
+    assert out[0] == 3
+    if SERIAL_PRINT:
+        assert capsys.readouterr().out == "block 0 done\n"
 
 
 def test_wraps_wrapper_with_variadic_parameters():

@@ -92,7 +92,7 @@ def format_field(v: FVal, spec: str | None) -> list:
 
 
 def concat(a: FVal, b: FVal) -> FVal:
-    """``a + b`` of two strings, one of them holding runtime values."""
+    """``a + b`` of two strings (a constant when both are, else a formatted string)."""
     return make_string(str_parts(a) + str_parts(b))
 
 

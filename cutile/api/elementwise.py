@@ -330,8 +330,8 @@ def bitwise_not(x, /):
 def compare(fn: str, x, y) -> FVal:
     x, y = coerce.fval(x), coerce.fval(y)
     if isinstance(x, Const) and isinstance(y, Const) and not (x.is_number and y.is_number):
-        if fn in ("eq", "ne"):
-            return Const(_CMP_FOLD[fn](x.value, y.value))
+        if fn in ("eq", "ne") or (isinstance(x.value, str) and isinstance(y.value, str)):
+            return Const(_CMP_FOLD[fn](x.value, y.value))     # strings order as in Python
         raise TileTypeError(f"Comparison {fn} is not supported for {describe(x)} and "
                             f"{describe(y)}")
     x, y = _operand(x, "Left-hand side"), _operand(y, "Right-hand side")

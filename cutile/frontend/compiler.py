@@ -35,7 +35,6 @@ from .source import SourceInfo, assigned_names, closure_values, parse_function
 from .values import (
     ArrayV,
     Const,
-    FmtV,
     FuncV,
     FVal,
     Invalid,
@@ -720,9 +719,8 @@ class FunctionCompiler:
 
     def binop(self, op_type, left: FVal, right: FVal) -> FVal:
         from ..api import debug, elementwise
-        if op_type is ast.Add and debug.is_string(left) and debug.is_string(right) and (
-                isinstance(left, FmtV) or isinstance(right, FmtV)):
-            return debug.concat(left, right)
+        if op_type is ast.Add and debug.is_string(left) and debug.is_string(right):
+            return debug.concat(left, right)        # constant or formatted strings
         r = dataclass_ops.binop(self, op_type.__name__, left, right)
         if r is not None:
             return r
