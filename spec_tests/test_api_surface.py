@@ -156,6 +156,11 @@ def test_private_paths_kernels_import_from():
     from cutile._numeric_semantics import PaddingMode, RoundingMode
     assert (RoundingMode, PaddingMode, MemoryOrder, MemoryScope) == (
         ct.RoundingMode, ct.PaddingMode, ct.MemoryOrder, ct.MemoryScope)
+    from cutile._datatype import float4_e2m1fn
+    from cutile._stub import pack_to_bytes
+    assert (float4_e2m1fn, pack_to_bytes) == (ct.float4_e2m1fn, ct.pack_to_bytes)
+    with pytest.raises(ImportError):
+        from cutile._stub import no_such_function  # noqa: F401
     cc = compilation.CallingConvention.cutile_python_v1()
     assert (cc.name, cc.code) == ("cutile_python_v1", "c1")
     assert cc == compilation.CallingConvention.from_code("c1")

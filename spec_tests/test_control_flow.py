@@ -617,3 +617,20 @@ def test_break_values_of_different_types_depend_on_path_R_CF_7():
         ct.scatter(x, 0, a)
     with pytest.raises(ct.TileTypeError, match="Type of a depends on path taken"):
         ct.launch(None, (1,), k, (np.zeros(1, np.float32),))
+
+
+def test_function_defined_in_while_true_body():
+    """R-CF-8 with a lambda assigned in a `while True:` body left by break (1.7's
+    test_yield_closure_break pattern): it compiles and runs; functions are not carried."""
+    @ct.kernel
+    def k(x):
+        i = 0
+        while True:
+            f = lambda: ct.scatter(x, ct.bid(axis=0), i + 1)     # noqa: E731, B023
+            if i == 2:
+                break
+            f()
+            i += 1
+    x = np.zeros(4, np.int32)
+    ct.launch(None, (1,), k, (x,))
+    np.testing.assert_array_equal(x, [2, 0, 0, 0])

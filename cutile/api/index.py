@@ -19,7 +19,7 @@ def _axis(axis) -> int:
 
 
 @tile_op
-def bid(axis, /):
+def bid(axis):
     """This block's coordinate along grid ``axis`` (int32).
 
     >>> @ct.kernel
@@ -30,6 +30,6 @@ def bid(axis, /):
 
 
 @tile_op
-def num_blocks(axis, /):
+def num_blocks(axis):
     """The grid's extent along ``axis`` (int32)."""
     return current().emit_value(ops.NumBlocks(_axis(axis)))

@@ -539,6 +539,8 @@ class FunctionCompiler:
                         self.ctx.emit(ops.Yield(tuple(self._carry_leaves(info, env_b))))
                     self._promotions(info, new_names, promoted)
                 except _CarryMismatch as m:
+                    if m.name in promoted:
+                        raise                    # _loop reports it
                     if m.name not in deep and flow.has_constants(env.vars[m.name]):
                         raise                    # retried with its constant items runtime
                     if _uses_any(body, _arg_slice(args, carried, skels, m.name)):
@@ -592,7 +594,8 @@ class FunctionCompiler:
             if plan is None:
                 info.path_dependent.add(n)
                 continue
-            if all(isinstance(x.type, TileType) for x in flow.flatten(plan[1])[1]):
+            skel, leaves = flow.flatten(plan[1])
+            if _plain_data(skel) and all(isinstance(x.type, TileType) for x in leaves):
                 want[n] = plan[1]             # its placeholder is built before the loop
         if want:
             raise _Promote(want)
@@ -905,6 +908,16 @@ def _contains_return(node) -> bool:
         if isinstance(n, ast.Return):
             return True
     return False
+
+
+def _plain_data(skel) -> bool:
+    """A skeleton of tiles, constants and tuples of them only (what a promoted variable may
+    hold: functions and other compile-time objects are not carried through loops)."""
+    if isinstance(skel, flow.Leaf):
+        return True
+    if skel[0] == "tuple":
+        return all(_plain_data(s) for s in skel[1])
+    return skel[0] == "const"
 
 
 def _same_constant(vals: list) -> Const | None:
