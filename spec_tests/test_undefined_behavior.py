@@ -1,5 +1,6 @@
 """Undefined behaviour of the load/store family (spec §6.6, R-PAD-3, R-UB-1..4) and the
-``CUTILE_STRICT=0`` fallbacks (reads give the R-PAD-3 fill, writes are dropped, no error)."""
+``CUTILE_STRICT=0`` fallbacks (a tile entirely outside reads its padding fill, a broken
+``check_bounds=False`` promise the R-PAD-3 fill; writes are dropped; no error)."""
 
 from __future__ import annotations
 
@@ -460,3 +461,22 @@ def test_float_to_int_out_of_range_is_ub_and_saturates_when_lax(monkeypatch):
     monkeypatch.setenv("CUTILE_STRICT", "0")
     ct.launch(None, (1,), _to_int8, (x, y))
     np.testing.assert_array_equal(y, [127, -128, 0, 127, -128, 3, -3, 127])
+
+
+@pytest.mark.parametrize("mode,value", [(ct.PaddingMode.ZERO, 0.0), (ct.PaddingMode.NEG_INF,
+                                                                     -np.inf),
+                                        (ct.PaddingMode.POS_INF, np.inf)])
+def test_entirely_outside_reads_padding_when_lax(monkeypatch, mode, value):
+    """R-UB-1 with CUTILE_STRICT=0: a load entirely outside reads the padding fill, as the GPU
+    gives it (NVIDIA's test_tiled_view_padding_mode: tile 128, index 1, 100 elements)."""
+    @ct.kernel
+    def k(x, z, TILE: ct.Constant[int]):
+        tv = x.tiled_view(TILE, padding_mode=mode)
+        ct.store(z, 0, tile=tv.load(1))
+
+    x, z = np.arange(100, dtype=np.float32), np.full(1, 7.0, np.float32)
+    with pytest.raises(UBE, match="R-UB-1"):
+        ct.launch(None, (1,), k, (x, z, 128))
+    monkeypatch.setenv("CUTILE_STRICT", "0")
+    ct.launch(None, (1,), k, (x, z, 128))
+    assert z[0] == value

@@ -259,7 +259,9 @@ def load(f, op):
         return PTile(data)
     cs = _coords(_starts(idx, steps), shape, nonempty)
     inb = _lanes(view, cs, nonempty)
-    undet = ~nonempty | (~full & (not op.check_bounds))    # reachable with strict off only
+    # a broken check_bounds=False promise reads poison (strict off only); a tile entirely
+    # outside reads the padding fill (memory_model.tile_space_load)
+    undet = ~full & (not op.check_bounds)
     pad = mm.padding_fill(a.dtype, op.padding)
     fill = np.full((n,) + (1,) * len(shape), pad, dtype=a.dtype)
     fill[undet] = mm.poison_fill(a.dtype)

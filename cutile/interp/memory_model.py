@@ -169,8 +169,10 @@ def tile_space_load(array: np.ndarray, index: tuple[int, ...], shape: tuple[int,
 
     Undefined behaviour raises OutOfBounds: R-UB-1 for a tile entirely outside, R-UB-3 for
     ``check_bounds=False`` with an out-of-bounds lane.  With ``strict=False`` (the interpreter's
-    strict-checking flag off, §6.6) nothing is raised and every such lane gets the poison fill
-    instead, whatever ``padding`` says ("reads return the R-PAD-3 fill").  With a ``touched``
+    strict-checking flag off, §6.6) nothing is raised: a tile entirely outside reads the
+    ``padding`` fill, as the GPU's bounds-checked copy gives it (NVIDIA's own tests rely on
+    that: test_tiled_view_padding_mode), UNDETERMINED lanes being poison as usual; a broken
+    ``check_bounds=False`` promise reads the R-PAD-3 poison fill whatever ``padding`` says.  With a ``touched``
     list, the elements read are appended to it (``("win", view)``, for races.py).
     """
     view, src, dst, full = _window(array, index, shape, order, steps, check_bounds, strict,
@@ -180,7 +182,7 @@ def tile_space_load(array: np.ndarray, index: tuple[int, ...], shape: tuple[int,
         touched.append(("win", view[src]))
     if full:  # fast path: one copy of a strided view
         return np.array(view[src], order="C"), None
-    if src is None or not check_bounds:  # only reachable with strict=False
+    if not check_bounds:                 # a broken promise, only reachable with strict=False
         padding = PaddingMode.UNDETERMINED
     tile = np.full(shape, padding_fill(array.dtype, padding), dtype=array.dtype)
     poison = None
