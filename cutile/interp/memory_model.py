@@ -172,8 +172,9 @@ def tile_space_load(array: np.ndarray, index: tuple[int, ...], shape: tuple[int,
     strict-checking flag off, §6.6) nothing is raised: a tile entirely outside reads the
     ``padding`` fill, as the GPU's bounds-checked copy gives it (NVIDIA's own tests rely on
     that: test_tiled_view_padding_mode), UNDETERMINED lanes being poison as usual; a broken
-    ``check_bounds=False`` promise reads the R-PAD-3 poison fill whatever ``padding`` says.  With a ``touched``
-    list, the elements read are appended to it (``("win", view)``, for races.py).
+    ``check_bounds=False`` promise reads the R-PAD-3 poison fill whatever ``padding`` says.
+    With a ``touched`` list, the elements read are appended to it (``("win", view)``, for
+    races.py).
     """
     view, src, dst, full = _window(array, index, shape, order, steps, check_bounds, strict,
                                    "load")
