@@ -6,10 +6,18 @@ Profiles: ``ci`` (default; derandomised and small, for the 2-core CI) and ``gpu`
 
 from __future__ import annotations
 
+import glob
 import os
 
-import pytest
-from hypothesis import HealthCheck, settings
+# On a machine without an NVIDIA device (CI) Numba's CUDA simulator is switched on here, before
+# anything imports numba.cuda, so the tests that run the Numba backend (spec_tests/diff, the
+# backend's own tests, CUTILE_TEST_BACKEND=numba) run on it, from the whole suite or one file.
+# The interpreter never imports numba.
+if "NUMBA_ENABLE_CUDASIM" not in os.environ and not glob.glob("/dev/nvidia[0-9]*"):
+    os.environ["NUMBA_ENABLE_CUDASIM"] = "1"
+
+import pytest  # noqa: E402
+from hypothesis import HealthCheck, settings  # noqa: E402
 
 settings.register_profile("ci", max_examples=20, deadline=None, derandomize=True,
                           suppress_health_check=[HealthCheck.too_slow])

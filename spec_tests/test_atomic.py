@@ -577,6 +577,38 @@ def test_store_after_the_release_is_a_race():
                                          np.zeros(12, np.int32), 4, False))
 
 
+@ct.kernel
+def _publish_by_store(data, flag, out, T: ct.Constant[int], ORDER: ct.Constant[int]):
+    rel = _REL if ORDER else _RLX
+    acq = _ACQ if ORDER else _RLX
+    if ct.bid(0) == 0:
+        ct.store(data, (0,), ct.full((T,), 7, ct.int32))
+        ct.store(flag, (0,), ct.full((1,), 1, ct.int32), memory_order=rel,
+                 memory_scope=ct.MemoryScope.DEVICE)
+    else:
+        while ct.load(flag, (0,), (1,), memory_order=acq,
+                      memory_scope=ct.MemoryScope.DEVICE).item() == 0:
+            pass
+        ct.store(out, (ct.bid(0),), ct.load(data, (0,), (T,)))
+
+
+def test_release_store_and_acquire_load_publish_data():
+    """R-LOAD-7/R-STORE-4: a flag stored with RELEASE and loaded with ACQUIRE is an atomic
+    access that orders the data written before it: no race, and the flag itself is no race."""
+    data, out = np.zeros(4, np.int32), np.zeros(12, np.int32)
+    ct.launch(None, (3,), _publish_by_store, (data, np.zeros(1, np.int32), out, 4, 1))
+    np.testing.assert_array_equal(out, [0] * 4 + [7] * 8)
+
+
+@interp_only_ub
+def test_relaxed_flag_store_and_load_order_nothing():
+    """R-LOAD-7/R-STORE-4: RELAXED loads and stores are atomic (the flag does not race) but
+    publish nothing: the data read is a race."""
+    with pytest.raises(UndefinedBehaviorError, match="R-EXEC-4.*data race.*reads"):
+        ct.launch(None, (3,), _publish_by_store, (np.zeros(4, np.int32), np.zeros(1, np.int32),
+                                                   np.zeros(12, np.int32), 4, 0))
+
+
 def test_docs_examples_run(tmp_path):
     """docs/ops_atomic.md: every ```python block runs as is and its asserts hold."""
     import re

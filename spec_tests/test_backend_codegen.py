@@ -364,3 +364,56 @@ def test_commutative_atomics_with_unused_results_need_no_barrier():
     src = gen(histogram_loop, (I32, I32, 3, 32)).source
     assert barriers(src[src.index("for _i"):]) == 0
     assert barriers(gen(mixed_atomics, (I32, 32)).source) == 1    # add then max: ordered
+
+
+# -- memory orders: fences and barriers (R-LOAD-7, R-STORE-4, R-ATOM-7/8) -------------------
+@ct.kernel
+def _flag_publish(data, flag, out, T: Constant[int]):
+    if ct.bid(0) == 0:
+        ct.store(data, (0,), ct.full((T,), 7, ct.int32))
+        ct.store(flag, (0,), ct.full((1,), 1, ct.int32), memory_order=ct.MemoryOrder.RELEASE,
+                 memory_scope=ct.MemoryScope.DEVICE)
+    else:
+        while ct.load(flag, (0,), (1,), memory_order=ct.MemoryOrder.ACQUIRE,
+                      memory_scope=ct.MemoryScope.DEVICE).item() == 0:
+            pass
+        ct.store(out, (ct.bid(0),), ct.load(data, (0,), (T,)))
+
+
+def _lines(src: str) -> list[str]:
+    return [ln.strip() for ln in src.splitlines()]
+
+
+def test_release_store_and_acquire_load_fence_and_meet():
+    """A RELEASE store: every thread fences, then a barrier, then the flag store (the whole
+    block's data is published, not one thread's); an ACQUIRE load: fence before (a compiler
+    barrier: a spin loop reads memory again each time), fence and barrier after."""
+    src = gen(_flag_publish, (np.zeros(4, np.int32), np.zeros(1, np.int32),
+                              np.zeros(12, np.int32), 4)).source
+    ln = _lines(src)
+    store = next(i for i, s in enumerate(ln) if s.startswith("a1[") and "=" in s)
+    before = ln[:store]
+    fence = max(i for i, s in enumerate(before) if s == "cuda.threadfence()")
+    assert "cuda.syncthreads()" in before[fence:], "barrier between the fence and the release"
+    load = next(i for i, s in enumerate(ln) if "a1[" in s and s.split("=", 1)[0].strip()
+                .startswith("_acq"))
+    assert ln[load - 1] == "cuda.threadfence()" or "cuda.threadfence()" in ln[load - 6:load]
+    after = ln[load:load + 8]
+    assert "cuda.threadfence()" in after and "cuda.syncthreads()" in after
+
+
+@ct.kernel
+def _release_xchg(data, lock, T: Constant[int]):
+    ct.store(data, (ct.bid(0),), ct.full((T,), 1, ct.int32))
+    ct.atomic_xchg(lock, 0, 0, memory_order=ct.MemoryOrder.RELEASE)
+
+
+def test_release_atomic_waits_for_the_whole_block():
+    """R-ATOM-8 on the GPU: before a RELEASE atomic, done by one thread, the block fences and
+    meets, so the other threads' stores are published by it too."""
+    src = gen(_release_xchg, (np.zeros(64, np.int32), np.zeros(1, np.int32), 32)).source
+    ln = _lines(src)
+    xchg = next(i for i, s in enumerate(ln) if "cuda.atomic.exch" in s)
+    head = ln[:xchg]
+    fence = max(i for i, s in enumerate(head) if s == "cuda.threadfence()")
+    assert "cuda.syncthreads()" in head[fence:]

@@ -108,8 +108,9 @@ def _hints(latency, allow_tma) -> None:
         coerce.const_bool(tma, "allow_tma")
 
 
-def _memory_order(order, scope, allowed: tuple, opname: str) -> None:
-    """R-LOAD-7 / R-STORE-4: WEAK needs scope NONE, every other order needs a scope."""
+def _memory_order(order, scope, allowed: tuple, opname: str) -> tuple:
+    """R-LOAD-7 / R-STORE-4: WEAK needs scope NONE, every other order needs a scope.
+    Returns the (MemoryOrder, MemoryScope) members."""
     o = _const_enum(order, MemoryOrder, "memory_order")
     s = _const_enum(scope, MemoryScope, "memory_scope")
     if o not in allowed:
@@ -123,6 +124,7 @@ def _memory_order(order, scope, allowed: tuple, opname: str) -> None:
         raise TileTypeError(f"{opname} with WEAK memory ordering cannot specify a memory scope")
     if o is not MemoryOrder.WEAK and s is MemoryScope.NONE:
         raise TileTypeError(f"{opname} with {o.name} memory ordering requires a memory scope")
+    return o, s
 
 
 def _check_bounds(flag) -> bool:
@@ -138,11 +140,12 @@ def _load_shape(shape, ndim: int) -> tuple[tuple, bool]:
 
 
 def _emit_load(arr: ArrayV, idx: tuple, shape: tuple, scalar: bool, order, padding,
-               check_bounds: bool, steps=None) -> TileV:
+               check_bounds: bool, steps=None, memory_order=MemoryOrder.WEAK,
+               memory_scope=MemoryScope.NONE) -> TileV:
     if arr.ndim == 0:
         raise TileTypeError("Tile-space load of a 0-D array is not supported; use ct.gather")
     t = current().emit_value(ops.Load(arr.value, idx, tuple(shape), tuple(order), padding,
-                                      check_bounds, steps))
+                                      check_bounds, steps, memory_order, memory_scope))
     if scalar:
         t = current().emit_value(ops.Reshape(t.value, ()))
     return t
@@ -166,9 +169,10 @@ def load(array, /, index, shape, *, order="C", padding_mode=PaddingMode.UNDETERM
     pad = _padding(padding_mode, arr.dtype)
     cb = _check_bounds(check_bounds)
     _hints(latency, allow_tma)
-    _memory_order(memory_order, memory_scope,
-                  (MemoryOrder.WEAK, MemoryOrder.RELAXED, MemoryOrder.ACQUIRE), "tile_load")
-    return _emit_load(arr, idx, tshape, scalar, perm, pad, cb)
+    mo, ms = _memory_order(memory_order, memory_scope,
+                           (MemoryOrder.WEAK, MemoryOrder.RELAXED, MemoryOrder.ACQUIRE),
+                           "tile_load")
+    return _emit_load(arr, idx, tshape, scalar, perm, pad, cb, None, mo, ms)
 
 
 def _store_tile(value: FVal, arr: ArrayV, context: str) -> TileV:
@@ -196,13 +200,14 @@ def store(array, /, index, tile, *, order="C", check_bounds=True, latency=None, 
     perm = _order(order, arr.ndim)
     cb = _check_bounds(check_bounds)
     _hints(latency, allow_tma)
-    _memory_order(memory_order, memory_scope,
-                  (MemoryOrder.WEAK, MemoryOrder.RELAXED, MemoryOrder.RELEASE), "tile_store")
+    mo, ms = _memory_order(memory_order, memory_scope,
+                           (MemoryOrder.WEAK, MemoryOrder.RELAXED, MemoryOrder.RELEASE),
+                           "tile_store")
     v = coerce.fval(tile)
     if not (isinstance(v, TileV) or coerce.is_number_const(v)):
         raise TileTypeError(f"Expected a tile to store, got {describe(v)}")
     t = _store_tile(v, arr, "Stored tile is incompatible with array's dtype")
-    current().emit(ops.Store(arr.value, idx, t.value, perm, cb))
+    current().emit(ops.Store(arr.value, idx, t.value, perm, cb, None, mo, ms))
 
 
 def array_dim(arr: ArrayV, axis: int) -> FVal:

@@ -25,6 +25,7 @@ from collections.abc import Callable
 import numpy as np
 
 from .. import config
+from ..enums import MemoryOrder
 from ..errors import TileInternalError
 from ..ir.core import KernelIR, Op, Region, Value, walk
 from ..ir.types import TileType
@@ -289,6 +290,8 @@ FALLBACK: dict[str, str] = {
     "Assert": "the first failing block in block order is reported, after the prints before it",
     "Breakpoint": "the debugger stops in one block at a time (pdb shows one block's values)",
     "Watch": "trace records are kept per block in execution order",
+    # (and a Load/Store with a non-WEAK memory_order: an atomic access, per-block order, as
+    # AtomicRMW; batchable() checks the field)
     "ForeignPointer": "addresses of per-block array views; rare, kept per block",
     "FromForeign": "builds a per-block array view from an address; rare, kept per block",
     "AdvancedGather": "advanced indexing of a per-block view; no batched rule yet (per block)",
@@ -310,8 +313,10 @@ def batchable(ir: KernelIR) -> bool:
     """Whether every op of the kernel has a batched rule (cached per kernel IR)."""
     ok = _batchable.get(ir)
     if ok is None:
-        ok = _batchable[ir] = all(type(op) in BATCHED or type(op).__name__ in STRUCTURAL
-                                  for op in walk(ir.body))
+        ok = _batchable[ir] = all(
+            (type(op) in BATCHED or type(op).__name__ in STRUCTURAL)
+            and getattr(op, "memory_order", MemoryOrder.WEAK) is MemoryOrder.WEAK
+            for op in walk(ir.body))
     return ok
 
 

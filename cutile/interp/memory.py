@@ -13,10 +13,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..enums import PaddingMode
+from ..enums import MemoryOrder, PaddingMode
 from ..ir import ops
 from . import memory_model as mm
 from .machine import UB, PTile, rule
+from .races import _bits, window_addresses
 
 # Key of the frame's value table under which the locations of the UNDETERMINED-padded loads
 # executed so far by the block are kept (a list of ``Loc``, first-seen order).
@@ -95,11 +96,21 @@ def _touched(frame, array) -> list | None:
     return [] if frame.races is not None and frame.races.tracks(array) else None
 
 
-def _record(frame, array, touched, write: bool) -> None:
+def _record(frame, array, touched, write: bool, op=None) -> None:
     """Hand the accesses to the launch's race tracker (R-EXEC-4): ``("win", view)`` or
-    ``("pts", addresses)``, writes followed by the old and the new values."""
+    ``("pts", addresses)``, writes followed by the old and the new values.  A load/store with
+    a non-WEAK ``memory_order`` (R-LOAD-7, R-STORE-4) is an atomic access, synchronising as
+    its order says (races.Sync)."""
+    order = getattr(op, "memory_order", MemoryOrder.WEAK)
     for access in touched or ():
-        if write:
+        if order is not MemoryOrder.WEAK:
+            what = access[1]
+            addrs = window_addresses(what) if access[0] == "win" else np.asarray(what)
+            changed = (np.zeros(addrs.shape, bool) if not write else np.ravel(
+                _bits(np.asarray(access[2])) != _bits(np.asarray(access[3]))))
+            frame.races.atomic(array, addrs, changed, frame.block, frame.bid, order.name,
+                               op.memory_scope.name)
+        elif write:
             frame.races.write(array, access, frame.block, frame.bid)
         else:
             frame.races.read(array, access, frame.block, frame.bid)
@@ -112,7 +123,7 @@ def load(frame, op):
     data, poison = mm.tile_space_load(
         a, _index(frame, op.index), op.shape, order=op.order, steps=op.steps,
         padding=op.padding, check_bounds=op.check_bounds, strict=frame.strict, touched=touched)
-    _record(frame, a, touched, False)
+    _record(frame, a, touched, False, op)
     if poison is not None and op.padding is PaddingMode.UNDETERMINED:
         _note_undetermined_load(frame, op)
     return PTile(data, poison)
@@ -128,7 +139,7 @@ def store(frame, op):
                             strict=frame.strict, touched=touched)
     except mm.PoisonObserved as e:
         raise UB(e.rule, e.message + padding_origin(frame)) from None
-    _record(frame, frame[op.array], touched, True)
+    _record(frame, frame[op.array], touched, True, op)
 
 
 def _gs_indices(frame, op):

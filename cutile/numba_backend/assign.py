@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from ..enums import PaddingMode
+from ..enums import MemoryOrder, PaddingMode
 from ..ir import ops
 from ..ir.core import Region, Value
 from ..ir.types import TileType
@@ -211,6 +211,7 @@ class Assignment:
         if (r is not region or len(ld.shape) < 2 or any(s != 1 for s in ld.shape[:-2])
                 or tuple(ld.order) != tuple(range(len(ld.shape))) or ld.steps is not None
                 or ld.padding not in (PaddingMode.ZERO, PaddingMode.UNDETERMINED)
+                or ld.memory_order is not MemoryOrder.WEAK       # an atomic read: as written
                 or ld.shape[-1] % 8):
             return None
         if chain and self.place[id(chain[0])][0] is not region:

@@ -45,6 +45,8 @@ class GlobalAccesses:
     """Per kernel: the array roots and result uses needed to classify its ops."""
 
     def __init__(self, ir: KernelIR):
+        self._ir = ir
+        self._sync_orders: bool | None = None
         self.roots: dict[int, object] = {id(p): i for i, p in enumerate(ir.params)}
         self.uses: Counter = Counter()
         for op in walk(ir.body):
@@ -55,6 +57,26 @@ class GlobalAccesses:
 
     def root(self, v) -> object:
         return self.roots.get(id(v), ANY)
+
+    def sync_orders_data(self) -> bool:
+        """Whether an acquire/release can order anything besides atomics: some plain (WEAK)
+        access touches an array the kernel writes.  Without one (a histogram: plain reads of
+        a read-only input, atomics on the bins) the barriers around a release or acquire
+        atomic order nothing another block could observe, and are left out."""
+        if self._sync_orders is None:
+            written, plain = set(), set()
+            for op in walk(self._ir.body):
+                acc = self.of(op)
+                if acc is None:
+                    continue
+                written |= acc.writes | ({acc.atomic[0]} if acc.atomic else set())
+                ordered = getattr(op, "memory_order", None)
+                if isinstance(op, (ops.AtomicRMW, ops.AtomicCAS)) or (
+                        ordered is not None and ordered.name != "WEAK"):
+                    continue
+                plain |= acc.reads | acc.writes
+            self._sync_orders = any(overlaps(r, written) for r in plain)
+        return self._sync_orders
 
     def of(self, op) -> Access | None:
         """The footprint of ``op``; None if it touches no global memory."""

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ...enums import PaddingMode
+from ...enums import MemoryOrder, MemoryScope, PaddingMode
 from ..core import Op, Value, opdef
 from ..types import ArrayType, TileType
 from . import _check
@@ -41,7 +41,8 @@ class ArraySlice(Op):
 
 @opdef("memory")
 class Load(Op):
-    """Tile-space load (R-LOAD-*, R-VIEW-5).  ``steps`` is None for a plain partition."""
+    """Tile-space load (R-LOAD-*, R-VIEW-5).  ``steps`` is None for a plain partition;
+    ``memory_order``/``memory_scope`` (R-LOAD-7): RELAXED/ACQUIRE make it an atomic read."""
 
     array: Value
     index: tuple
@@ -50,6 +51,8 @@ class Load(Op):
     padding: PaddingMode
     check_bounds: bool = True
     steps: tuple | None = None
+    memory_order: MemoryOrder = MemoryOrder.WEAK
+    memory_scope: MemoryScope = MemoryScope.NONE
 
     def infer(self):
         a = _check.array(self.array, self, "array")
@@ -59,7 +62,8 @@ class Load(Op):
 
 @opdef("memory")
 class Store(Op):
-    """Tile-space store; out-of-bounds lanes are discarded (R-STORE-*, R-VIEW-6)."""
+    """Tile-space store; out-of-bounds lanes are discarded (R-STORE-*, R-VIEW-6);
+    ``memory_order``/``memory_scope`` (R-STORE-4): RELAXED/RELEASE make it an atomic write."""
 
     array: Value
     index: tuple
@@ -67,6 +71,8 @@ class Store(Op):
     order: tuple
     check_bounds: bool = True
     steps: tuple | None = None
+    memory_order: MemoryOrder = MemoryOrder.WEAK
+    memory_scope: MemoryScope = MemoryScope.NONE
 
     def infer(self):
         a = _check.array(self.array, self, "array")

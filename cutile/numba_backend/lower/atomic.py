@@ -5,8 +5,10 @@ replica only: the old values then reach the other replicas through shared memory
 add/max/min/and/or/xor/exch/cas map to ``cuda.atomic.add/max/min/and_/or_/xor/exch/cas`` on
 int32/int64/uint32/uint64; float32/float64 add is native; float xchg/cas run on the array's
 bits (``a.view(uint32/uint64)``; CAS compares bit patterns, as the interpreter does).  Memory
-orders become fences around the thread's atomics: RELEASE/ACQ_REL put
-``cuda.threadfence{_block,,_system}()`` (scope BLOCK/DEVICE/SYS) before, ACQUIRE/ACQ_REL after.
+orders become fences and barriers (``memory.releasing``/``acquired``): before a RELEASE/ACQ_REL
+every thread fences (``cuda.threadfence{_block,,_system}()`` for scope BLOCK/DEVICE/SYS) and
+the block meets at a barrier, so one thread's atomic publishes the whole block's accesses;
+after an ACQUIRE/ACQ_REL the atomic's thread fences and (DEVICE/SYS) the block meets again.
 
 float16/bfloat16 ``add`` (the only 16-bit atomic R-ATOM-4 allows) goes through
 ``atom16.py``'s one-instruction PTX intrinsics (``atom.add.noftz.f16``, sm_70+;
@@ -28,13 +30,11 @@ from ..codegen import AV, FOREIGN, row_major_strides
 from ..exprs import from_storage, literal, select, to_storage
 from ..params import storage_itemsize
 from . import lower
-from .memory import _gs_setup, stride
+from .memory import _gs_setup, fence, releasing, stride
 from .pointer import storage_proto
 
 _FN = {"add": "add", "max": "max", "min": "min", "and": "and_", "or": "or_", "xor": "xor",
        "xchg": "exch"}
-_FENCE = {MemoryScope.BLOCK: "cuda.threadfence_block()", MemoryScope.DEVICE: "cuda.threadfence()",
-          MemoryScope.SYS: "cuda.threadfence_system()"}
 _BITS = {dt.float32: ("u32", "np.uint32", "u32(libdevice.float_as_int({}))",
                       "libdevice.int_as_float(i32({}))"),
          dt.float64: ("u64", "np.uint64", "u64(libdevice.double_as_longlong({}))",
@@ -158,18 +158,21 @@ def _emit(g, op, kind: str, defaults, call, operands) -> None:
     w = g.writer(lay)
     for n, d in zip(names, defaults(lay)):
         g.line(f"{n} = {d}")
+    if op.order in (MemoryOrder.RELEASE, MemoryOrder.ACQ_REL):
+        releasing(g, op.scope)        # the whole block's earlier accesses, not one thread's
     if w is not None:
         g.line(f"if {w}:")
         g.e.level += 1
-    if op.order in (MemoryOrder.RELEASE, MemoryOrder.ACQ_REL):
-        g.line(_FENCE[op.scope])
     for k, (idx, cond) in enumerate(pos):
         g.line(f"if {cond}:")
         g.line(f"    {names[k]} = {call(a, _index(idx), [r[k] for r in regs])}")
     if op.order in (MemoryOrder.ACQUIRE, MemoryOrder.ACQ_REL):
-        g.line(_FENCE[op.scope])
+        g.line(fence(op.scope))
     if w is not None:
         g.e.level -= 1
+    if op.order in (MemoryOrder.ACQUIRE, MemoryOrder.ACQ_REL) and op.scope is not \
+            MemoryScope.BLOCK and g.globals_.sync_orders_data():
+        g.barrier()                   # no thread of the block reads before the acquire
     if w is None or not _used(g, op.result):
         g.alias(op.result, lay, names)
         return

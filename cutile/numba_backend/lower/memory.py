@@ -10,6 +10,7 @@ coordinate`` once per dimension; a register adds its compile-time offset.
 
 from __future__ import annotations
 
+from ...enums import MemoryOrder, MemoryScope
 from ...interp.memory_model import padding_fill
 from ...ir import ops
 from ..codegen import AV, FOREIGN
@@ -59,6 +60,33 @@ def array_slice(g, op):
     g.arrays[id(op.result)] = AV(name, a.root, a.ndim, a.dtype, a.alts)
 
 
+_FENCE = {MemoryScope.BLOCK: "cuda.threadfence_block()", MemoryScope.DEVICE: "cuda.threadfence()",
+          MemoryScope.SYS: "cuda.threadfence_system()"}
+
+
+def fence(scope: MemoryScope) -> str:
+    """The fence of a memory scope (every thread runs it for its own accesses)."""
+    return _FENCE[scope]
+
+
+def releasing(g, scope: MemoryScope) -> None:
+    """Before a RELEASE (atomic or store): every thread of the block fences its earlier
+    accesses, then a barrier, so the releasing threads publish the whole block's.  No
+    barrier for a block-scope release, or where no plain access touches data the kernel
+    writes (``GlobalAccesses.sync_orders_data``: nothing for it to publish)."""
+    g.line(fence(scope))
+    if scope is not MemoryScope.BLOCK and g.globals_.sync_orders_data():
+        g.barrier()
+
+
+def acquired(g, scope: MemoryScope) -> None:
+    """After an ACQUIRE (atomic or load) by some threads: their fence, then a barrier so that
+    no thread of the block accesses memory before it (same exceptions as ``releasing``)."""
+    g.line(fence(scope))
+    if scope is not MemoryScope.BLOCK and g.globals_.sync_orders_data():
+        g.barrier()
+
+
 def _tile_positions(g, op, a, lay, shape):
     """Per tile dim: (extent variable, base+thread-coordinate variable)."""
     steps = op.steps if op.steps is not None else shape
@@ -99,12 +127,24 @@ def load(g, op):
     dtype = op.result.type.dtype
     pad = literal(padding_fill(dtype.np_dtype, op.padding), dtype)
     exts, bases = _tile_positions(g, op, a, lay, op.shape)
+    ordered = op.memory_order is not MemoryOrder.WEAK
+    if ordered:
+        # RELAXED/ACQUIRE (R-LOAD-7): an atomic read.  The fence before it is also a compiler
+        # barrier: a spin-wait loop reads memory again every iteration.
+        g.line(fence(op.memory_scope))
     out = []
     for k in range(lay.nregs):
         ref, ok = _reg_access(g, op, a, lay, k, exts, bases, True)
         # an out-of-bounds lane reads element 0 (launch.py gives empty arrays a valid
         # address) and takes the padding value
         out.append(select(ok, from_storage(ref, dtype), pad, dtype))
+    if ordered:
+        names = [g.tmp("acq") for _ in out]
+        for n, e in zip(names, out):
+            g.line(f"{n} = {e}")
+        out = names
+        if op.memory_order is MemoryOrder.ACQUIRE:
+            acquired(g, op.memory_scope)
     g.define(op.result, lay, out)
 
 
@@ -116,6 +156,8 @@ def store(g, op):
     lay = tv.layout if tv.layout is not None else g.natural(op.tile)
     regs = g.get(op.tile, lay)
     exts, bases = _tile_positions(g, op, a, lay, op.tile.type.shape)
+    if op.memory_order is MemoryOrder.RELEASE:
+        releasing(g, op.memory_scope)      # R-STORE-4: the block's earlier accesses first
     w = g.writer(lay)
     if w is not None:
         g.line(f"if {w}:")
