@@ -109,6 +109,26 @@ def _array_spec(path: str, d, shape: tuple, plan: ParamPlan, dtype_text,
                    static_shape=(None,) * len(shape))
 
 
+def _tuple_items(ann) -> tuple | None:
+    """The item annotations of a fixed-length ``tuple[...]`` annotation (inside
+    ``Annotated``/``ct.Constant`` too), or None (no annotation, ``tuple``, ``tuple[T, ...]``)."""
+    while typing.get_origin(ann) is typing.Annotated:
+        ann = typing.get_args(ann)[0]
+    if typing.get_origin(ann) is not tuple:
+        return None
+    items = typing.get_args(ann)
+    return None if not items or Ellipsis in items else items
+
+
+def _check_tuple_length(x: tuple, plan: ParamPlan, path: str) -> tuple | None:
+    """R-LAUNCH (as 1.7): a tuple argument must have the length its annotation says."""
+    items = _tuple_items(plan.ann)
+    if items is not None and len(items) != len(x):
+        raise TypeError(f"Invalid {path}: received a tuple of length {len(x)} but the "
+                        f"annotation implies length {len(items)}")
+    return items
+
+
 def _classify(x, plan: ParamPlan, path: str, leaves: list) -> ArgSpec:
     if type(x) is np.ndarray and not plan.constant:     # the common cases first
         leaves.append(x)
@@ -123,6 +143,7 @@ def _classify(x, plan: ParamPlan, path: str, leaves: list) -> ArgSpec:
                 type(x).__dataclass_params__.frozen:     # (cutile) R-PY-10 as a constant
             return ArgSpec("const", value=x)
         if isinstance(x, tuple):
+            _check_tuple_length(x, plan, path)
             return ArgSpec("tuple", items=tuple(_classify(i, plan, path, leaves) for i in x))
         raise TypeError(f"Could not interpret object of type {type(x).__name__} as a constant "
                         f"({path})")
@@ -133,7 +154,7 @@ def _classify(x, plan: ParamPlan, path: str, leaves: list) -> ArgSpec:
     if isinstance(x, tuple):
         if type(x) is not tuple:
             raise TypeError(f"Only plain tuples are accepted ({path})")
-        inner = typing.get_args(plan.ann)
+        inner = _check_tuple_length(x, plan, path) or ()
         out = []
         for i, item in enumerate(x):
             sub = _sub_plan(inner[i] if len(inner) == len(x) else None)

@@ -634,3 +634,24 @@ def test_access_map_records_atomics():
     np.testing.assert_array_equal(bins, [3, 2, 0, 3])
     np.testing.assert_array_equal(maps["bins"].writes, [2, 1, 0, 2])
     np.testing.assert_array_equal(maps["bins"].reads, [2, 1, 0, 2])
+
+
+def test_raw_store_and_load_do_not_widen_the_offsets():
+    """§7 (1.7's test_no_offset_to_value_broadcasting): a stored value, a load's padding and a
+    mask must broadcast to the offset tile's shape; the offsets are not broadcast up to them."""
+    @ct.kernel
+    def store_wide(y):
+        y.get_raw_memory().store_offset(ct.arange(1, dtype=ct.int64),
+                                        ct.arange(8, dtype=ct.float32))
+
+    @ct.kernel
+    def load_wide(y, z):
+        ct.store(z, (0,), y.get_raw_memory().load_offset(
+            ct.arange(1, dtype=ct.int64), padding_value=ct.zeros((8,), ct.float32)))
+
+    y, z = np.zeros(8, np.float32), np.zeros(8, np.float32)
+    with pytest.raises(TileTypeError, match=r"Value shape \(8,\) is not broadcastable to the "
+                                            r"offset shape \(1,\)"):
+        ct.launch(None, (1,), store_wide, (y,))
+    with pytest.raises(TileTypeError, match=r"Padding shape \(8,\) is not broadcastable"):
+        ct.launch(None, (1,), load_wide, (y, z))

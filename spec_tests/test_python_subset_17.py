@@ -493,3 +493,51 @@ def test_divmod_dunders_and_dataclasses_seen_from_static_eval():
     out = np.zeros(7, np.int32)
     ct.launch(None, (1,), k_divmod_and_isinstance, (out,))
     np.testing.assert_array_equal(out, [7, 1, 2, 8, 3, 4, 10])
+
+
+# -- what 1.7 refuses (its own tests: test_tuple_arguments, test_dataclass) -------------------
+@ct.kernel
+def k_pair(out, addends: tuple[int, ct.Constant[int]]):
+    ct.scatter(out, (0,), addends[0] + addends[1])
+
+
+def test_tuple_argument_length_must_match_its_annotation():
+    """R-LAUNCH (1.7: TypeError at launch): a tuple argument longer or shorter than its
+    ``tuple[...]`` annotation is refused, not silently cut; ``tuple[T, ...]`` takes any."""
+    out = np.zeros(1, np.int32)
+    for bad in ((1, 2, 3), (1,)):
+        with pytest.raises(TypeError, match=f"tuple of length {len(bad)} but the annotation "
+                                             f"implies length 2"):
+            ct.launch(None, (1,), k_pair, (out, bad))
+    ct.launch(None, (1,), k_pair, (out, (1, 2)))
+    assert out[0] == 3
+
+
+@dataclasses.dataclass(frozen=True)
+class _OwnInit:
+    foo: int
+
+    def __init__(self, foo):
+        object.__setattr__(self, "foo", foo)
+
+
+@dataclasses.dataclass(frozen=True)
+class _Base:
+    foo: int
+
+
+class _PlainSubclass(_Base):
+    pass
+
+
+@pytest.mark.parametrize("cls,fragment", [
+    (_OwnInit, "only supported for dataclasses with the __init__"),
+    (_PlainSubclass, "Non-dataclass subclasses of a dataclass are not supported")])
+def test_dataclass_creation_refusals(cls, fragment):
+    """R-PY-10 (1.7): a dataclass with its own __init__, or a plain subclass of a dataclass,
+    cannot be created in tile code."""
+    @ct.kernel
+    def k(x):
+        ct.scatter(x, (0,), cls(3).foo)
+    with pytest.raises(ct.TileTypeError, match=fragment):
+        ct.launch(None, (1,), k, (np.zeros(1, np.int32),))

@@ -258,7 +258,7 @@ def test_newaxis_subscripts():  # R-TILE-3
         return t[None, :, None]
 
     def noop(t):
-        return t[...]
+        return t[..., :]
 
     np.testing.assert_array_equal(run(col, x, (4, 1)), x[:, None])
     np.testing.assert_array_equal(run(row, x, (1, 4)), x[None])
@@ -296,7 +296,13 @@ def test_subscript_errors():  # R-TILE-3
     def two_ellipses(t):
         return t[..., None, ...]
 
-    for f in (element, sliced, runtime):
+    def bare_slice(t):           # 1.7: a key that is not a tuple may only be None
+        return t[:]
+
+    def bare_ellipsis(t):
+        return t[...]
+
+    for f in (element, sliced, runtime, bare_slice, bare_ellipsis):
         fails(f, x, "Directly indexing a tile is not supported")
     fails(too_many, x, "Too many indices")
     fails(two_ellipses, x, "ellipsis")

@@ -216,10 +216,24 @@ def _raw_offsets(raw: RawMemV, offset, mask, *values) -> tuple:
     return (o,), mv, shape
 
 
+def _fits_offsets(raw: RawMemV, offset, mask, value, what: str) -> None:
+    """As 1.7: a raw load's padding / a raw store's value (and the mask) must broadcast to the
+    offset's shape, which they do not widen (an offset is not broadcast up to a value)."""
+    shape = coerce.value_shape(coerce.fval(offset))
+    for v, name in ((mask, "Mask"), (value, what)):
+        v = coerce.fval(v)
+        if isinstance(v, TileV) or coerce.is_number_const(v):
+            vs = coerce.value_shape(v)
+            if not memory._broadcastable_to(vs, shape):
+                raise TileTypeError(f"{name} shape {vs} is not broadcastable to the offset "
+                                    f"shape {shape}")
+
+
 def raw_load_offset(raw: RawMemV, offset, /, *, mask=None, padding_value=0, latency=None):
     """``RawArrayMemory.load_offset``: ``base[offset]`` where ``mask``, else ``padding_value``."""
     arr = raw.array
     memory._hints(latency, None)
+    _fits_offsets(raw, offset, mask, padding_value, "Padding")
     idx, mv, shape = _raw_offsets(raw, offset, mask, padding_value)
     pad = coerce.broadcast(coerce.implicit_cast(coerce.fval(padding_value), arr.dtype,
                                                 "Invalid padding value"), shape)
@@ -230,6 +244,7 @@ def raw_store_offset(raw: RawMemV, offset, value, /, *, mask=None, latency=None)
     """``RawArrayMemory.store_offset``: ``base[offset] = value`` where ``mask``."""
     arr = raw.array
     memory._hints(latency, None)
+    _fits_offsets(raw, offset, mask, value, "Value")
     idx, mv, shape = _raw_offsets(raw, offset, mask, value)
     v = coerce.broadcast(coerce.implicit_cast(coerce.fval(value), arr.dtype,
                                               "Stored value is incompatible with array's dtype"),

@@ -131,7 +131,12 @@ def transpose(x, /, axis0=None, axis1=None):
 
 
 def index_newaxis(t: TileV, idx: FVal) -> FVal:
-    """``t[:, None]`` style subscripts: only ``None``, ``...`` and full slices (R-TILE-3)."""
+    """``t[:, None]`` style subscripts: only ``None``, ``...`` and full slices (R-TILE-3).
+    As 1.7, a key that is not a tuple may only be ``None`` (``t[:]`` and ``t[...]`` are
+    refused: direct indexing)."""
+    if not isinstance(idx, TupleV) and not (isinstance(idx, Const) and idx.value is None):
+        raise TileTypeError("Directly indexing a tile is not supported; use ct.extract, "
+                            "t.item() or ct.insert")
     items = coerce.tuple_items(idx, "subscript") if isinstance(idx, TupleV) else (idx,)
     consts = []
     for it in items:

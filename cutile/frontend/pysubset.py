@@ -96,10 +96,25 @@ def list_item(comp, lst: ListV, idx: FVal, env) -> FVal:
 
 
 # -- dataclasses (R-PY-10) --------------------------------------------------------------------
+def _generated_init(cls) -> bool:
+    """Whether ``cls.__init__`` is the one ``@dataclass`` wrote (compiled from generated text,
+    so its code has no source file), not the user's own."""
+    init = cls.__dict__.get("__init__")
+    return bool(cls.__dataclass_params__.init and init is not None and
+                getattr(getattr(init, "__code__", None), "co_filename", "") == "<string>")
+
+
 def _check_dataclass(cls) -> None:
     if not cls.__dataclass_params__.frozen:
         raise TileTypeError(f"Only frozen dataclasses are supported in tile code; declare "
                             f"{cls.__name__} with @dataclass(frozen=True)")
+    if "__dataclass_params__" not in cls.__dict__:
+        raise TileTypeError(f"Non-dataclass subclasses of a dataclass are not supported "
+                            f"({cls.__name__}: decorate it with @dataclass(frozen=True))")
+    if not _generated_init(cls):
+        raise TileTypeError(f"Dataclass instance creation is only supported for dataclasses "
+                            f"with the __init__() that @dataclass generates ({cls.__name__} "
+                            f"defines its own)")
     if cls.__new__ is not object.__new__:
         raise TileTypeError(f"Dataclass {cls.__name__} with a custom __new__ is not supported")
     for f in dataclasses.fields(cls):
