@@ -60,8 +60,21 @@ class ParamPlan:
     index_dtype: Any           # ct.ArrayAnnotation index dtype (int32 by default)
 
 
+def _contains_scalar_annotation(ann) -> bool:
+    """Whether a ``ct.ScalarAnnotation`` (``ct.ScalarInt64``...) sits anywhere in ``ann``."""
+    from .kernel import ScalarAnnotation
+    if any(isinstance(m, ScalarAnnotation) for m in _annotation_meta(ann)):
+        return True
+    return any(_contains_scalar_annotation(a) for a in typing.get_args(ann)
+               if a is not Ellipsis and not isinstance(a, (str, int)))
+
+
 def param_plan(ann) -> ParamPlan:
     from .kernel import ArrayAnnotation, ListAnnotation, ScalarAnnotation
+    if _is_constant(ann) and _contains_scalar_annotation(ann):
+        # as 1.7: a scalar annotation gives the dtype of a runtime scalar, a constant has none
+        raise TypeError("ScalarAnnotation (e.g. ct.ScalarInt64) can only be applied to a "
+                        "non-constant scalar parameter, not inside ct.Constant[...]")
     scalar, index = None, dt.int32
     for m in _annotation_meta(ann):
         if isinstance(m, ListAnnotation):

@@ -541,3 +541,13 @@ def test_dataclass_creation_refusals(cls, fragment):
         ct.scatter(x, (0,), cls(3).foo)
     with pytest.raises(ct.TileTypeError, match=fragment):
         ct.launch(None, (1,), k, (np.zeros(1, np.int32),))
+
+
+def test_scalar_annotation_inside_a_constant_is_refused():
+    """R-LAUNCH (1.7: TypeError): ct.ScalarInt64 types a runtime scalar; inside
+    ct.Constant[...] it means nothing and is refused at launch."""
+    @ct.kernel
+    def k(out, addends: ct.Constant[tuple[ct.ScalarInt64, int]]):
+        ct.scatter(out, (0,), addends[0] - addends[1])
+    with pytest.raises(TypeError, match="ScalarAnnotation .* non-constant scalar parameter"):
+        ct.launch(None, (1,), k, (np.zeros(1, np.int64), (2 ** 33 + 7, 5)))
