@@ -26,11 +26,11 @@ from ..errors import (
     TileValueError,
 )
 from ..ir import ops
-from ..ir.core import Region, Value, walk
-from ..ir.types import TileType
+from ..ir.core import Region, Value
 from . import calls, coerce, contexts, dataclass_ops, flow, pysubset, static
 from .calls import bind_ast_args, chain_text, global_value
 from .context import CompileContext
+from .loops import CarryMismatch, LoopCompiler, _LoopInfo, contains_return
 from .source import SourceInfo, assigned_names, closure_values, parse_function
 from .values import (
     ArrayV,
@@ -38,7 +38,6 @@ from .values import (
     FuncV,
     FVal,
     Invalid,
-    RangeV,
     TileV,
     TupleV,
     describe,
@@ -66,31 +65,7 @@ class Env:
         return self.term not in _DEAD
 
 
-class _LoopInfo:
-    def __init__(self, names: list[str], skels: list, kind: str):
-        self.names = names
-        self.skels = skels
-        self.kind = kind
-        self.always = False           # `while True`: the body runs, and leaves only by break
-        self.breaks: list[dict] = []  # the variables at each `break` of this loop
-        self.placeholders: dict = {}  # promoted name -> its loop-argument leaves
-        self.path_dependent: set = set()  # new names whose values at the breaks cannot merge
-
-
-class _CarryMismatch(Exception):
-    def __init__(self, name: str):
-        self.name = name
-
-
-class _Promote(Exception):
-    """Variables first assigned in a `while True` body and defined at every `break`: the
-    loop is compiled again carrying them (from placeholders), so they live after it."""
-
-    def __init__(self, values: dict):
-        self.values = values
-
-
-class FunctionCompiler:
+class FunctionCompiler(LoopCompiler):
     """Compiles one function body (the kernel or an inlined helper) in a context."""
 
     def __init__(self, ctx: CompileContext, node, src: SourceInfo, pyglobals: dict,
@@ -123,8 +98,8 @@ class FunctionCompiler:
             if e.loc is None:
                 e.loc = self.loc(node)
             raise
-        except (RecursionError, KeyboardInterrupt, _CarryMismatch):
-            raise                   # _CarryMismatch: control flow of _loop (a retry)
+        except (RecursionError, KeyboardInterrupt, CarryMismatch):
+            raise                   # CarryMismatch: control flow of _loop (a retry)
         except Exception as e:  # our bug: report it at the user's line (R-ERR-4)
             raise TileInternalError(f"{type(e).__name__}: {e}", self.loc(node)) from e
         finally:
@@ -139,7 +114,7 @@ class FunctionCompiler:
                 break
             s = stmts[i]
             rest = stmts[i + 1:]
-            if (not self.is_kernel and isinstance(s, ast.If) and rest and _contains_return(s)):
+            if (not self.is_kernel and isinstance(s, ast.If) and rest and contains_return(s)):
                 # Early return from a helper: the rest of the block runs only on the paths that
                 # did not return, so push it into both branches (each stops at its return).
                 s = ast.If(test=s.test, body=s.body + rest, orelse=s.orelse + rest)
@@ -147,7 +122,7 @@ class FunctionCompiler:
                 rest = []
                 stmts = stmts[:i + 1]
             if (not self.is_kernel and isinstance(s, ast.With) and rest
-                    and isinstance(rest[-1], ast.Return) and _contains_return(s)):
+                    and isinstance(rest[-1], ast.Return) and contains_return(s)):
                 # A return inside a helper's `with`: the rest of the block (it ends with a
                 # return) moves into the body as its last statement, after the cleanup, so the
                 # If rule above pushes it into the paths that did not return.
@@ -155,7 +130,7 @@ class FunctionCompiler:
                 rest = []
                 stmts = stmts[:i + 1]
             if (not self.is_kernel and not self.discovering
-                    and isinstance(s, (ast.For, ast.While)) and _contains_return(s)):
+                    and isinstance(s, (ast.For, ast.While)) and contains_return(s)):
                 if self._located(s, pysubset.loop_with_return, self, s, rest, env):
                     break                          # the rest ran on the no-return path
                 i += 1
@@ -273,23 +248,6 @@ class FunctionCompiler:
         env.term = "return"
         env.ret = value
 
-    def stmt_Break(self, s, env):
-        self._loop_exit("break", env)
-
-    def stmt_Continue(self, s, env):
-        self._loop_exit("continue", env)
-
-    def _loop_exit(self, kind: str, env: Env) -> None:
-        if not self.loops:
-            raise TileSyntaxError(f"'{kind}' outside a loop")
-        info = self.loops[-1]
-        contexts.exit_through(self, kind)
-        if kind == "break":
-            info.breaks.append(dict(env.vars))
-        leaves = self._carry_leaves(info, env)
-        self.ctx.emit(ops.Break(tuple(leaves)) if kind == "break" else ops.Continue(tuple(leaves)))
-        env.term = kind
-
     def stmt_If(self, s, env):
         cond = self.condition(s.test, env)
         if isinstance(cond, Const):
@@ -297,25 +255,6 @@ class FunctionCompiler:
             return
         self._branch(cond, lambda e: self.run_body(s.body, e),
                      lambda e: self.run_body(s.orelse, e), env)
-
-    def stmt_For(self, s, env):
-        items = static.iter_items(self, s.iter, env)
-        if items is not None:
-            return static.static_for(self, s, items, env)
-        if s.orelse:
-            raise TileSyntaxError("'for-else' is not supported")
-        it = self.expr(s.iter, env)
-        if not isinstance(it, RangeV):
-            raise TileTypeError(f"Expected a range object, got {describe(it)}")
-        if not isinstance(s.target, ast.Name):
-            raise TileSyntaxError("The target of a range loop must be a single name")
-        start, stop, step = (coerce.to_tile(v, None) for v in (it.start, it.stop, it.step))
-        self._loop(s, env, "for", (start, stop, step))
-
-    def stmt_While(self, s, env):
-        if s.orelse:
-            raise TileSyntaxError("'while-else' is not supported")
-        self._loop(s, env, "while", None)
 
     def stmt_With(self, s, env):
         contexts.stmt_with(self, s, env)
@@ -380,11 +319,11 @@ class FunctionCompiler:
         types = []
         for m in merged:
             skel = m[1]
-            types.extend(_leaf_types(skel))
+            types.extend(flow.leaf_types(skel))
         op = self.ctx.emit(ops.If(cond.value, then_r, else_r, tuple(types)))
         results = list(op.results)
         for name, skel, template, _ in merged:
-            n = len(_leaf_types(skel))
+            n = len(flow.leaf_types(skel))
             val = flow.unflatten(skel, results[:n], template)
             results = results[n:]
             result_env[name] = val
@@ -400,7 +339,7 @@ class FunctionCompiler:
         per-branch leaf producers) or None when they cannot."""
         flats = [flow.flatten(v) for v in vals]
         skel0 = flats[0][0]
-        if all(_skel_equal(f[0], skel0) for f in flats):
+        if all(flow.same_skeleton(f[0], skel0) for f in flats):
             return skel0, vals[0], [(lambda lv=f[1]: lv) for f in flats]
         agg = flow.split_aggregate(vals)
         if agg is not None:
@@ -452,185 +391,6 @@ class FunctionCompiler:
         if isinstance(v, (TupleV,)):
             return Const(len(v.items) > 0)
         raise TileTypeError(f"Expected a scalar value as condition, got {describe(v)}")
-
-    # -- loops ---------------------------------------------------------------------------------
-    def _loop(self, s, env: Env, kind: str, bounds) -> None:
-        target = s.target.id if kind == "for" else None
-        candidates = [n for n in sorted(assigned_names(s.body))
-                      if n in env.vars and n != target and not isinstance(env.vars[n], Invalid)]
-        if pysubset.RET_FLAG in env.vars and _contains_return(s):   # helper return slots
-            candidates += [pysubset.RET_FLAG, pysubset.RET_VALUE]
-        dropped: set[str] = set()
-        deep: set[str] = set()      # tuples/dataclasses whose constant items become runtime
-        promoted: dict = {}         # `while True`: first assigned in the body, set at every break
-        while True:
-            carried = [n for n in candidates if n not in dropped]
-            try:
-                self._loop_attempt(s, env, kind, bounds, carried, dropped, deep, promoted)
-                return
-            except _Promote as p:
-                promoted.update(p.values)
-            except _CarryMismatch as m:
-                if m.name in promoted:
-                    raise TileTypeError(f"Type of {m.name} depends on path taken") from None
-                if m.name not in deep and flow.has_constants(env.vars[m.name]):
-                    deep.add(m.name)
-                else:
-                    dropped.add(m.name)
-
-    def _placeholder(self, v: FVal) -> FVal:
-        """A value shaped like ``v`` (tile leaves only), built where the loop starts from zero
-        constants: the entry value of a promoted variable, never read."""
-        skel, leaves = flow.flatten(flow.materialize(v, True))
-        zeros = [self.ctx.emit_value(ops.Constant(dt.convert_constant(0, x.type.dtype),
-                                                  x.type.dtype, tuple(x.type.shape))).value
-                 for x in leaves]
-        return flow.unflatten(skel, zeros, v)
-
-    def _loop_attempt(self, s, env, kind, bounds, carried, dropped, deep, promoted) -> None:
-        b = self.ctx.builder
-        inits, skels, templates = [], [], []
-        entry = {n: env.vars[n] for n in carried}
-        for n, v in promoted.items():
-            carried = carried + [n]
-            entry[n] = self._placeholder(v)
-        for n in carried:
-            # R-CONST-7: carried constants materialise (inside aggregates once they change)
-            v = flow.materialize(entry[n], n in deep or n in promoted)
-            skel, leaves = flow.flatten(v)
-            skels.append(skel)
-            templates.append(v)
-            inits.extend(leaves)
-        args = [Value(x.type) for x in inits]
-        body = Region(args)
-        env_b = env.copy()
-        if kind == "for":
-            iv = Value(bounds[0].type)
-            iv.hint = target_hint = s.target.id
-            body.args.insert(0, iv)
-            env_b.vars[target_hint] = TileV(iv)
-        pos = 0
-        for n, skel, tmpl in zip(carried, skels, templates):
-            k = len(_leaf_types(skel))
-            env_b.vars[n] = flow.unflatten(skel, args[pos:pos + k], tmpl)
-            pos += k
-        for n in dropped:
-            env_b.vars[n] = Invalid(n, f"Type of loop-carried variable {n} changes inside the "
-                                       "loop (it must keep its type on loop entry)")
-        new_names = assigned_names(s.body) - set(env.vars)
-        pos = 0
-        info = _LoopInfo(carried, skels, kind)
-        for n, skel in zip(carried, skels):
-            k = len(_leaf_types(skel))
-            if n in promoted:
-                info.placeholders[n] = args[pos:pos + k]
-            pos += k
-        for n in new_names:
-            env_b.vars.pop(n, None)          # promoted ones too: unset on loop entry
-        self.loops.append(info)
-        try:
-            with b.open(body):
-                try:
-                    if kind == "while":
-                        self._while_test(s.test, env_b, info)
-                    if env_b.live:
-                        self.run_body(s.body, env_b)
-                    if env_b.live:
-                        self.ctx.emit(ops.Yield(tuple(self._carry_leaves(info, env_b))))
-                    self._promotions(info, new_names, promoted)
-                except _CarryMismatch as m:
-                    if m.name in promoted:
-                        raise                    # _loop reports it
-                    if m.name not in deep and flow.has_constants(env.vars[m.name]):
-                        raise                    # retried with its constant items runtime
-                    if _uses_any(body, _arg_slice(args, carried, skels, m.name)):
-                        raise TileTypeError(
-                            f"Type of loop-carried variable {m.name} changes inside the loop; "
-                            "it must keep the type it had on loop entry (depends on path taken)"
-                        ) from None
-                    raise
-        finally:
-            self.loops.pop()
-        if kind == "for":
-            start, stop, step = bounds
-            op = self.ctx.emit(ops.For(start.value, stop.value, step.value, tuple(inits), body))
-        else:
-            op = self.ctx.emit(ops.Loop(tuple(inits), body))
-        results = list(op.results)
-        for n, skel, tmpl in zip(carried, skels, templates):
-            k = len(_leaf_types(skel))
-            env.vars[n] = flow.unflatten(skel, results[:k], tmpl)
-            results = results[k:]
-        for n in dropped:
-            env.vars[n] = Invalid(n, f"Type of {n} depends on path taken")
-        for n in info.path_dependent:
-            env.vars[n] = Invalid(n, f"Type of {n} depends on path taken")
-        for n in new_names - set(promoted) - info.path_dependent:
-            env.vars[n] = Invalid(n, f"Undefined variable {n}: it is first assigned inside a "
-                                     "loop body, " + (
-                                         "and not before every break that leaves it"
-                                         if info.always else "which may run zero times"))
-        if info.always:
-            # `while True` is left only by break: a variable holding the same constant at
-            # every break is that constant after the loop (as 1.7 folds it)
-            for n in set(carried) | new_names:
-                same = _same_constant([br.get(n) for br in info.breaks])
-                if same is not None:
-                    env.vars[n] = same
-
-    def _promotions(self, info: _LoopInfo, new_names: set, promoted: dict) -> None:
-        """Raise _Promote for the new names of a `while True` body that every break defines
-        (with a runtime value: the same constant at every break needs no carry)."""
-        if not info.always or not info.breaks:
-            return
-        want = {}
-        for n in sorted(new_names - set(promoted)):
-            vals = [br.get(n) for br in info.breaks]
-            if any(v is None or isinstance(v, Invalid) for v in vals):
-                continue
-            if _same_constant(vals) is not None:
-                continue
-            plan = self._merge_plan(vals, None)     # R-CF-7: the breaks' values must merge
-            if plan is None:
-                info.path_dependent.add(n)
-                continue
-            skel, leaves = flow.flatten(plan[1])
-            if _plain_data(skel) and all(isinstance(x.type, TileType) for x in leaves):
-                want[n] = plan[1]             # its placeholder is built before the loop
-        if want:
-            raise _Promote(want)
-
-    def _while_test(self, test, env, info) -> None:
-        cond = self.condition(test, env)
-        if isinstance(cond, Const):
-            if not cond.value:
-                self.ctx.emit(ops.Break(tuple(self._carry_leaves(info, env))))
-                env.term = "break"
-            else:
-                info.always = True
-            return
-        b = self.ctx.builder
-        then_r, else_r = Region(), Region()
-        with b.open(then_r):
-            self.ctx.emit(ops.Yield(()))
-        with b.open(else_r):
-            self.ctx.emit(ops.Break(tuple(self._carry_leaves(info, env))))
-        self.ctx.emit(ops.If(cond.value, then_r, else_r, ()))
-
-    def _carry_leaves(self, info: _LoopInfo, env: Env) -> list[Value]:
-        out = []
-        for n, skel in zip(info.names, info.skels):
-            v = env.vars.get(n)
-            if (v is None or isinstance(v, Invalid)) and n in info.placeholders:
-                out.extend(info.placeholders[n])      # not yet assigned: passes through
-                continue
-            if v is None or isinstance(v, Invalid):
-                raise _CarryMismatch(n)
-            s2, leaves = flow.flatten(flow.fit(v, skel))
-            if not _skel_equal(s2, skel):
-                raise _CarryMismatch(n)
-            out.extend(leaves)
-        return out
 
     # -- expressions ---------------------------------------------------------------------------
     def expr(self, node, env: Env) -> FVal:
@@ -903,85 +663,4 @@ class FunctionCompiler:
 
 
 # -- helpers ---------------------------------------------------------------------------------------
-def _contains_return(node) -> bool:
-    for n in ast.walk(node):
-        if isinstance(n, ast.Return):
-            return True
-    return False
-
-
-def _plain_data(skel) -> bool:
-    """A skeleton of tiles, constants and tuples of them only (what a promoted variable may
-    hold: functions and other compile-time objects are not carried through loops)."""
-    if isinstance(skel, flow.Leaf):
-        return True
-    if skel[0] == "tuple":
-        return all(_plain_data(s) for s in skel[1])
-    return skel[0] == "const"
-
-
-def _same_constant(vals: list) -> Const | None:
-    """The constant every value of ``vals`` is (same type, value and dtype), else None."""
-    if not vals or not all(isinstance(v, Const) for v in vals):
-        return None
-    keys = {(type(v.value), flow._const_key(v.value), v.dtype) for v in vals}
-    return vals[0] if len(keys) == 1 else None
-
-
-def _leaf_types(skel) -> list:
-    out = []
-
-    def go(s):
-        if isinstance(s, flow.Leaf):
-            out.append(s.type)
-        elif isinstance(s, tuple) and s and s[0] == "tuple":
-            for i in s[1]:
-                go(i)
-        elif isinstance(s, tuple) and s and s[0] == "view":
-            go(s[1])
-        elif isinstance(s, tuple) and s and s[0] == "dataclass":
-            for i in s[3]:
-                go(i)
-        elif isinstance(s, tuple) and s and s[0] == "closure":
-            for i in s[4]:
-                go(i)
-
-    go(skel)
-    return out
-
-
-def _skel_equal(a, b) -> bool:
-    if isinstance(a, flow.Leaf) or isinstance(b, flow.Leaf):
-        return isinstance(a, flow.Leaf) and isinstance(b, flow.Leaf) and a.type == b.type
-    if isinstance(a, tuple) and isinstance(b, tuple) and a and b and a[0] == b[0]:
-        if a[0] == "tuple":
-            return len(a[1]) == len(b[1]) and all(_skel_equal(x, y) for x, y in zip(a[1], b[1]))
-        if a[0] == "view":
-            return _skel_equal(a[1], b[1]) and a[2:] == b[2:]
-        if a[0] == "dataclass":
-            return a[1:3] == b[1:3] and all(_skel_equal(x, y) for x, y in zip(a[3], b[3]))
-        if a[0] == "closure":
-            return a[1:4] == b[1:4] and all(_skel_equal(x, y) for x, y in zip(a[4], b[4]))
-    return a == b
-
-
-def _arg_slice(args, carried, skels, name) -> list[Value]:
-    pos = 0
-    for n, s in zip(carried, skels):
-        k = len(_leaf_types(s))
-        if n == name:
-            return args[pos:pos + k]
-        pos += k
-    return []
-
-
-def _uses_any(region: Region, values: list[Value]) -> bool:
-    ids = {id(v) for v in values}
-    for op in walk(region):
-        for o in op.operands():
-            if id(o) in ids:
-                return True
-    return False
-
-
 _ = operator  # operator.* functions are mapped in api.builtins_map

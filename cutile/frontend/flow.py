@@ -104,10 +104,62 @@ def materialized_dtype(a: Const, b: Const) -> dt.DType | None:
     return da if da is db else None
 
 
-def same_skeleton(a: Any, b: Any) -> bool:
-    if isinstance(a, Leaf) and isinstance(b, Leaf):
-        return a.type == b.type
+def same_skeleton(a, b) -> bool:
+    """Whether two skeletons have the same structure and runtime leaf types (what a loop carry
+    or a branch merge needs)."""
+    if isinstance(a, Leaf) or isinstance(b, Leaf):
+        return isinstance(a, Leaf) and isinstance(b, Leaf) and a.type == b.type
+    if isinstance(a, tuple) and isinstance(b, tuple) and a and b and a[0] == b[0]:
+        if a[0] == "tuple":
+            return len(a[1]) == len(b[1]) and all(same_skeleton(x, y) for x, y in zip(a[1], b[1]))
+        if a[0] == "view":
+            return same_skeleton(a[1], b[1]) and a[2:] == b[2:]
+        if a[0] == "dataclass":
+            return a[1:3] == b[1:3] and all(same_skeleton(x, y) for x, y in zip(a[3], b[3]))
+        if a[0] == "closure":
+            return a[1:4] == b[1:4] and all(same_skeleton(x, y) for x, y in zip(a[4], b[4]))
     return a == b
+
+
+def leaf_types(skel) -> list:
+    """The IR types of a skeleton's runtime leaves, in ``flatten`` order."""
+    out = []
+
+    def go(s):
+        if isinstance(s, Leaf):
+            out.append(s.type)
+        elif isinstance(s, tuple) and s and s[0] == "tuple":
+            for i in s[1]:
+                go(i)
+        elif isinstance(s, tuple) and s and s[0] == "view":
+            go(s[1])
+        elif isinstance(s, tuple) and s and s[0] == "dataclass":
+            for i in s[3]:
+                go(i)
+        elif isinstance(s, tuple) and s and s[0] == "closure":
+            for i in s[4]:
+                go(i)
+
+    go(skel)
+    return out
+
+
+def plain_data(skel) -> bool:
+    """A skeleton of tiles, constants and tuples of them only (what a promoted variable may
+    hold: functions and other compile-time objects are not carried through loops)."""
+    if isinstance(skel, Leaf):
+        return True
+    if skel[0] == "tuple":
+        return all(plain_data(s) for s in skel[1])
+    return skel[0] == "const"
+
+
+def same_constant(vals: list) -> Const | None:
+    """The constant every value of ``vals`` is (same type, value and dtype), else None."""
+    if not vals or not all(isinstance(v, Const) for v in vals):
+        return None
+    keys = {(type(v.value), _const_key(v.value), v.dtype) for v in vals}
+    return vals[0] if len(keys) == 1 else None
 
 
 def has_constants(v: FVal) -> bool:
