@@ -8,7 +8,7 @@ bits (``a.view(uint32/uint64)``; CAS compares bit patterns, as the interpreter d
 orders become fences and barriers (``memory.releasing``/``acquired``): before a RELEASE/ACQ_REL
 every thread fences (``cuda.threadfence{_block,,_system}()`` for scope BLOCK/DEVICE/SYS) and
 the block meets at a barrier, so one thread's atomic publishes the whole block's accesses;
-after an ACQUIRE/ACQ_REL the atomic's thread fences and (DEVICE/SYS) the block meets again.
+after an ACQUIRE/ACQ_REL every thread fences and (DEVICE/SYS) the block meets again.
 
 float16/bfloat16 ``add`` (the only 16-bit atomic R-ATOM-4 allows) goes through
 ``atom16.py``'s one-instruction PTX intrinsics (``atom.add.noftz.f16``, sm_70+;
@@ -21,7 +21,7 @@ of strides required, checked at launch).
 from __future__ import annotations
 
 from ... import dtypes as dt
-from ...enums import MemoryOrder, MemoryScope
+from ...enums import MemoryOrder
 from ...errors import TileUnsupportedFeatureError
 from ...ir import ops
 from ...ir.core import walk
@@ -30,7 +30,7 @@ from ..codegen import AV, FOREIGN, row_major_strides
 from ..exprs import from_storage, literal, select, to_storage
 from ..params import storage_itemsize
 from . import lower
-from .memory import _gs_setup, fence, releasing, stride
+from .memory import _gs_setup, acquired, releasing, stride
 from .pointer import storage_proto
 
 _FN = {"add": "add", "max": "max", "min": "min", "and": "and_", "or": "or_", "xor": "xor",
@@ -166,13 +166,10 @@ def _emit(g, op, kind: str, defaults, call, operands) -> None:
     for k, (idx, cond) in enumerate(pos):
         g.line(f"if {cond}:")
         g.line(f"    {names[k]} = {call(a, _index(idx), [r[k] for r in regs])}")
-    if op.order in (MemoryOrder.ACQUIRE, MemoryOrder.ACQ_REL):
-        g.line(fence(op.scope))
     if w is not None:
         g.e.level -= 1
-    if op.order in (MemoryOrder.ACQUIRE, MemoryOrder.ACQ_REL) and op.scope is not \
-            MemoryScope.BLOCK and g.globals_.sync_orders_data():
-        g.barrier()                   # no thread of the block reads before the acquire
+    if op.order in (MemoryOrder.ACQUIRE, MemoryOrder.ACQ_REL):
+        acquired(g, op.scope)         # no thread of the block reads before the acquire
     if w is None or not _used(g, op.result):
         g.alias(op.result, lay, names)
         return

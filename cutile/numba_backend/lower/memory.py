@@ -80,8 +80,8 @@ def releasing(g, scope: MemoryScope) -> None:
 
 
 def acquired(g, scope: MemoryScope) -> None:
-    """After an ACQUIRE (atomic or load) by some threads: their fence, then a barrier so that
-    no thread of the block accesses memory before it (same exceptions as ``releasing``)."""
+    """After an ACQUIRE (atomic or load) by some threads: a fence, then a barrier so that no
+    thread of the block accesses memory before it (same exceptions as ``releasing``)."""
     g.line(fence(scope))
     if scope is not MemoryScope.BLOCK and g.globals_.sync_orders_data():
         g.barrier()
