@@ -90,18 +90,48 @@ def test_matmul_k_loop_has_raw_and_war_barriers_only():
     assert "libdevice.fmaf(" in src
 
 
-def test_independent_exchanges_need_no_war_barrier():
+@pytest.fixture(params=[False, True], ids=["gpu", "simulator"])
+def target(request, monkeypatch):
+    """Generate for a GPU (warp shuffles) or for the simulator (which has none), whichever
+    this process runs under: the generator asks ``rt.simulator()``."""
+    from cutile.numba_backend import rt
+    monkeypatch.setattr(rt, "simulator", lambda: request.param)
+    return "simulator" if request.param else "gpu"
+
+
+def test_independent_exchanges_need_no_war_barrier(target):
     g = gen(two_reductions, (F32, F32[0], F32[1], 16))
-    # each reduction: write, RAW barrier, one barrier per tree step; no WAR between them
-    per_reduction = 1 + 4                              # 16 columns over 16 threads: 4 steps
-    assert barriers(g.source) == 2 * per_reduction
+    # 16 columns over lanes 0-3 of one warp: 4 tree steps across threads.  On a GPU each is a
+    # shuffle of each of the thread's 8 rows; under the simulator an exchange (write, RAW barrier, read) in two alternating
+    # buffers, so no WAR barrier within or between the reductions
+    if target == "gpu":
+        assert barriers(g.source) == 0 and g.source.count("cuda.shfl_xor_sync(") == 2 * 4 * 8
+    else:
+        assert barriers(g.source) == 2 * 4 and "shfl" not in g.source
 
 
-def test_reduction_in_loop_gets_a_war_barrier_on_the_back_edge():
+def test_reduction_in_loop_needs_no_war_barrier_on_the_back_edge(target):
     g = gen(reduce_in_loop, (F32, F32[0], 3, 16))
     body = g.source[g.source.index("for _i"):]
-    # one WAR barrier (the buffer was read in the previous iteration) + write/steps
-    assert barriers(body) == 1 + 1 + 4
+    # simulator: the last step reads buffer 1, the first step of the next iteration writes
+    # buffer 0: the alternation leaves no write-after-read hazard across the back edge
+    assert barriers(body) == (0 if target == "gpu" else 4)
+
+
+@ct.kernel
+def rows_in_warps(a, o, M: Constant[int], N: Constant[int]):
+    x = ct.load(a, (0, 0), (M, N))
+    ct.store(o, (0, 0), x - ct.max(x, axis=1, keepdims=True))
+
+
+def test_cross_warp_tree_steps_take_one_barrier_each(target):
+    # 1 x 4096 over 256 threads: 4 register steps, 3 steps across warps (thread bits 7, 6, 5:
+    # one exchange and barrier each), 5 within a warp (shuffles on a GPU); the result is
+    # replicated in every thread, so broadcasting it back is free
+    g = gen(rows_in_warps, (np.zeros((1, 4096), np.float32),) * 2 + (1, 4096), T=256)
+    cross = 3 if target == "gpu" else 8
+    assert barriers(g.source) == cross
+    assert g.source.count("cuda.shfl_xor_sync(") == (5 if target == "gpu" else 0)
 
 
 def test_row_broadcast_is_a_register_rename():

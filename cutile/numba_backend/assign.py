@@ -50,6 +50,7 @@ class Assignment:
         self.layouts: dict[int, L.Layout | None] = {}
         self._busy: set[int] = set()
         self.uses: dict[int, int] = {}          # id(value) -> number of operand uses
+        self.users: dict[int, list] = {}        # id(value) -> the ops using it
         self.place: dict[int, tuple] = {}       # id(op) -> (region, position)
         self.owner: dict[int, object] = {}      # id(region) -> the op owning it
         self._index(ir.body, None)
@@ -64,6 +65,7 @@ class Assignment:
             self.place[id(op)] = (region, pos)
             for v in op.operands():
                 self.uses[id(v)] = self.uses.get(id(v), 0) + 1
+                self.users.setdefault(id(v), []).append(op)
             for r in op.results:
                 self.defs[id(r)] = ("op", op)
             for sub in op.regions():
@@ -234,6 +236,24 @@ class Assignment:
         inner = self._stageable(p.x, region, mma_pos)
         return None if inner is None else inner + (p,)
 
+    def broadcast_view(self, op) -> bool:
+        """Whether a ``Broadcast`` of a tile with a layout is left as a *view*, materialised
+        by each consumer in the layout it computes in (a register rename when the consumer's
+        threads already hold the source elements: a reduced row broadcast back over the
+        tile it came from) instead of in the flat layout first.  Only where every use stands
+        in the broadcast's own region, so a non-free materialisation never moves into a loop
+        the broadcast is outside of."""
+        if not isinstance(op, ops.Broadcast) or self.layout(op.x) is None:
+            return False
+        if op.result.type.shape == ():
+            return False
+        region = self.place[id(op)][0]
+        return all(self.place[id(u)][0] is region for u in self.users.get(id(op.result), ()))
+
+    def _is_view(self, v: Value) -> bool:
+        d = self.defs.get(id(v))
+        return d is not None and d[0] == "op" and self.broadcast_view(d[1])
+
     def flexible(self, v: Value) -> bool:
         return self.layout(v) is None and isinstance(v.type, TileType) and v.type.shape != ()
 
@@ -273,11 +293,20 @@ class Assignment:
             return plan.layout() if plan is not None else L.choose_blocked(t.shape, self.T)
         if isinstance(op, (ops.Unary, ops.Binary, ops.Compare, ops.Select, ops.Convert,
                            ops.Fma)):
+            # broadcast views take the result's layout; a loop-carried value whose layout is
+            # being decided (this op computes what is yielded back) follows the others
             for o in op.operands():
+                if self._is_view(o) or id(o) in self._busy:
+                    continue
                 lay = self.layout(o)
                 if lay is not None and lay.shape == t.shape:
                     return lay
             return L.flat(t.shape, self.T)
+        if isinstance(op, (ops.Reduce, ops.ArgReduce, ops.ReduceFn)):
+            x = op.xs[0] if isinstance(op, ops.ReduceFn) else op.x
+            src = self.layout(x) or L.flat(x.type.shape, self.T)
+            lay = src.reduced(reduction_axes(op))
+            return lay.relabel(t.shape)
         if isinstance(op, (ops.For, ops.Loop)):
             i = op.results.index(v)
             off = 1 if isinstance(op, ops.For) else 0
@@ -309,6 +338,18 @@ class Assignment:
                 if lay is not None:
                     return lay
         return L.flat(t.shape, self.T)
+
+
+def reduction_axes(op) -> list:
+    """The axes a reduction consumes, in the order it consumes them (descending, as the
+    interpreter reduces; all of them for an ``ArgReduce`` over the flattened tile)."""
+    x = op.xs[0] if isinstance(op, ops.ReduceFn) else op.x
+    nd = len(x.type.shape)
+    if isinstance(op, ops.Reduce):
+        axes = op.axes
+    else:
+        axes = range(nd) if op.axis is None else (op.axis,)
+    return sorted({a % nd for a in axes}, reverse=True)
 
 
 def _loop_exits(region: Region):

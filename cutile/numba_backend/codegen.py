@@ -31,13 +31,17 @@ from .smem import SmemPlan
 class TV:
     """A tile value: its layout and one source expression (a variable) per register.
 
-    ``layout is None`` marks a flexible value (constants, iotas): ``mat(coords)`` gives the
-    expression of the element at the coordinate expressions ``coords``, in any layout."""
+    ``layout is None`` marks a value without registers of its own: a flexible one (constants,
+    iotas), where ``mat(coords)`` gives the expression of the element at the coordinate
+    expressions ``coords``, in any layout; or a broadcast *view* (``Assignment.broadcast_view``),
+    where ``view = (source TV, weights)`` and each consumer materialises it in its layout
+    (``Gen.get``: a register rename where that is free)."""
 
-    __slots__ = ("layout", "regs", "dtype", "mat")
+    __slots__ = ("layout", "regs", "dtype", "mat", "view")
 
-    def __init__(self, layout, regs, dtype, mat=None):
+    def __init__(self, layout, regs, dtype, mat=None, view=None):
         self.layout, self.regs, self.dtype, self.mat = layout, regs, dtype, mat
+        self.view = view
 
 
 # The root of an array built by ``Array.from_foreign`` (lower/pointer.py): no parameter.
@@ -261,15 +265,20 @@ class Gen:
     def get(self, v: Value, lay: L.Layout) -> list[str]:
         """Registers of ``v`` in layout ``lay`` (same shape), converting if needed."""
         tv = self.tv(v)
-        if tv.layout is None:
+        if tv.layout is None and tv.view is None:
             return [tv.mat(self.coords(lay, k)) for k in range(lay.nregs)]
         if tv.layout == lay:
             return tv.regs
-        assert tv.layout.shape == lay.shape, (tv.layout, lay)
         key = ("conv", id(v), lay.key)
         for scope in reversed(self.scopes):
             if key in scope:
                 return scope[key]
+        if tv.view is not None:
+            src, weights = tv.view
+            regs = self.relayout(src, lay, weights, f"bc{self.vname(v)}")
+            self.scopes[-1][key] = regs
+            return regs
+        assert tv.layout.shape == lay.shape, (tv.layout, lay)
         regs = self.relayout(tv, lay, row_major_strides(lay.shape), f"conv{self.vname(v)}")
         self.scopes[-1][key] = regs
         return regs

@@ -175,19 +175,31 @@ class Layout:
         return Layout(shape, self.T, tuple(bits))
 
     def drop_top_bit(self, j: int) -> Layout:
-        """Halve dim ``j`` by removing its most significant coordinate bit (a register bit);
-        register bits above it move down by one."""
+        """Halve dim ``j`` by removing its most significant coordinate bit.  A register bit
+        goes (register bits above it move down by one); a thread bit becomes a replica bit
+        (the two threads it told apart now hold the same element: a reduction's result)."""
         bl = self.bits[j]
         kind, ri = bl[-1]
-        assert kind == "r"
         bits = []
         for jj, b in enumerate(self.bits):
             if jj == j:
                 b = b[:-1]
-            bits.append(tuple((k, i - 1 if (k == "r" and i > ri) else i) for k, i in b))
+            if kind == "r":
+                b = tuple((k, i - 1 if (k == "r" and i > ri) else i) for k, i in b)
+            bits.append(b)
         shape = list(self.shape)
         shape[j] //= 2
         return Layout(tuple(shape), self.T, tuple(bits))
+
+    def reduced(self, axes) -> Layout:
+        """The layout a reduction along ``axes`` leaves (keepdims shape): every bit of those
+        axes dropped, from the top, as the reduction tree consumes them (``drop_top_bit``).
+        One definition for the layout assignment and the lowering (lower/reduce.py)."""
+        lay = self
+        for ax in axes:
+            while lay.shape[ax] > 1:
+                lay = lay.drop_top_bit(ax)
+        return lay
 
 
 # -- constructors --------------------------------------------------------------------------------

@@ -3,12 +3,15 @@
 Along one axis of length ``n`` the tree combines element ``i`` with ``i + n/2``, then
 ``i + n/4``, ...: each step consumes the most significant remaining bit of the axis
 coordinate.  Where that bit is a *register* bit of the layout, both operands sit in the same
-thread and the step is a register combine (no communication).  The first time it is a
-*thread* bit, the partial tile goes to shared memory and the remaining steps run there as the
-classic shared-memory tree (one barrier per step), combining exactly the same pairs in the same
-order, so float results are bit-identical to the interpreter's.  Axes are reduced one at a
-time in descending order (as the interpreter does); results come back in the flat layout of
-the partial shape, so scalar results are replicated in every thread.
+thread and the step is a register combine.  Where it is a *thread* bit, the two operands sit
+in threads ``t`` and ``t ^ 2**b``, at the same register index: each fetches the other's
+register (a warp shuffle for lane bits on a GPU, else a shared-memory exchange with one
+barrier) and both combine the pair in tree order (lower half on the left), so both hold the
+result.  The same pairs combine in the same order as in the interpreter, so float results are
+bit-identical.  Axes are reduced one at a time in descending order (as the interpreter does).
+The result stays where the tree left it: the source layout without the reduced bits
+(``Layout.reduced``; thread bits become replicas), which the layout assignment predicts, so a
+reduced row broadcast back over its tile is a register rename (softmax, attention).
 
 ArgReduce combines (value, index) pairs with an order-independent rule (the best value, ties
 and NaN cases to the smaller index), which equals "first index of the extreme" (R-RED-6).
@@ -18,9 +21,8 @@ from __future__ import annotations
 
 from ... import dtypes as dt
 from ...ir import ops
-from .. import combiner, exprs
+from .. import combiner, exprs, rt
 from .. import layout as L
-from ..codegen import row_major_strides
 from . import lower
 
 _RED_OP = {"sum": "add", "prod": "mul", "max": "maximum", "min": "minimum"}
@@ -33,78 +35,80 @@ def _insert_zero_bit(k: int, pos: int) -> int:
 
 def _reduce_axis(g, site, lay, comps, dtypes, ax, combine):
     """Reduce ``ax`` of the tile held as ``comps`` (one register list per component) in
-    ``lay`` down to length 1.  Returns (layout, comps) of the keepdims-shaped result."""
-    while lay.shape[ax] > 1 and lay.bits[ax][-1][0] == "r":
-        ri = lay.bits[ax][-1][1]
+    ``lay`` down to length 1, consuming the axis bits from the top (the tree's order).
+    Returns (``lay.reduced([ax])``, comps): thread bits of the axis become replica bits, so
+    every thread that held part of a row holds the row's result."""
+    level = 0
+    while lay.shape[ax] > 1:
+        kind, i = lay.bits[ax][-1]
         new = lay.drop_top_bit(ax)
         out = [[] for _ in comps]
-        for k in range(new.nregs):
-            lo = _insert_zero_bit(k, ri)
-            hi = lo | (1 << ri)
-            res = combine(tuple(c[lo] for c in comps), tuple(c[hi] for c in comps))
-            for c, r in zip(out, res):
-                c.append(r)
+        if kind == "r":
+            for k in range(new.nregs):
+                lo = _insert_zero_bit(k, i)
+                hi = lo | (1 << i)
+                res = combine(tuple(c[lo] for c in comps), tuple(c[hi] for c in comps))
+                for c, r in zip(out, res):
+                    c.append(r)
+        else:
+            partner = _partner(g, (site, ax, level % 2), comps, dtypes, i)
+            upper = g.let(f"((tid >> {i}) & 1) != 0")     # this thread holds the upper half
+            for k in range(new.nregs):
+                own = tuple(c[k] for c in comps)
+                other = tuple(p[k] for p in partner)
+                lo = tuple(g.let(exprs.select(upper, b, a, d))
+                           for a, b, d in zip(own, other, dtypes))
+                hi = tuple(g.let(exprs.select(upper, a, b, d))
+                           for a, b, d in zip(own, other, dtypes))
+                for c, r in zip(out, combine(lo, hi)):
+                    c.append(r)
+            level += 1
         lay, comps = new, out
-    if lay.shape[ax] == 1:
-        return lay, comps
-    # Cross-thread part: the shared-memory tree.
-    shape = lay.shape
-    n = shape[ax]
-    size = lay.size
-    strides = row_major_strides(shape)
-    bufs = [g.buffer(site, 2 * ax + c, d, size) for c, d in enumerate(dtypes)]
+    return lay, comps
+
+
+# warp shuffles move these register types (numba's shfl_xor_sync); others go through shared
+# memory
+_SHUFFLED = (dt.float32, dt.float64, dt.int32, dt.int64)
+
+
+def _partner(g, site, comps, dtypes, bit: int) -> list:
+    """Per component, the registers of the thread ``tid ^ (1 << bit)`` (same register index:
+    in a linear layout that thread holds the element with the top axis bit flipped).
+
+    Within a warp (``bit`` < 5) on a GPU: ``shfl.xor``, no barrier.  Across warps, under the
+    simulator (which has no shuffles) and for narrow dtypes: a shared-memory exchange, every
+    thread writing its registers at ``k * T + tid`` (consecutive words, no bank conflicts),
+    one barrier, then reading its partner's.  Two buffers alternate between consecutive
+    levels, so a level's write never waits for the previous level's reads."""
+    T = g.T
+    if bit < 5 and not rt.simulator() and all(d in _SHUFFLED for d in dtypes):
+        mask = 0xFFFFFFFF if T >= 32 else (1 << T) - 1
+        out = []
+        for regs in comps:
+            names = [g.tmp("x") for _ in regs]
+            for n, r in zip(names, regs):
+                g.line(f"{n} = cuda.shfl_xor_sync({mask:#x}, {r}, {1 << bit})")
+            out.append(names)
+        return out
+    n = len(comps[0])
+    bufs = [g.buffer(site, c, d, n * T) for c, d in enumerate(dtypes)]
     g.smem_before_write(*bufs)
     for buf, regs, d in zip(bufs, comps, dtypes):
-        g.smem_write(buf, lay, regs, d, strides)
+        for k, r in enumerate(regs):
+            g.line(f"{buf}[{k * T} + tid] = {'u8(' + r + ')' if d.is_bool else r}")
     g.smem_sync()
-    inner = strides[ax]
-    outer = size // (n * inner)
-    stride = n // 2
-    T = g.T
-    while stride >= 1:
-        npairs = outer * stride * inner
-        for j in range((npairs + T - 1) // T):
-            p = f"tid + {j * T}" if j else "tid"
-            guarded = (j + 1) * T > npairs
-            if guarded:
-                g.line(f"if {p} < {npairs}:")
-                g.e.level += 1
-            pv = g.tmp("p")
-            g.line(f"{pv} = {p}")
-            lo = g.tmp("lo")
-            parts = []
-            if inner > 1:
-                parts.append(f"({pv} % {inner})")
-            if stride > 1:
-                parts.append(f"(({pv} // {inner}) % {stride}) * {inner}")
-            if outer > 1:
-                parts.append(f"({pv} // {inner * stride}) * {n * inner}")
-            g.line(f"{lo} = {' + '.join(parts) if parts else '0'}")
-            hi = f"{lo} + {stride * inner}"
-            a = tuple(g.smem_load(b, lo, d) for b, d in zip(bufs, dtypes))
-            b_ = tuple(g.smem_load(b, hi, d) for b, d in zip(bufs, dtypes))
-            av = [g.let(x) for x in a]       # read both operands before the write
-            bv = [g.let(x) for x in b_]
-            res = combine(tuple(av), tuple(bv))
-            for buf, r, d in zip(bufs, res, dtypes):
-                g.line(f"{buf}[{lo}] = {'u8(' + r + ')' if d.is_bool else r}")
-            if guarded:
-                g.e.level -= 1
-        g.smem_sync()
-        stride //= 2
-    out_shape = tuple(1 if j == ax else d for j, d in enumerate(shape))
-    out_lay = L.flat(out_shape, T)
-    w = tuple(0 if j == ax else s for j, s in enumerate(strides))
+    src = g.let(f"tid ^ {1 << bit}")
     out = []
     for buf, d in zip(bufs, dtypes):
-        regs = []
-        for k in range(out_lay.nregs):
-            t = g.tmp("r")
-            g.line(f"{t} = {g.smem_load(buf, g.linear(out_lay, w, k), d)}")
-            regs.append(t)
-        out.append(regs)
+        names = []
+        for k in range(n):
+            t = g.tmp("x")
+            g.line(f"{t} = {g.smem_load(buf, f'{k * T} + {src}', d)}")
+            names.append(t)
+        out.append(names)
         g.smem_did_read(buf)
-    return out_lay, out
+    return out
 
 
 def _source_layout(g, v):

@@ -5,7 +5,9 @@ All three are linear maps from result coordinates to the source's flat index.  W
 thread already holds the source element of each of its result registers (the usual broadcast
 of a row along a flat layout, every reshape between flat layouts), the op is a register rename
 and emits no code; otherwise the tile goes through a shared-memory exchange (``Gen.relayout``).
-Flexible sources (constants, iotas) stay flexible.
+Flexible sources (constants, iotas) stay flexible.  A broadcast whose uses all stand in its
+region stays a view (``Assignment.broadcast_view``): each consumer materialises it in its own
+layout, so a row reduced out of a tile broadcasts back over it for free.
 """
 
 from __future__ import annotations
@@ -48,8 +50,14 @@ def _unravel(flat: str, shape) -> list:
 
 def _shape_op(g, op, weights, coord_map):
     src = g.tv(op.x)
-    if src.layout is None:
+    if src.layout is None and src.view is None:
         _flex(g, op, src, coord_map)
+        return
+    if src.view is not None:                    # a view of a view: materialise the inner one
+        lay = g.natural(op.x)
+        src = TV(lay, g.get(op.x, lay), src.dtype)
+    if g.assign.broadcast_view(op):
+        g.set(op.result, TV(None, None, src.dtype, view=(src, weights)))
         return
     dst = g.natural(op.result)
     if op.result.type.shape == ():
