@@ -101,9 +101,10 @@ def target(request, monkeypatch):
 
 def test_independent_exchanges_need_no_war_barrier(target):
     g = gen(two_reductions, (F32, F32[0], F32[1], 16))
-    # 16 columns over lanes 0-3 of one warp: 4 tree steps across threads.  On a GPU each is a
-    # shuffle of each of the thread's 8 rows; under the simulator an exchange (write, RAW barrier, read) in two alternating
-    # buffers, so no WAR barrier within or between the reductions
+    # 16 columns over lanes 0-3 of one warp: 4 tree steps across threads.  On a GPU each is
+    # a shuffle of each of the thread's 8 rows; under the simulator an exchange (write, RAW
+    # barrier, read) in two alternating buffers, so no WAR barrier within or between the
+    # reductions
     if target == "gpu":
         assert barriers(g.source) == 0 and g.source.count("cuda.shfl_xor_sync(") == 2 * 4 * 8
     else:

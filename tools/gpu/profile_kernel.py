@@ -25,10 +25,10 @@ def main() -> int:
     ap.add_argument("--repeat", type=int, default=2)
     args = ap.parse_args()
     import torch
+    from gpu import make_kernels
 
     import cutile as ct
     from cutile.executors import backend
-    from gpu import make_kernels
     ks = make_kernels(ct)
     dev = torch.device("cuda")
     torch.manual_seed(0)
