@@ -36,6 +36,11 @@ def _sequential_at(a64: np.ndarray, b64: np.ndarray, idx: tuple) -> np.ndarray:
     end gives the sign of zero of a sum started from +0.0."""
     rows = a64[idx[:-1]]                                   # (n, K)
     cols = np.swapaxes(b64, -1, -2)[idx[:-2] + idx[-1:]]   # (n, K)
+    return _sequential_rows(rows, cols)
+
+
+def _sequential_rows(rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
+    """The definition's sum of ``rows[i] * cols[i]`` (both (n, K) float64) for each i."""
     return np.add.accumulate(rows * cols, axis=-1)[:, -1] + 0.0
 
 
@@ -109,26 +114,49 @@ def _absmax(v: np.ndarray, v64: np.ndarray) -> float:
     return float(np.maximum(v.max(initial=0), -v.min(initial=0)))
 
 
+def _one_bound_applies(in_dtype: np.dtype, k: int, acc_dtype: dt.DType) -> bool:
+    """Whether one error bound per call (``_bound_matmul``) may decide the product: narrow
+    float inputs into a float32 accumulator, or into a float16 one when K is one tensor-core
+    chunk (longer K rounds per chunk: ``_f16_acc_matmul``)."""
+    return (in_dtype.kind not in "iu" and in_dtype != np.float64
+            and acc_dtype in (dt.float32, dt.float16)
+            and (acc_dtype is dt.float32 or k <= f16_acc_chunk(in_dtype.itemsize)))
+
+
+def _one_bound(k: int, amax: float, bmax: float, cmax: float) -> float:
+    """E of ``_bound_matmul``: bounds |BLAS sum + acc - definition's sum + acc| for every
+    lane of a product with K = ``k``, |x| <= amax, |y| <= bmax, |acc| <= cmax."""
+    return 4.0 * (2 * k + 8) * _U * (k * amax * bmax + cmax) * (1 + 2.0 ** -20)
+
+
 def _bound_matmul(a, b, c, acc_dtype: dt.DType) -> np.ndarray | None:
     """The definition for narrow float inputs (all finite) and a float32/float16 accumulator,
     with one error bound for the whole call instead of one per element.
 
     Every |a_ik b_kj| <= amax bmax, so |a| @ |b| <= t = K amax bmax and the bound of
     ``_narrow_matmul`` is at most e = (2K+8) u (2 (t + cmax)) (|r| <= t + |acc|, up to
-    rounding); E = 2e (1 + 2**-20) also covers the roundings of r -/+ E.  Where r - E and
-    r + E round to the same accumulator value, that value is round(r_seq) (rounding is
-    monotone); the few other lanes are summed sequentially.  E > 0 makes the sign of a zero r
-    irrelevant (r - E < 0 < r + E: different signs, summed sequentially).  None when E is 0
-    or not finite (the caller's general path decides)."""
+    rounding); E = 2e (1 + 2**-20) (``_one_bound``) also covers the roundings of r -/+ E.
+    ``_certified_round`` does the rest.  None when E is 0 or not finite (the caller's general
+    path decides)."""
     k = a.shape[-1]
     a64, b64 = _scratch(0, a.shape, F64), _scratch(1, b.shape, F64)
     np.copyto(a64, a)
     np.copyto(b64, b)
-    big = 4.0 * (2 * k + 8) * _U * (k * _absmax(a, a64) * _absmax(b, b64) + _absmax(c, c)) * (
-        1 + 2.0 ** -20)
+    big = _one_bound(k, _absmax(a, a64), _absmax(b, b64), _absmax(c, c))
     if not (big > 0 and np.isfinite(big)):      # NaN (a NaN or inf operand) included
         return None
     r = np.matmul(a64, b64, out=_scratch(2, c.shape, F64))
+    return _certified_round(r, c, big, acc_dtype, lambda idx: _sequential_at(a64, b64, idx))
+
+
+def _certified_round(r, c, big: float, acc_dtype: dt.DType, seq) -> np.ndarray | None:
+    """The definition's result from BLAS sums ``r`` (float64, overwritten), acc ``c`` and a
+    bound ``big`` > 0 of |r + c - (definition's sum + c)|: where r + c -/+ big round to the
+    same accumulator value, that value is the definition's (rounding is monotone); the few
+    other lanes get ``seq(idx)`` (the definition's sums of the lanes ``idx``) + c, rounded
+    once.  big > 0 makes the sign of a zero r irrelevant (r - E < 0 < r + E: different
+    signs, summed sequentially).  None when many lanes are near ties (the per-element bound
+    of the general path is cheaper then)."""
     np.add(r, c, out=r)                 # c (float32/float16) widens exactly
     nd = acc_dtype.np_dtype
     lo = np.subtract(r, big, out=np.empty(r.shape, nd), casting="same_kind")
@@ -140,8 +168,54 @@ def _bound_matmul(a, b, c, acc_dtype: dt.DType) -> np.ndarray | None:
         if len(flat) * 16 > todo.size:
             return None                 # many near ties: the per-element bound is cheaper
         idx = np.unravel_index(flat, todo.shape)
-        lo[idx] = _round_acc(_sequential_at(a64, b64, idx) + c[idx].astype(F64), acc_dtype)
+        lo[idx] = _round_acc(seq(idx) + c[idx].astype(F64), acc_dtype)
     return lo
+
+
+def matmul_factored(xs, ix, ys, iy, acc, acc_dtype: dt.DType) -> np.ndarray | None:
+    """``matmul(xs[ix], ys[iy], acc, acc_dtype)``, the same bits, for a batch of products
+    whose operands repeat: product j is ``xs[ix[j]] @ ys[iy[j]] + acc[j]`` with xs (U, M, K),
+    ys (V, K, N), acc (n, M, N).  None where this path does not apply (the caller then
+    multiplies the gathered operands with ``matmul``): integer or float64 inputs, a float16
+    accumulator beyond one chunk, more pairs U*V than products, a non-finite operand, many
+    near ties.
+
+    Why: the blocks of a batch share tiles (a matmul grid's A tile depends only on the
+    block's row of C, its B tile only on its column), and one GEMM of all U*V pairs costs
+    what n small ones do in flops, at about twice their speed.  When product j is pair
+    (ix, iy) = (j % U, j // U) (bid(0) picks the row), that GEMM,
+    (U*M, K) times each ys[v], writes the products in batch order; otherwise they are
+    gathered from it.
+
+    Exact by ``_bound_matmul``'s argument: each lane sums the same K exact products as
+    ``matmul`` of the gathered operands would (only the BLAS call that sums them differs),
+    and the bound holds for every order of summing them; max |x| and |y| are taken over the
+    distinct tiles, a superset of those used, which only enlarges the bound; lanes it cannot
+    decide are summed by the definition."""
+    n = len(ix)
+    u, m, k = xs.shape
+    v, _, nn = ys.shape
+    if u * v > n or not _one_bound_applies(xs.dtype, k, acc_dtype):
+        return None
+    with np.errstate(all="ignore"):
+        x64 = _scratch(5, (u * m, k), F64)
+        np.copyto(x64.reshape(u, m, k), xs)
+        y64 = _scratch(6, ys.shape, F64)
+        np.copyto(y64, ys)
+        big = _one_bound(k, _absmax(xs, x64), _absmax(ys, y64), _absmax(acc, acc))
+        if not (big > 0 and np.isfinite(big)):
+            return None
+        r = _scratch(2, (n, m, nn), F64)
+        j = np.arange(n)
+        if u * v == n and (ix == j % u).all() and (iy == j // u).all():
+            np.matmul(x64, y64, out=r.reshape(v, u * m, nn))
+        else:
+            pairs = np.matmul(x64, y64, out=_scratch(7, (v, u * m, nn), F64))
+            np.copyto(r, pairs.reshape(v, u, m, nn)[iy, ix])
+        rows = x64.reshape(u, m, k)
+        return _certified_round(
+            r, acc, big, acc_dtype,
+            lambda idx: _sequential_rows(rows[ix[idx[0]], idx[1]], y64[iy[idx[0]], :, idx[2]]))
 
 
 def _narrow_matmul(a64, b64, c64, acc_dtype: dt.DType) -> np.ndarray:
@@ -226,8 +300,7 @@ def matmul(x, y, acc, acc_dtype: dt.DType) -> np.ndarray:
         with np.errstate(over="ignore"):
             return np.asarray((s + c.astype(np.int64)).astype(acc_dtype.np_dtype))
     with np.errstate(all="ignore"):
-        if (a.dtype != np.float64 and acc_dtype in (dt.float32, dt.float16)
-                and (acc_dtype is dt.float32 or a.shape[-1] <= f16_acc_chunk(a.dtype.itemsize))):
+        if _one_bound_applies(a.dtype, a.shape[-1], acc_dtype):
             r = _bound_matmul(a, b, c, acc_dtype)
             if r is not None:
                 return r
