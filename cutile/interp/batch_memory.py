@@ -20,7 +20,7 @@ from ..ir import ops
 from . import memory as per_block
 from . import memory_model as mm
 from .batch import Fallback, Gathered, Split, batched_rule, expand, lead
-from .batch_log import TileGeo
+from .batch_log import TileGeo, _basic
 from .machine import PTile
 
 
@@ -316,7 +316,10 @@ def store(f, op):
             raise Fallback("UNDETERMINED padding stored")
         tv = _tiled_for(f, op, a, view, shape, steps, True)
         key = _tile_key(idx, _moving(idx, varying))
-        old = np.array(tv[key])
+        old = tv[key]
+        if _basic(key):
+            old = old.copy()            # a view; index arrays gave a copy already (a second
+            #                             megabyte-sized copy costs page faults, not just time)
         log.undo.append((tv, key, old))
         tv[key] = data
         if log.tracks(a):
