@@ -444,7 +444,7 @@ def _adversarial_cases():
     yield big, np.full((16, 4), 60000, F16), np.zeros((4, 4), F32)     # f16 products >> f16 max
     e4 = rand((8, 32), E4M3, 27)
     yield e4, rand((32, 8), E4M3, 28), rand((8, 8), F16, 29)
-    # The one-bound path (numerics._bound_matmul): f32 sums landing exactly on a midpoint of
+    # The one-bound path (matmul_numerics._bound_matmul): f32 sums landing exactly on a midpoint of
     # the float32 grid (2**24 + 1: ties to even), with sums just off it by 2**-20
     tie = rng.integers(0, 1 << 20, (4, 16, 8)).astype(F32)
     tie[:, 0, :4] = [2.0 ** 23, 2.0 ** 23, 1.0, 0.0]
