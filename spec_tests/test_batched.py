@@ -120,6 +120,27 @@ def k_mma(a, b, c, TM: ct.Constant[int], TN: ct.Constant[int], TK: ct.Constant[i
 
 
 @ct.kernel
+def k_mma_shared(a, b, c, d, T: ct.Constant[int]):
+    """Whole tiles that blocks share (the batched mma over distinct tiles): a K loop, rows
+    picked by bid(1), one B tile for all, a branch taken by part of the batch, and loaded
+    tiles that other ops read too."""
+    bx, by = ct.bid(0), ct.bid(1)
+    acc = ct.zeros((T, T), dtype=c.dtype)
+    for k in range(ct.num_tiles(a, axis=1, shape=(T, T))):
+        ta = ct.load(a, (bx, k), (T, T))
+        tb = ct.load(b, (k, by), (T, T))
+        acc = ct.mma(ta, tb, acc)
+    ta = ct.load(a, (bx, 0), (T, T))
+    tb = ct.load(b, (0, by), (T, T))
+    swapped = ct.mma(tb, ta, acc)
+    shared = ct.mma(ta, ct.load(b, (0, 0), (T, T)), acc)
+    if bx % 2 == 0:
+        shared = ct.mma(ta, tb, shared) + ta.astype(c.dtype)
+    ct.store(c, (bx, by), swapped + shared)
+    ct.store(d, (bx, by), acc)
+
+
+@ct.kernel
 def k_divergent(x, out, T: ct.Constant[int]):
     b = ct.bid(0)
     if b == 5:
@@ -257,6 +278,12 @@ def _case(name):
                                                         np.zeros(12, np.int32), 16]),
         "mma": lambda: (k_mma, (3, 2), [_f32(rng, 40, 50), _f32(rng, 50, 30),
                                         np.zeros((40, 30), np.float32), 16, 16, 16]),
+        "mma_shared": lambda: (k_mma_shared, (4, 3), [_f32(rng, 64, 48), _f32(rng, 48, 48),
+                                                      np.zeros((64, 48), np.float32),
+                                                      np.zeros((64, 48), np.float32), 16]),
+        "mma_shared_f16": lambda: (k_mma_shared, (4, 3), [
+            _f32(rng, 64, 16).astype(np.float16), _f32(rng, 16, 48).astype(np.float16),
+            np.zeros((64, 48), np.float16), np.zeros((64, 48), np.float16), 16]),
         "divergent": lambda: (k_divergent, (11,), [_f32(rng, 88), np.zeros(88, np.float32),
                                                    8]),
         "gather_scatter": lambda: (k_gather_scatter, (7,), [_f32(rng, 50),
@@ -281,8 +308,8 @@ def _case(name):
     return cases[name]()
 
 
-CASES = ["elementwise", "reduce_shape", "mma", "divergent", "exits", "gather_scatter",
-         "scan_shape", "mixed_tiles", "race",
+CASES = ["elementwise", "reduce_shape", "mma", "mma_shared", "mma_shared_f16", "divergent",
+         "exits", "gather_scatter", "scan_shape", "mixed_tiles", "race",
          "read_write_race", "same_flag", "oob", "undetermined", "divzero", "slice"]
 UB_CASES = {"race", "read_write_race", "oob", "undetermined", "divzero"}
 ENVS = {"default": {}, "shuffled": {"CUTILE_SHUFFLE_BLOCKS": "7"},
@@ -336,7 +363,7 @@ def _no_internal_errors(last):
 def test_batching_really_batches(monkeypatch):
     """The well-behaved kernels run without falling back (the speed of issue 14)."""
     monkeypatch.setenv("CUTILE_BATCH", "1")
-    for name in ("elementwise", "reduce_shape", "mma", "divergent", "exits",
+    for name in ("elementwise", "reduce_shape", "mma", "mma_shared", "divergent", "exits",
                  "gather_scatter", "scan_shape", "mixed_tiles", "slice"):
         kernel, grid, args = _case(name)
         ct.launch(None, grid, kernel, tuple(args))

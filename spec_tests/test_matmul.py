@@ -444,7 +444,7 @@ def _adversarial_cases():
     yield big, np.full((16, 4), 60000, F16), np.zeros((4, 4), F32)     # f16 products >> f16 max
     e4 = rand((8, 32), E4M3, 27)
     yield e4, rand((32, 8), E4M3, 28), rand((8, 8), F16, 29)
-    # The one-bound path (numerics._bound_matmul): f32 sums landing exactly on a midpoint of
+    # The one-bound path (matmul_numerics._bound_matmul): f32 sums landing exactly on a midpoint of
     # the float32 grid (2**24 + 1: ties to even), with sums just off it by 2**-20
     tie = rng.integers(0, 1 << 20, (4, 16, 8)).astype(F32)
     tie[:, 0, :4] = [2.0 ** 23, 2.0 ** 23, 1.0, 0.0]
@@ -478,3 +478,46 @@ def test_fast_matmul_matches_definition(case):  # R-MM-2/3: documented numerics,
         got = N.matmul(x, y, acc, ct.float16 if acc.dtype == F16 else ct.float32)
         exp = definition(x, y, acc)
     assert same(got, exp)
+
+
+def _factored_patterns(u, v):
+    """(ix, iy) pairings of U distinct x tiles with V distinct y tiles: batch order with
+    x fastest (the one-GEMM layout), y fastest, shuffled, and more products than pairs."""
+    j = np.arange(u * v)
+    perm = np.random.default_rng(u * 7 + v).permutation(u * v)
+    yield j % u, j // u
+    yield j // v, j % v
+    yield (j % u)[perm], (j // u)[perm]
+    yield np.r_[j % u, 0, u - 1], np.r_[j // u, v - 1, 0]
+
+
+@pytest.mark.parametrize("case", range(16))
+def test_factored_matmul_matches_definition(case):  # R-MM-2/3: the batched mma's GEMM path
+    """``matmul_factored`` (the batched mma over the distinct tiles of a batch, one GEMM)
+    gives ``matmul``'s bits for the gathered operands, or declines (None)."""
+    from cutile.interp import matmul_numerics as MN
+
+    x, y, acc = list(_adversarial_cases())[case]
+    xs, ys = x.reshape((-1,) + x.shape[-2:])[:2], y.reshape((-1,) + y.shape[-2:])[:2]
+    xs = np.concatenate([xs, xs[:1, ::-1]])         # two or three distinct tiles each
+    ys = np.concatenate([ys[:1, :, ::-1], ys])
+    accs = acc.reshape((-1,) + acc.shape[-2:])
+    dtype = ct.float16 if acc.dtype == F16 else ct.float32
+    for ix, iy in _factored_patterns(len(xs), len(ys)):
+        c = np.ascontiguousarray(accs[np.arange(len(ix)) % len(accs)])
+        with np.errstate(all="ignore"):
+            got = MN.matmul_factored(xs, ix, ys, iy, c, dtype)
+            exp = definition(xs[ix], ys[iy], c)
+        assert got is None or same(got, exp)
+
+
+def test_factored_matmul_takes_its_path():  # the batched mma's GEMM path is really used
+    from cutile.interp import matmul_numerics as MN
+
+    xs, ys = rand((3, 16, 32), F32, 50), rand((4, 32, 8), F32, 51)
+    for ix, iy in _factored_patterns(3, 4):
+        c = rand((len(ix), 16, 8), F32, 52)
+        got = MN.matmul_factored(xs, ix, ys, iy, c, ct.float32)
+        assert got is not None and same(got, definition(xs[ix], ys[iy], c))
+    j = np.arange(6)
+    assert MN.matmul_factored(xs, j % 3, ys, j % 4, c[:6], ct.float32) is None  # 12 pairs > 6

@@ -53,21 +53,41 @@ def batched_rule(*op_classes):
     return wrap
 
 
+class Gathered(PTile):
+    """A batched tile whose block j holds ``tiles[index[j]]``: a load's windows picked from a
+    few distinct tiles (a matmul grid's A tile depends only on the block's row).  ``data``
+    is gathered on first use; ``mma`` uses the distinct tiles directly
+    (``matmul_numerics.matmul_factored``: one GEMM over them).  Never poisoned."""
+
+    __slots__ = ("tiles", "index", "_data")
+
+    def __init__(self, tiles: np.ndarray, index: np.ndarray):
+        self.tiles, self.index, self._data, self.poison = tiles, index, None, None
+
+    @property
+    def data(self) -> np.ndarray:
+        if self._data is None:
+            self._data = self.tiles[self.index]
+        return self._data
+
+
 def lead(t) -> int:
     """Length of the leading (batch) axis of a batched value: 1 (uniform) or the batch."""
-    return t.data.shape[0]
+    return len(t.index) if type(t) is Gathered else t.data.shape[0]
 
 
 def subset(x, sel: np.ndarray):
     """Value ``x`` restricted to the blocks ``sel`` of its batch (uniform values unchanged)."""
-    if not isinstance(x, PTile) or x.data.shape[0] == 1:
+    if not isinstance(x, PTile) or lead(x) == 1:
         return x
+    if type(x) is Gathered:
+        return Gathered(x.tiles, x.index[sel])
     return PTile(x.data[sel], None if x.poison is None else x.poison[sel])
 
 
 def expand(x, n: int):
     """``x`` with a leading axis of exactly ``n`` (a broadcast view where it was uniform)."""
-    if not isinstance(x, PTile) or x.data.shape[0] == n:
+    if not isinstance(x, PTile) or lead(x) == n:
         return x
     shape = (n,) + x.data.shape[1:]
     return PTile(np.broadcast_to(x.data, shape),
@@ -271,8 +291,8 @@ def _check_result(op: Op, v: Value, out, n: int) -> None:
     """The batched twin of machine._check_result: per-block dtype and shape exactly."""
     t = v.type
     if isinstance(t, TileType):
-        d = out.data
-        if d.shape[1:] != t.shape or d.dtype != t.dtype.np_dtype or d.shape[0] not in (1, n):
+        d = out.tiles if type(out) is Gathered else out.data     # (not gathered for this)
+        if d.shape[1:] != t.shape or d.dtype != t.dtype.np_dtype or lead(out) not in (1, n):
             raise TileInternalError(
                 f"batched rule for {type(op).__name__} produced {d.dtype}{list(d.shape)}, "
                 f"IR says {t} for a batch of {n}", op.loc)

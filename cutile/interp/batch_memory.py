@@ -19,8 +19,8 @@ from ..enums import PaddingMode
 from ..ir import ops
 from . import memory as per_block
 from . import memory_model as mm
-from .batch import Fallback, Split, batched_rule, expand, lead
-from .batch_log import TileGeo
+from .batch import Fallback, Gathered, Split, batched_rule, expand, lead
+from .batch_log import TileGeo, _basic
 from .machine import PTile
 
 
@@ -171,12 +171,17 @@ def _tiled(view, shape, steps, writeable):
                       strides=tuple(s * x for s, x in zip(steps, st)) + st, writeable=writeable)
 
 
+def _moving(idx: list, varying: list) -> list:
+    """The axes among ``varying`` (those that may) whose index differs between blocks."""
+    n = len(idx[0])
+    return [k for k in varying if n > 1 and not (idx[k] == idx[k][0]).all()]
+
+
 def _tile_key(idx: list, varying: list) -> tuple:
     """Indexer of the tiled view selecting tile ``idx[.][j]`` for block j: basic slices when
-    at most one coordinate varies (``varying``: the axes that may), by a constant step (rows
-    of a grid: a strided view, no gather), else the index arrays."""
+    at most one coordinate varies (``varying``: the axes that do, ``_moving``), by a constant
+    step (rows of a grid: a strided view, no gather), else the index arrays."""
     n = len(idx[0])
-    varying = [k for k in varying if n > 1 and not (idx[k] == idx[k][0]).all()]
     if len(varying) > 1:
         return tuple(idx)
     key = [int(i[0]) for i in idx]
@@ -190,6 +195,17 @@ def _tile_key(idx: list, varying: list) -> tuple:
     stop = int(i[0]) + d * n
     key[k] = slice(int(i[0]), stop if stop >= 0 else None, d)
     return tuple(key)
+
+
+def _distinct(tiled: np.ndarray, idx: list, k: int) -> Gathered:
+    """The windows of a load whose tile index differs between blocks along axis ``k`` only,
+    not by a constant step (else ``_tile_key`` gave a strided view): the tiles along ``k``
+    from the smallest index used to the largest (a view) and each block's position among
+    them, gathered only if something other than ``mma`` reads them (``Gathered``)."""
+    i = idx[k]
+    lo, hi = int(i.min()), int(i.max())
+    key = tuple(slice(lo, hi + 1) if a == k else int(c[0]) for a, c in enumerate(idx))
+    return Gathered(tiled[key], i - lo)
 
 
 def _coords(starts, shape, nonempty):
@@ -247,8 +263,12 @@ def load(f, op):
         return PTile(data[None], None if poison is None else poison[None])
     view, shape, steps, idx, varying, full, nonempty = _geometry(f, op, a, op.shape)
     if full.all():
+        varying = _moving(idx, varying)
         key = _tile_key(idx, varying)
-        data = _tiled_for(f, op, a, view, shape, steps, False)[key]
+        tiled = _tiled_for(f, op, a, view, shape, steps, False)
+        if not tracked and len(varying) == 1 and not isinstance(key[varying[0]], slice):
+            return _distinct(tiled, idx, varying[0])
+        data = tiled[key]
         if tracked:
             # A buffer the kernel writes: copy (a later store must not change this tile).
             data = np.array(data)
@@ -295,8 +315,11 @@ def store(f, op):
         if t.poison is not None and f.strict and t.poison.any():
             raise Fallback("UNDETERMINED padding stored")
         tv = _tiled_for(f, op, a, view, shape, steps, True)
-        key = _tile_key(idx, varying)
-        old = np.array(tv[key])
+        key = _tile_key(idx, _moving(idx, varying))
+        old = tv[key]
+        if _basic(key):
+            old = old.copy()            # a view; index arrays gave a copy already (a second
+            #                             megabyte-sized copy costs page faults, not just time)
         log.undo.append((tv, key, old))
         tv[key] = data
         if log.tracks(a):

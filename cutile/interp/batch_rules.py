@@ -10,8 +10,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..ir import ops
-from . import creation, elementwise, numerics, scan, shape
-from .batch import Fallback, batched_rule, expand, lead
+from . import creation, elementwise, matmul, matmul_numerics, numerics, scan, shape
+from .batch import Fallback, Gathered, batched_rule, expand, lead
 from .machine import PTile
 
 for _cls, _fn in ((ops.Unary, elementwise.unary), (ops.Binary, elementwise.binary),
@@ -110,17 +110,31 @@ def arg_reduce(f, op):
 def mma(f, op):
     x, y, acc = f[op.x], f[op.y], f[op.acc]
     n = max(lead(x), lead(y), lead(acc))
-    x, y, acc = expand(x, n), expand(y, n), expand(acc, n)
-    data = numerics.matmul(x.data, y.data, acc.data, op.acc.type.dtype)
-    poison = acc.poison
-    if x.poison is not None or y.poison is not None:
-        p = np.zeros(data.shape, dtype=bool)
-        if x.poison is not None:
-            p |= x.poison.any(axis=-1)[..., :, None]
-        if y.poison is not None:
-            p |= y.poison.any(axis=-2)[..., None, :]
-        poison = p if poison is None else (poison | p)
-    return PTile(data, poison)
+    acc = expand(acc, n)
+    data = _factored(x, y, acc, n, op)
+    if data is None:
+        x, y = expand(x, n), expand(y, n)
+        data = numerics.matmul(x.data, y.data, acc.data, op.acc.type.dtype)
+    return matmul.poisoned(data, x, y, acc)
+
+
+def _factored(x, y, acc, n: int, op):
+    """The batch's products from the distinct tiles of its 2-D operands (one GEMM over them,
+    ``matmul_numerics.matmul_factored``: the same bits), or None where that does not apply."""
+    if (n == 1 or x.poison is not None or y.poison is not None
+            or len(op.x.type.shape) != 2 or len(op.y.type.shape) != 2):
+        return None
+    xs, ix = _factors(x, n)
+    ys, iy = _factors(y, n)
+    return matmul_numerics.matmul_factored(xs, ix, ys, iy, acc.data, op.acc.type.dtype)
+
+
+def _factors(t, n: int) -> tuple:
+    """(distinct tiles, index (n,)): block j's value of ``t`` is ``tiles[index[j]]``."""
+    if type(t) is Gathered:
+        return t.tiles, t.index
+    d = t.data
+    return (d, np.zeros(n, np.intp)) if d.shape[0] == 1 else (d, np.arange(n))
 
 
 class _Shifted:

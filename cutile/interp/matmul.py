@@ -14,7 +14,9 @@ from . import numerics
 from .machine import PTile, rule
 
 
-def _poison(data, x, y, acc):
+def poisoned(data, x, y, acc) -> PTile:
+    """The result tile: poisoned where a row of ``x``, a column of ``y`` or ``acc`` was
+    (any leading batch axes broadcast; the batched rule shares it)."""
     poison = acc.poison
     if x.poison is not None or y.poison is not None:
         shape = data.shape
@@ -30,7 +32,7 @@ def _poison(data, x, y, acc):
 @rule(ops.Mma)
 def mma(frame, op):
     x, y, acc = frame[op.x], frame[op.y], frame[op.acc]
-    return _poison(numerics.matmul(x.data, y.data, acc.data, op.acc.type.dtype), x, y, acc)
+    return poisoned(numerics.matmul(x.data, y.data, acc.data, op.acc.type.dtype), x, y, acc)
 
 
 @rule(ops.MmaScaled)
@@ -47,7 +49,7 @@ def mma_scaled(frame, op):
     data = numerics.matmul(x64, y64, acc.data, op.acc.type.dtype)
     xp = _scaled_poison(x.poison, xs.poison, b, -1)
     yp = _scaled_poison(y.poison, ys.poison, b, -2)
-    return _poison(data, PTile(x64, xp), PTile(y64, yp), acc)
+    return poisoned(data, PTile(x64, xp), PTile(y64, yp), acc)
 
 
 def _scaled_poison(p, ps, b, axis):

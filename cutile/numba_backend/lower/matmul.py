@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from ... import dtypes as dt
 from ...errors import TileUnsupportedFeatureError
-from ...interp.numerics import f16_acc_chunk
+from ...interp.matmul_numerics import f16_acc_chunk
 from ...ir import ops
 from ..exprs import cast
 from . import lower

@@ -1,0 +1,315 @@
+"""Matrix-multiply numerics (R-MM-2/3): ``matmul``'s documented definition (exact products,
+summed in float64 in k order, plus acc, rounded once) and the fast paths that provably give
+its bits (BLAS plus an error bound; lanes the bound cannot decide are summed by the
+definition).  ``numerics`` re-exports ``matmul``."""
+
+from __future__ import annotations
+
+import math
+import threading
+
+import numpy as np
+
+from .. import dtypes as dt
+from .rounding import F64, round_from_f64
+
+_U = 2.0 ** -53  # unit roundoff of float64
+
+
+def _sequential_dot(a64: np.ndarray, b64: np.ndarray) -> np.ndarray:
+    """sum_k a[..., :, k] * b[..., k, :] in float64, k ascending from +0.0 (the definition)."""
+    xk = np.moveaxis(a64, -1, 0)[..., :, None]
+    yk = np.moveaxis(b64, -2, 0)[..., None, :]
+    out_shape = np.broadcast_shapes(xk.shape[1:], yk.shape[1:])
+    s = np.zeros(out_shape, F64)
+    tmp = np.empty(out_shape, F64)
+    for k in range(xk.shape[0]):
+        np.multiply(xk[k], yk[k], out=tmp)
+        np.add(s, tmp, out=s)
+    return s
+
+
+def _sequential_at(a64: np.ndarray, b64: np.ndarray, idx: tuple) -> np.ndarray:
+    """The definition's sum for the output elements ``idx`` only (index arrays batch..., i, j).
+
+    ``add.accumulate`` is the sequential recurrence s_k = s_(k-1) + p_k; adding +0.0 at the
+    end gives the sign of zero of a sum started from +0.0."""
+    rows = a64[idx[:-1]]                                   # (n, K)
+    cols = np.swapaxes(b64, -1, -2)[idx[:-2] + idx[-1:]]   # (n, K)
+    return _sequential_rows(rows, cols)
+
+
+def _sequential_rows(rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
+    """The definition's sum of ``rows[i] * cols[i]`` (both (n, K) float64) for each i."""
+    return np.add.accumulate(rows * cols, axis=-1)[:, -1] + 0.0
+
+
+def _lsb_exponents(v: np.ndarray) -> np.ndarray:
+    """Exponent of the lowest set significand bit of each float64 (2**20 for zero)."""
+    m, e = np.frexp(v)
+    sig = np.abs(m * 2.0 ** 53).astype(np.int64)
+    low = np.frexp((sig & -sig).astype(F64))[1] - 1
+    return np.where(v == 0, 1 << 20, e.astype(np.int64) - 53 + low)
+
+
+def _exact_blas(a64: np.ndarray, b64: np.ndarray) -> np.ndarray | None:
+    """The sequential float64 dot products via BLAS when they are provably exact, else None.
+
+    If every product and every partial sum is an integer multiple of 2**L (L = the sum of the
+    operands' smallest set-bit exponents) and bounded by (|a| @ |b|) < 2**(L+53), then no
+    addition rounds, in any order: BLAS returns the same bits as the sequential loop (+0.0 is
+    added because the loop starts from +0.0, which turns an all-(-0) sum into +0).
+    """
+    if not (np.isfinite(a64).all() and np.isfinite(b64).all()):
+        return None
+    la, lb = int(_lsb_exponents(a64).min(initial=1 << 20)), int(
+        _lsb_exponents(b64).min(initial=1 << 20))
+    if la >= 1 << 20 or lb >= 1 << 20:
+        return np.matmul(a64, b64) + 0.0
+    if la + lb < -1074:
+        return None
+    bound = float(np.matmul(np.abs(a64), np.abs(b64)).max()) * (1 + 2.0 ** -30)
+    if not bound < np.ldexp(1.0, la + lb + 53):
+        return None
+    return np.matmul(a64, b64) + 0.0
+
+
+def _round_acc(v: np.ndarray, acc_dtype: dt.DType) -> np.ndarray:
+    """float64 -> float32/float16 accumulator, one round-to-nearest-even (NumPy's casts to
+    float32 and float16 are correctly rounded from float64, unlike ml_dtypes' bfloat16)."""
+    if acc_dtype in (dt.float32, dt.float16):
+        return v.astype(acc_dtype.np_dtype)
+    return round_from_f64(v, None, acc_dtype)
+
+
+def _bits(a: np.ndarray) -> np.ndarray:
+    return a.view(f"u{a.dtype.itemsize}")
+
+
+_SCRATCH = threading.local()
+_SCRATCH_MAX = 1 << 23          # bytes: larger temporaries are allocated per call
+
+
+def _scratch(slot: int, shape: tuple, dtype) -> np.ndarray:
+    """A per-thread temporary reused across calls (an interpreter loop calls ``matmul`` with
+    the same shapes every iteration; fresh multi-megabyte arrays cost page faults each time).
+    Its contents are garbage; it must not escape the caller."""
+    dtype = np.dtype(dtype)
+    if math.prod(shape) * dtype.itemsize > _SCRATCH_MAX:
+        return np.empty(shape, dtype)
+    bufs = getattr(_SCRATCH, "bufs", None)
+    if bufs is None:
+        bufs = _SCRATCH.bufs = {}
+    x = bufs.get(slot)
+    if x is None or x.shape != shape or x.dtype != dtype:
+        x = bufs[slot] = np.empty(shape, dtype)
+    return x
+
+
+def _absmax(v: np.ndarray, v64: np.ndarray) -> float:
+    """max |v| (0 for an empty array; NaN if v holds a NaN), from ``v`` itself where NumPy
+    reduces its dtype natively (float32, float64), else from its float64 copy ``v64``."""
+    if v.dtype not in (np.float32, np.float64):
+        v = v64
+    return float(np.maximum(v.max(initial=0), -v.min(initial=0)))
+
+
+def _one_bound_applies(in_dtype: np.dtype, k: int, acc_dtype: dt.DType) -> bool:
+    """Whether one error bound per call (``_bound_matmul``) may decide the product: narrow
+    float inputs into a float32 accumulator, or into a float16 one when K is one tensor-core
+    chunk (longer K rounds per chunk: ``_f16_acc_matmul``)."""
+    return (in_dtype.kind not in "iu" and in_dtype != np.float64
+            and acc_dtype in (dt.float32, dt.float16)
+            and (acc_dtype is dt.float32 or k <= f16_acc_chunk(in_dtype.itemsize)))
+
+
+def _one_bound(k: int, amax: float, bmax: float, cmax: float) -> float:
+    """E of ``_bound_matmul``: bounds |BLAS sum + acc - definition's sum + acc| for every
+    lane of a product with K = ``k``, |x| <= amax, |y| <= bmax, |acc| <= cmax."""
+    return 4.0 * (2 * k + 8) * _U * (k * amax * bmax + cmax) * (1 + 2.0 ** -20)
+
+
+def _bound_matmul(a, b, c, acc_dtype: dt.DType) -> np.ndarray | None:
+    """The definition for narrow float inputs (all finite) and a float32/float16 accumulator,
+    with one error bound for the whole call instead of one per element.
+
+    Every |a_ik b_kj| <= amax bmax, so |a| @ |b| <= t = K amax bmax and the bound of
+    ``_narrow_matmul`` is at most e = (2K+8) u (2 (t + cmax)) (|r| <= t + |acc|, up to
+    rounding); E = 2e (1 + 2**-20) (``_one_bound``) also covers the roundings of r -/+ E.
+    ``_certified_round`` does the rest.  None when E is 0 or not finite (the caller's general
+    path decides)."""
+    k = a.shape[-1]
+    a64, b64 = _scratch(0, a.shape, F64), _scratch(1, b.shape, F64)
+    np.copyto(a64, a)
+    np.copyto(b64, b)
+    big = _one_bound(k, _absmax(a, a64), _absmax(b, b64), _absmax(c, c))
+    if not (big > 0 and np.isfinite(big)):      # NaN (a NaN or inf operand) included
+        return None
+    r = np.matmul(a64, b64, out=_scratch(2, c.shape, F64))
+    return _certified_round(r, c, big, acc_dtype, lambda idx: _sequential_at(a64, b64, idx))
+
+
+def _certified_round(r, c, big: float, acc_dtype: dt.DType, seq) -> np.ndarray | None:
+    """The definition's result from BLAS sums ``r`` (float64, overwritten), acc ``c`` and a
+    bound ``big`` > 0 of |r + c - (definition's sum + c)|: where r + c -/+ big round to the
+    same accumulator value, that value is the definition's (rounding is monotone); the few
+    other lanes get ``seq(idx)`` (the definition's sums of the lanes ``idx``) + c, rounded
+    once.  big > 0 makes the sign of a zero r irrelevant (r - E < 0 < r + E: different
+    signs, summed sequentially).  None when many lanes are near ties (the per-element bound
+    of the general path is cheaper then)."""
+    np.add(r, c, out=r)                 # c (float32/float16) widens exactly
+    nd = acc_dtype.np_dtype
+    lo = np.subtract(r, big, out=np.empty(r.shape, nd), casting="same_kind")
+    hi = np.add(r, big, out=_scratch(3, r.shape, nd), casting="same_kind")
+    w = f"u{nd.itemsize}"
+    todo = np.not_equal(lo.view(w), hi.view(w), out=_scratch(4, r.shape, np.bool_))
+    if todo.any():
+        flat = np.flatnonzero(todo)
+        if len(flat) * 16 > todo.size:
+            return None                 # many near ties: the per-element bound is cheaper
+        idx = np.unravel_index(flat, todo.shape)
+        lo[idx] = _round_acc(seq(idx) + c[idx].astype(F64), acc_dtype)
+    return lo
+
+
+def matmul_factored(xs, ix, ys, iy, acc, acc_dtype: dt.DType) -> np.ndarray | None:
+    """``matmul(xs[ix], ys[iy], acc, acc_dtype)``, the same bits, for a batch of products
+    whose operands repeat: product j is ``xs[ix[j]] @ ys[iy[j]] + acc[j]`` with xs (U, M, K),
+    ys (V, K, N), acc (n, M, N).  None where this path does not apply (the caller then
+    multiplies the gathered operands with ``matmul``): integer or float64 inputs, a float16
+    accumulator beyond one chunk, more pairs U*V than products, a non-finite operand, many
+    near ties.
+
+    Why: the blocks of a batch share tiles (a matmul grid's A tile depends only on the
+    block's row of C, its B tile only on its column), and one GEMM of all U*V pairs costs
+    what n small ones do in flops, at about twice their speed.  When product j is pair
+    (ix, iy) = (j % U, j // U) (bid(0) picks the row), that GEMM,
+    (U*M, K) times each ys[v], writes the products in batch order; otherwise they are
+    gathered from it.
+
+    Exact by ``_bound_matmul``'s argument: each lane sums the same K exact products as
+    ``matmul`` of the gathered operands would (only the BLAS call that sums them differs),
+    and the bound holds for every order of summing them; max |x| and |y| are taken over the
+    distinct tiles, a superset of those used, which only enlarges the bound; lanes it cannot
+    decide are summed by the definition."""
+    n = len(ix)
+    u, m, k = xs.shape
+    v, _, nn = ys.shape
+    if u * v > n or not _one_bound_applies(xs.dtype, k, acc_dtype):
+        return None
+    with np.errstate(all="ignore"):
+        x64 = _scratch(5, (u * m, k), F64)
+        np.copyto(x64.reshape(u, m, k), xs)
+        y64 = _scratch(6, ys.shape, F64)
+        np.copyto(y64, ys)
+        big = _one_bound(k, _absmax(xs, x64), _absmax(ys, y64), _absmax(acc, acc))
+        if not (big > 0 and np.isfinite(big)):
+            return None
+        r = _scratch(2, (n, m, nn), F64)
+        j = np.arange(n)
+        if u * v == n and (ix == j % u).all() and (iy == j // u).all():
+            np.matmul(x64, y64, out=r.reshape(v, u * m, nn))
+        else:
+            pairs = np.matmul(x64, y64, out=_scratch(7, (v, u * m, nn), F64))
+            np.copyto(r, pairs.reshape(v, u, m, nn)[iy, ix])
+        rows = x64.reshape(u, m, k)
+        return _certified_round(
+            r, acc, big, acc_dtype,
+            lambda idx: _sequential_rows(rows[ix[idx[0]], idx[1]], y64[iy[idx[0]], :, idx[2]]))
+
+
+def _narrow_matmul(a64, b64, c64, acc_dtype: dt.DType) -> np.ndarray:
+    """The definition for non-float64 inputs, fast: products are exact in float64, so any
+    summation order (BLAS's) lies within err = (2K+8) u (|a|@|b| + |acc| + |r|) of the
+    sequential sum r_seq.  Where r - err and r + err round to the same acc value, that value
+    is round(r_seq); the rest (ties, near-ties, non-finite rows/columns) are summed
+    sequentially."""
+    k = a64.shape[-1]
+    fa, fb = np.isfinite(a64), np.isfinite(b64)
+    bad_a, bad_b = ~fa.all(axis=-1), ~fb.all(axis=-2)       # rows / columns with inf, NaN
+    if bad_a.any() or bad_b.any():
+        a64f, b64f = np.where(fa, a64, 0.0), np.where(fb, b64, 0.0)
+    else:
+        a64f, b64f = a64, b64
+    m = np.matmul(a64f, b64f)
+    r = (m + 0.0) + c64
+    res = _round_acc(r, acc_dtype)
+    # |a| @ |b| is the same product when no operand is negative (only zero signs differ,
+    # which the bound ignores): skip the second matmul then.
+    nonneg = not (a64f < 0).any() and not (b64f < 0).any()
+    t = m if nonneg else np.matmul(np.abs(a64f), np.abs(b64f))
+    err = (2 * k + 8) * _U * (t + np.abs(c64) + np.abs(r))
+    todo = np.isfinite(r) & (_bits(_round_acc(r - err, acc_dtype))
+                             != _bits(_round_acc(r + err, acc_dtype)))
+    todo = todo | bad_a[..., :, None] | bad_b[..., None, :]
+    if todo.any():
+        idx = np.nonzero(np.broadcast_to(todo, r.shape))
+        res[idx] = _round_acc(_sequential_at(a64, b64, idx) + c64[idx], acc_dtype)
+    return res
+
+
+# K-chunk of the tensor-core instruction per input width (bytes): f16 m16n8k16, f8 k32.
+_F16_ACC_CHUNK = {2: 16, 1: 32}
+
+
+def f16_acc_chunk(input_itemsize: int) -> int:
+    """K elements per float16-accumulator rounding for inputs of this width (bytes)."""
+    return _F16_ACC_CHUNK.get(input_itemsize, 16)
+
+
+def _f16_acc_matmul(a64, b64, c64, chunk: int) -> np.ndarray:
+    """A float16 accumulator, as the GPU's tensor cores update it: K is consumed in chunks
+    of ``chunk``; each chunk's dot product is formed exactly and added to the accumulator with
+    one rounding to float16.  On an H100 this reproduced cuda.tile 1.7's f16-accumulator mma
+    bit for bit on 99.9 % of elements (docs/decisions.md); one rounding for the whole K does
+    not (73 %)."""
+    acc = c64
+    k = a64.shape[-1]
+    out = None
+    for k0 in range(0, k, chunk):
+        out = _narrow_matmul(a64[..., k0:k0 + chunk], b64[..., k0:k0 + chunk, :], acc,
+                             dt.float16)
+        acc = out.astype(F64)
+    return np.asarray(out, np.float16)
+
+
+def matmul(x, y, acc, acc_dtype: dt.DType) -> np.ndarray:
+    """``x @ y + acc`` for (...,M,K) @ (...,K,N), acc (...,M,N) of ``acc_dtype`` (R-MM-2/3).
+
+    Definition (float inputs): every product is formed in float64 (exact for all formats
+    narrower than float64) and summed in float64 in sequential k order (k = 0, 1, ..., K-1,
+    starting from +0.0); then acc is added in float64 and the result is rounded ONCE to
+    acc_dtype (round-to-nearest-even).  float64 inputs therefore accumulate sequentially in
+    float64 (products and sums rounded).  Narrower inputs use BLAS plus a rigorous error bound
+    to get the same bits fast (_narrow_matmul); float64 uses BLAS only where it provably gives
+    the same bits (_exact_blas).  int8/uint8 inputs: exact products summed exactly (float64
+    BLAS is exact for |sum| < 2**53), plus acc, wrapped to int32.
+    """
+    a, b, c = np.asarray(x), np.asarray(y), np.asarray(acc)
+    if c.dtype != acc_dtype.np_dtype:
+        raise TypeError(f"acc has dtype {c.dtype}, expected {acc_dtype.name}")
+    if a.shape[-1] != b.shape[-2]:
+        raise ValueError(f"matmul shapes {a.shape} and {b.shape} do not match")
+    batch = c.shape[:-2]
+    if a.shape[:-2] != batch:
+        a = np.broadcast_to(a, batch + a.shape[-2:])
+    if b.shape[:-2] != batch:
+        b = np.broadcast_to(b, batch + b.shape[-2:])
+    if a.dtype.kind in "iu":
+        s = np.matmul(a.astype(F64), b.astype(F64)).astype(np.int64)
+        with np.errstate(over="ignore"):
+            return np.asarray((s + c.astype(np.int64)).astype(acc_dtype.np_dtype))
+    with np.errstate(all="ignore"):
+        if _one_bound_applies(a.dtype, a.shape[-1], acc_dtype):
+            r = _bound_matmul(a, b, c, acc_dtype)
+            if r is not None:
+                return r
+        a64, b64, c64 = a.astype(F64), b.astype(F64), c.astype(F64)
+        if acc_dtype is dt.float16:
+            return _f16_acc_matmul(a64, b64, c64, f16_acc_chunk(a.dtype.itemsize))
+        if a.dtype != np.float64:
+            return np.asarray(_narrow_matmul(a64, b64, c64, acc_dtype), acc_dtype.np_dtype)
+        s = _exact_blas(a64, b64)
+        if s is None:
+            s = _sequential_dot(a64, b64)
+        return np.asarray(s + c64, dtype=acc_dtype.np_dtype)
