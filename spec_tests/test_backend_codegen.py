@@ -268,6 +268,18 @@ def test_gpu_thread_heuristic_for_mma_kernels(monkeypatch):
     assert launch._choose_threads(ir) == 128
 
 
+def test_gpu_thread_heuristic_for_row_kernels(monkeypatch):
+    """Without mma: one thread per 8 elements of the largest tile, up to 512 (a 1 x 4096 row
+    softmax moved the most bytes at 512 threads on an H100)."""
+    from cutile.numba_backend import launch, rt
+    monkeypatch.setattr(rt, "_simulator", False)
+    monkeypatch.delenv("CUTILE_NUMBA_THREADS", raising=False)
+    for n, want in ((4096, 512), (16384, 512), (1024, 128), (64, 32)):
+        a = np.zeros((1, n), np.float32)
+        ir = rows_in_warps.compile(rows_in_warps.specialize((a, a, 1, n)))
+        assert launch._choose_threads(ir) == want, n
+
+
 def test_kernel_inspect_method():
     info = vadd.inspect(F32[0], F32[1], F32[2], 64, grid=(2,), threads=32)
     assert info.threads == 32 and "def cutile_vadd" in info.source

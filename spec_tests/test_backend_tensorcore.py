@@ -18,7 +18,9 @@ that every element of A, B and C lands where the instruction expects it.
 
 from __future__ import annotations
 
+import itertools
 import os
+import re
 
 import numpy as np
 import pytest
@@ -276,6 +278,34 @@ def test_plan_applies_to_the_mma_sync_dtypes_and_accumulators():
     assert tc.plan(_Op(64, 64, 32, dt.float16, dt.float16), 128) is None
     assert tc.plan(_Op(64, 64, 8), 128) is None                 # K below one mma step
     assert tc.plan(_Op(16, 16, 16), 16) is None                 # less than a warp
+
+
+def test_row_reduced_mma_results_put_whole_rows_in_one_warp(monkeypatch):
+    """A kernel that reduces an mma result along its rows (attention's softmax) gets warps
+    split along M only, so its row reductions are warp shuffles (no barrier), and the query
+    tile, invariant in the K loop, is staged once (its own buffer, first iteration)."""
+    from backend_kernels import attention_fwd
+
+    from cutile.numba_backend import rt
+    from cutile.numba_backend.launch import generate
+    monkeypatch.setattr(rt, "simulator", lambda: False)      # generate for a GPU
+    assert (tc.plan(_Op(64, 64, 64), 128, rows_in_warps=True).WM,
+            tc.plan(_Op(64, 64, 64), 128).WM) == (4, 2)
+    # 32 rows cannot give 4 warps 16 rows each: the square-as-possible plan
+    assert tc.plan(_Op(32, 64, 64), 128, rows_in_warps=True) == tc.plan(_Op(32, 64, 64), 128)
+    q = np.zeros((2, 128, 64), np.float16)
+    ir = attention_fwd.compile(attention_fwd.specialize((q, q, q, q, 0.125, 64, 64, 64)))
+    g = generate(ir, 128, "f32", tensor_cores=True)
+    assert g.assign.rows_in_warps() and "4x1 warps" in "; ".join(g.plans)
+    lines = g.source[g.source.index("for _i"):].splitlines()
+    body = [lines[0]] + [ln for ln in itertools.takewhile(
+        lambda ln: ln.startswith(" " * 8), lines[1:])]          # the K loop only
+    first = [i for i, ln in enumerate(body) if re.fullmatch(r"\s+if v\d+ == v\d+:", ln)]
+    assert len(first) == 1                       # the query tile, staged in iteration 0 only
+    assert re.fullmatch(r"\s+sm\w+\[.*\] = v\d+_0", body[first[0] + 1])
+    # softmax statistics: no cross-warp exchange, so the loop's barriers are the two mmas'
+    # (write-after-read before staging K or V, read-after-write after), none for reductions
+    assert "\n".join(body).count("cuda.syncthreads()") == 4
 
 
 # -- operands staged straight from global memory (cp.async, lower/matmul_tc._stage_direct) ----

@@ -55,6 +55,7 @@ class Assignment:
         self.owner: dict[int, object] = {}      # id(region) -> the op owning it
         self._index(ir.body, None)
         self._direct: dict[int, tuple] | None = None
+        self._rows: bool | None = None
         self._ytrans: set = set()
 
     def _index(self, region: Region, owner) -> None:
@@ -75,10 +76,46 @@ class Assignment:
     def tc_plan(self, op):
         """The tensor-core plan of an ``Mma`` (None: the FFMA path); ``bt`` when its B operand
         is staged transposed (``transpose`` of a plain load, copied as it lies)."""
-        plan = tensorcore.plan(op, self.T) if self.tensor_cores else None
+        plan = tensorcore.plan(op, self.T, self.rows_in_warps()) if self.tensor_cores else None
         if plan is not None and id(op) in self._direct_map_t():
             plan = dataclasses.replace(plan, bt=True)
         return plan
+
+    def rows_in_warps(self) -> bool:
+        """Whether the kernel reduces the result of an ``Mma`` along its last axis (through
+        elementwise ops: ``max(qk * scale, axis=1)``): its tensor-core plans then put whole
+        rows in one warp (``tensorcore.plan``), every mma alike, so row statistics broadcast
+        back over any of their accumulators for free."""
+        if self._rows is None:
+            self._rows = any(self._reduces_mma_rows(op) for op in self._all_ops())
+        return self._rows
+
+    def _all_ops(self):
+        return [region.ops[pos] for region, pos in self.place.values()]
+
+    def _reduces_mma_rows(self, op) -> bool:
+        if not isinstance(op, (ops.Reduce, ops.ReduceFn, ops.ArgReduce)):
+            return False
+        x = op.xs[0] if isinstance(op, ops.ReduceFn) else op.x
+        nd = len(x.type.shape)
+        if nd != 2 or (nd - 1) not in reduction_axes(op):
+            return False
+        seen, todo = set(), [x]
+        while todo:
+            v = todo.pop()
+            if id(v) in seen:
+                continue
+            seen.add(id(v))
+            d = self.defs.get(id(v))
+            if d is None or d[0] != "op":
+                continue
+            if isinstance(d[1], ops.Mma):
+                return True
+            if isinstance(d[1], (ops.Unary, ops.Binary, ops.Compare, ops.Select, ops.Convert,
+                                 ops.Fma, ops.Broadcast)):
+                todo.extend(o for o in d[1].operands()
+                            if isinstance(o.type, TileType) and o.type.shape == x.type.shape)
+        return False
 
     def direct_operands(self, op) -> tuple:
         """(x load, y load) of a tensor-core ``Mma``: the ``Load`` ops whose tile the mma
@@ -107,7 +144,8 @@ class Assignment:
             for key in (self.place if self.cp_async else ()):
                 region, pos = self.place[key]
                 op = region.ops[pos]
-                plan = (tensorcore.plan(op, self.T) if isinstance(op, ops.Mma)
+                plan = (tensorcore.plan(op, self.T, self.rows_in_warps())
+                        if isinstance(op, ops.Mma)
                         and self.tensor_cores else None)
                 if plan is not None and plan.kind in ("f16", "bf16"):   # 16-bit chunks
                     found = [self._stageable(v, region, pos) for v in (op.x, op.y)]
@@ -152,6 +190,29 @@ class Assignment:
                 d = self.defs.get(id(v))                 # None: a kernel parameter
                 if d is not None and (d[1] is loop or id(d[1]) in inner):  # carried / inside
                     return None
+        return loop
+
+    def invariant_operand_loop(self, op):
+        """The ``For`` whose every iteration a tensor-core ``Mma`` stands in while its A
+        operand comes from outside it (attention's query tile): that operand is staged once,
+        in the first iteration, into a buffer of its own.  The mma must stand directly in the
+        loop's body with no ``break``/``continue``/``return`` in it (every iteration that
+        starts reaches the mma), and A must not be a load the mma stages itself."""
+        if self.tc_plan(op) is None or self.direct_operands(op)[0] is not None:
+            return None
+        region, _ = self.place[id(op)]
+        loop = self.owner.get(id(region))
+        if not isinstance(loop, ops.For) or loop.body is not region:
+            return None
+        inside = self._subtree(region)
+        if any(isinstance(o, (ops.Break, ops.Continue, ops.Return)) for o in inside):
+            return None
+        d = self.defs.get(id(op.x))
+        if d is None or (d[0] == "op" and d[1] in inside) or (d[0] == "arg" and
+                                                             d[1] is loop):
+            return None
+        if d[0] == "arg" and any(d[1] is o for o in inside):
+            return None
         return loop
 
     def stages(self, op) -> int:

@@ -196,9 +196,14 @@ class TCPlan:
             f"{p}br + ({p}bc ^ {ni * MMA_N})"
 
 
-def plan(op, T: int) -> TCPlan | None:
+def plan(op, T: int, rows_in_warps: bool = False) -> TCPlan | None:
     """The tensor-core plan of an ``Mma`` at ``T`` threads, or None where it does not apply
-    (other dtypes, batched, a non-float32 accumulator, tiles too small for the warps)."""
+    (other dtypes, batched, a non-float32 accumulator, tiles too small for the warps).
+
+    The warps split the tile as squarely as possible, or, with ``rows_in_warps`` (the kernel
+    reduces an mma result along its rows: attention's softmax), along M only where M allows,
+    so each row lies in one warp and its reduction needs shuffles, no shared memory and no
+    barrier (each warp then reads all of B: more shared-memory reads, fewer registers)."""
     xd, yd, ad = op.x.type.dtype, op.y.type.dtype, op.acc.type.dtype
     kind = MMA_KIND.get(xd)
     if kind is None or yd is not xd or ad is not KIND_ACC[kind] or len(op.x.type.shape) != 2:
@@ -208,6 +213,8 @@ def plan(op, T: int) -> TCPlan | None:
     if T < 32 or K < KIND_K[kind] or M < MMA_M or N < MMA_N:
         return None
     W = T // 32
+    if rows_in_warps and M % W == 0 and M // W >= MMA_M:
+        return TCPlan(M, N, K, T, W, 1, kind)
     best = None
     wm = 1
     while wm <= W:

@@ -6,7 +6,8 @@
 The kernel runs ``--repeat`` times (the first compiles; profile a later one), at the
 benchmark's full sizes, and its result is checked against PyTorch so a profile of a wrong
 kernel is never read as a speed figure.  Workloads: softmax, layernorm, attention, mm_f32,
-mm_f16.
+mm_f16.  ``--inspect`` prints the kernel's plan first (``kernel.inspect``: threads, shared
+memory, registers, occupancy, mma strategy).
 """
 
 import argparse
@@ -23,6 +24,8 @@ def main() -> int:
     ap.add_argument("workload")
     ap.add_argument("--threads", type=int, default=None)
     ap.add_argument("--repeat", type=int, default=2)
+    ap.add_argument("--inspect", action="store_true",
+                    help="also print kernel.inspect's summary (threads, registers, occupancy)")
     args = ap.parse_args()
     import torch
     from gpu import make_kernels
@@ -59,6 +62,8 @@ def main() -> int:
     else:
         raise SystemExit(f"unknown workload {w!r}")
     stream = torch.cuda.current_stream()
+    if args.inspect:
+        print(kern.inspect(*kargs, grid=grid, threads=args.threads).summary())
     for _ in range(args.repeat):
         with backend("numba", threads=args.threads):
             ct.launch(stream, grid, kern, kargs)

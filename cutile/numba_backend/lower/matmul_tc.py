@@ -180,10 +180,25 @@ def mma_tc(g, op, plan: TCPlan) -> None:
     acc_regs = g.get(acc, out)
     sdt = _SMEM_DTYPE[plan.kind]
     site = ("mma_tc", id(op))
-    bufa = g.buffer(site, 0, sdt, M * K, align16=True)
+    inv = g.assign.invariant_operand_loop(op)
+    if inv is not None:
+        # A is loop-invariant: its own buffer (a slot no other site shares), written in the
+        # loop's first iteration only
+        slot = 1000 + 2 * g.pipe_slots.setdefault(id(op), len(g.pipe_slots))
+        bufa = g.buffer(("mma_tc_inv", id(op)), slot, sdt, M * K, align16=True)
+        iv = g.scalar(inv.body.args[0])
+        g.line(f"if {iv} == {g.scalar(inv.start)}:")
+        g.e.level += 1
+        g.smem_before_write(bufa)
+        _stage(g, x, bufa, K, plan.epc)
+        g.e.level -= 1
+    else:
+        bufa = g.buffer(site, 0, sdt, M * K, align16=True)
     bufb = g.buffer(site, 1, sdt, K * N, align16=True)
-    g.smem_before_write(bufa, bufb)
-    if xl is not None:
+    g.smem_before_write(bufb) if inv is not None else g.smem_before_write(bufa, bufb)
+    if inv is not None:
+        pass
+    elif xl is not None:
         _stage_direct(g, xl, bufa, plan.T)
     else:
         _stage(g, x, bufa, K, plan.epc)

@@ -51,7 +51,7 @@ def _reduce_axis(g, site, lay, comps, dtypes, ax, combine):
                 for c, r in zip(out, res):
                     c.append(r)
         else:
-            partner = _partner(g, (site, ax, level % 2), comps, dtypes, i)
+            partner = _partner(g, (site, ax), level % 2, comps, dtypes, i)
             upper = g.let(f"((tid >> {i}) & 1) != 0")     # this thread holds the upper half
             for k in range(new.nregs):
                 own = tuple(c[k] for c in comps)
@@ -72,15 +72,16 @@ def _reduce_axis(g, site, lay, comps, dtypes, ax, combine):
 _SHUFFLED = (dt.float32, dt.float64, dt.int32, dt.int64)
 
 
-def _partner(g, site, comps, dtypes, bit: int) -> list:
+def _partner(g, site, parity: int, comps, dtypes, bit: int) -> list:
     """Per component, the registers of the thread ``tid ^ (1 << bit)`` (same register index:
     in a linear layout that thread holds the element with the top axis bit flipped).
 
     Within a warp (``bit`` < 5) on a GPU: ``shfl.xor``, no barrier.  Across warps, under the
     simulator (which has no shuffles) and for narrow dtypes: a shared-memory exchange, every
     thread writing its registers at ``k * T + tid`` (consecutive words, no bank conflicts),
-    one barrier, then reading its partner's.  Two buffers alternate between consecutive
-    levels, so a level's write never waits for the previous level's reads."""
+    one barrier, then reading its partner's.  Two buffers (slots ``2c + parity``, so they
+    stay two in the planner's shared mode too) alternate between consecutive levels, so a
+    level's write never waits for the previous level's reads."""
     T = g.T
     if bit < 5 and not rt.simulator() and all(d in _SHUFFLED for d in dtypes):
         mask = 0xFFFFFFFF if T >= 32 else (1 << T) - 1
@@ -92,7 +93,7 @@ def _partner(g, site, comps, dtypes, bit: int) -> list:
             out.append(names)
         return out
     n = len(comps[0])
-    bufs = [g.buffer(site, c, d, n * T) for c, d in enumerate(dtypes)]
+    bufs = [g.buffer(site, 2 * c + parity, d, n * T) for c, d in enumerate(dtypes)]
     g.smem_before_write(*bufs)
     for buf, regs, d in zip(bufs, comps, dtypes):
         for k, r in enumerate(regs):
