@@ -42,8 +42,10 @@ if _WHY is None:
         rm = tl.program_id(0) * BM + tl.arange(0, BM)
         rn = tl.program_id(1) * BN + tl.arange(0, BN)
         acc = tl.zeros((BM, BN), dtype=tl.float32)
-        for k0 in range(0, K, BK):
-            rk = k0 + tl.arange(0, BK)
+        # a trip count, not range(0, K, BK): Triton 3.6's interpreter passes K as a 1-element
+        # array, which range() refuses ("only 0-dimensional arrays ...", seen on the GPU host)
+        for kt in range(0, tl.cdiv(K, BK)):
+            rk = kt * BK + tl.arange(0, BK)
             x = tl.load(a + rm[:, None] * K + rk[None, :],
                         mask=(rm[:, None] < M) & (rk[None, :] < K), other=0.0)
             y = tl.load(b + rk[:, None] * N + rn[None, :],
