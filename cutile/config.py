@@ -82,6 +82,19 @@ def numba_threads() -> int | None:
     return n
 
 
+def numba_min_blocks() -> int | None:
+    """``CUTILE_NUMBA_MIN_BLOCKS``: thread blocks per SM every generated kernel must fit
+    (``launch_bounds``; ptxas then caps registers per thread), unless the kernel's own
+    ``occupancy`` hint says otherwise.  Unset: the backend's choice."""
+    v = os.environ.get("CUTILE_NUMBA_MIN_BLOCKS", "").strip()
+    if not v:
+        return None
+    n = int(v)
+    if not 1 <= n <= 32:
+        raise ValueError(f"CUTILE_NUMBA_MIN_BLOCKS must be 1..32, got {v}")
+    return n
+
+
 def numba_mma_acc() -> str:
     v = os.environ.get("CUTILE_NUMBA_MMA_ACC", "f32").strip().lower() or "f32"
     if v not in ("f32", "exact"):

@@ -280,6 +280,30 @@ def test_gpu_thread_heuristic_for_row_kernels(monkeypatch):
         assert launch._choose_threads(ir) == want, n
 
 
+def test_register_bound_from_occupancy(monkeypatch):
+    """launch_bounds' blocks per SM: the kernel's occupancy hint, else CUTILE_NUMBA_MIN_BLOCKS,
+    else 512 threads per SM for kernels with several mmas (attention), none otherwise."""
+    from backend_kernels import attention_fwd, mm_kloop
+
+    from cutile.numba_backend import launch
+    monkeypatch.delenv("CUTILE_NUMBA_MIN_BLOCKS", raising=False)
+    q = np.zeros((2, 128, 64), np.float16)
+    att = attention_fwd.compile(attention_fwd.specialize((q, q, q, q, 0.125, 64, 64, 64)))
+    m = np.zeros((256, 256), np.float16)
+    mm = mm_kloop.compile(mm_kloop.specialize((m, m, m.astype(np.float32), 128, 128, 32,
+                                               ct.float32)))
+    assert launch.min_blocks(att, 128) == 4 and launch.min_blocks(mm, 256) is None
+    monkeypatch.setenv("CUTILE_NUMBA_MIN_BLOCKS", "2")
+    assert launch.min_blocks(mm, 256) == 2 and launch.min_blocks(att, 128) == 2
+    monkeypatch.setenv("CUTILE_NUMBA_MIN_BLOCKS", "0")
+    with pytest.raises(ValueError, match="CUTILE_NUMBA_MIN_BLOCKS"):
+        launch.min_blocks(mm, 256)
+    hinted = mm_kloop.replace_hints(occupancy=3)
+    ir = hinted.compile(hinted.specialize((m, m, m.astype(np.float32), 128, 128, 32,
+                                           ct.float32)))
+    assert launch.min_blocks(ir, 256) == 3                # the hint beats the environment
+
+
 def test_kernel_inspect_method():
     info = vadd.inspect(F32[0], F32[1], F32[2], 64, grid=(2,), threads=32)
     assert info.threads == 32 and "def cutile_vadd" in info.source

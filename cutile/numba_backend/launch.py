@@ -309,7 +309,8 @@ def compile_kernel(ir: KernelIR, T: int, mma_acc: str | None = None,
                    full: frozenset = frozenset()) -> Compiled:
     mma_acc = mma_acc or env_mma_acc()
     key = (T, mma_acc, rt.simulator(), config.numba_tensor_cores(),
-           config.numba_tensor_cores_sim(), config.numba_cp_async(), full)
+           config.numba_tensor_cores_sim(), config.numba_cp_async(), full,
+           min_blocks(ir, T))
     ck = _cache.get(ir, {}).get(key)
     if ck is not None:
         return ck
@@ -328,6 +329,11 @@ def _compile(ir: KernelIR, T: int, mma_acc: str, full: frozenset = frozenset()) 
     gen.smem.check(device_smem_limit(), ir.name)
     check_compute_capability(gen.min_cc, device_compute_capability())
     source = gen.source
+    bounds = None
+    mb = min_blocks(ir, T)
+    if mb is not None and not rt.simulator():     # the simulator's jit takes no bounds
+        bounds = (T, mb)
+        source += f"\n# launch_bounds={bounds}: ptxas fits {mb} blocks of {T} threads per SM\n"
     digest = hashlib.sha1(source.encode()).hexdigest()[:10]
     filename = f"<cutile-numba:{ir.name}:{digest}>"
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
@@ -335,7 +341,28 @@ def _compile(ir: KernelIR, T: int, mma_acc: str, full: frozenset = frozenset()) 
     ns.update(gen.consts)
     exec(compile(source, filename, "exec"), ns)
     from numba import cuda
-    return Compiled(ir, gen, source, filename, cuda.jit(ns[kernel_fn_name(ir)]), T)
+    jit = cuda.jit(launch_bounds=bounds) if bounds else cuda.jit
+    return Compiled(ir, gen, source, filename, jit(ns[kernel_fn_name(ir)]), T)
+
+
+def min_blocks(ir: KernelIR, T: int) -> int | None:
+    """Blocks of ``T`` threads per SM the compiled kernel must fit (``launch_bounds``'
+    second value: ptxas caps registers per thread at 65536 / (T * blocks), spilling if it
+    must): the kernel's ``occupancy`` hint (cuTile's meaning: blocks per SM), else
+    ``CUTILE_NUMBA_MIN_BLOCKS``, else None (ptxas chooses)."""
+    occ = _hint(ir, "occupancy")
+    if isinstance(occ, int) and occ > 0:
+        return max(1, min(occ, 2048 // T))
+    env = config.numba_min_blocks()
+    if env is not None:
+        return max(1, min(env, 2048 // T))
+    if _max_tile(ir)[2] >= 2 and T <= 256:
+        # several mmas live at once (attention): 512 threads per SM, at most 128 registers
+        # per thread.  H200, 64x64 flash attention at 128 threads: ptxas alone 194 registers,
+        # 2 blocks/SM, 101.8 TFLOP/s; 3 blocks 115.2; 4 blocks 118.6.  A single FFMA matmul
+        # gains nothing (149 -> 128 registers: 18.9 -> 19.3) and loses at 80 (8.9): none there
+        return 512 // T
+    return None
 
 
 # -- arguments -------------------------------------------------------------------------------
