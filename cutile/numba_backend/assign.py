@@ -5,10 +5,15 @@ The rules (see docs/backend.md):
 - scalars are replicated in every thread (control flow stays block-uniform);
 - constants, iotas, and broadcasts/permutes/reshapes of them are *flexible*: they cost nothing
   to produce in whatever layout a consumer wants, so they have none of their own;
-- loads, gathers, reductions, shape ops: the flat layout of their shape (coalesced);
+- loads, gathers, shape ops: the flat layout of their shape (coalesced);
+- reductions: their source's layout without the reduced bits (``Layout.reduced``: where the
+  tree leaves the result, lower/reduce.py);
+- broadcasts whose uses all stand in their region: views (``broadcast_view``), materialised in
+  each consumer's layout, so elementwise ops take their layout from the other operands;
 - ``Mma``: a blocked layout (each thread a register sub-tile of the accumulator), or the mma
   fragment layout of the tensor-core plan (``tensorcore.py``) when it applies;
-- elementwise ops: the layout of their first non-flexible operand (the others are converted);
+- elementwise ops: the layout of their first operand that is neither flexible nor a view nor a
+  loop-carried value whose layout is being decided (the others are converted);
 - loop-carried values: the layout of their initial value, or, when that is flexible (the
   usual ``acc = zeros(...)``), the layout of the value yielded back; ``If`` results likewise.
 """
