@@ -38,14 +38,17 @@ if _WHY is None:
         tl.store(c + offs, tl.load(a + offs, mask=m) + tl.load(b + offs, mask=m), mask=m)
 
     @triton.jit
-    def _matmul(a, b, c, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    def _matmul(a, b, c, M, N, K: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr,
+                BK: tl.constexpr):
         rm = tl.program_id(0) * BM + tl.arange(0, BM)
         rn = tl.program_id(1) * BN + tl.arange(0, BN)
         acc = tl.zeros((BM, BN), dtype=tl.float32)
-        # a trip count, not range(0, K, BK): Triton 3.6's interpreter passes K as a 1-element
-        # array, which range() refuses ("only 0-dimensional arrays ...", seen on the GPU host)
-        for kt in range(0, tl.cdiv(K, BK)):
-            rk = kt * BK + tl.arange(0, BK)
+        # K is a constexpr: Triton's interpreter passes runtime scalars as 1-element arrays,
+        # which NumPy >= 2.5 no longer converts to a Python int for range() ("only
+        # 0-dimensional arrays can be converted to Python scalars": Triton 3.6 with NumPy
+        # 2.5.2 on the GPU host; Triton 3.9 with an older NumPy took a runtime K)
+        for k0 in range(0, K, BK):
+            rk = k0 + tl.arange(0, BK)
             x = tl.load(a + rm[:, None] * K + rk[None, :],
                         mask=(rm[:, None] < M) & (rk[None, :] < K), other=0.0)
             y = tl.load(b + rk[:, None] * N + rn[None, :],
