@@ -603,3 +603,14 @@ def test_recycled_results_are_never_shared():  # the result pool's reuse is unob
     del b
     again = MN._recycled((3, 5), F32)
     assert id(again) == bid and MN._acc_absmax(again) != 1.0   # the note went with reuse
+
+
+@pytest.mark.parametrize("count", [0, 1, 3, 8, 9, 40, 200])
+def test_few_true_finds_every_flag(count):  # the near-tie search of _certified_round
+    from cutile.interp import matmul_numerics as MN
+
+    flags = np.zeros(4096, bool)
+    where = np.sort(np.random.default_rng(count).choice(4096, count, replace=False))
+    flags[where] = True
+    got = MN._few_true(flags, 100)
+    assert (got is None) if count > 100 else np.array_equal(got, where)

@@ -226,6 +226,24 @@ def _bound_matmul(a, b, c, acc_dtype: dt.DType) -> np.ndarray | None:
                             lambda idx: _sequential_at(a64, b64, idx))
 
 
+def _few_true(flags: np.ndarray, limit: int) -> np.ndarray | None:
+    """Positions of the True entries of the 1-D bool ``flags``, or None when more than
+    ``limit``.  A few (the usual near ties) are found by ``argmax`` from the last one on
+    (it stops at the first True: one scan in all, several times faster than
+    ``flatnonzero``)."""
+    found, start, n = [], 0, len(flags)
+    while start < n:
+        k = start + int(flags[start:].argmax())
+        if not flags[k]:
+            break
+        if len(found) == 8:
+            found = np.flatnonzero(flags)
+            return None if len(found) > limit else found
+        found.append(k)
+        start = k + 1
+    return np.array(found, np.intp)
+
+
 def _certified_round(r, c, big: float, total: float, acc_dtype: dt.DType,
                      seq) -> np.ndarray | None:
     """The definition's result from BLAS sums ``r`` (float64, overwritten), acc ``c``
@@ -240,29 +258,38 @@ def _certified_round(r, c, big: float, total: float, acc_dtype: dt.DType,
     products in some order, within gamma(K) K amax bmax of the exact sum (any summation
     tree), so |t - D| <= 2 gamma(K) K amax bmax + 2u (T + ...) <= (2K + 3) u T, and
     |t| <= 2T.  (Products are exact, and a float64 sum or difference is within u of its
-    exact value relative to it, underflow or not.)  ``_one_bound`` makes E >= 4 (2K + 8) u T, so
+    exact value relative to it, underflow or not.)  ``_one_bound`` makes
+    E >= 4 (2K + 8) u T, so
         |t - D| + u (|t| + E) <= (2K + 5) u T + u E < E / 2.
     In place (three float64 operations, each correctly rounded):
         x = fl(t - E):  t - E < D, and D is a float64, so x <= D (rounding is monotone);
         y = fl(x + 2E): x >= t - E - u (|t| + E), so x + 2E > D and y >= D.
     Rounding to the accumulator is monotone, so lo = rnd(x) <= rnd(D) <= rnd(y) = hi:
-    where lo and hi have the same bits (zeros of both signs are told apart), lo is the
-    definition's result."""
-    np.add(r, c, out=r)                 # c (float32/float16) widens exactly
-    np.subtract(r, big, out=r)
+    where lo and hi have the same bits, lo is the definition's result.  For a float32
+    accumulator E is first raised to at least 2**-147 (the inequality above only gets
+    easier), so lo == hi as values is the bit test: no NaN occurs (|t| <= 2T is finite),
+    and lo = -0 would put x in [-2**-150, -0], so y >= x + 2E (rounded, and 2**-149 is a
+    float64) >= 2**-149, a nonzero hi (hi = -0 would need y <= 0 < x + 2E)."""
     nd = acc_dtype.np_dtype
+    values = nd == np.float32
+    if values:
+        big = max(big, 2.0 ** -147)
+    c64 = _scratch(8, r.shape, F64)
+    np.copyto(c64, c)                   # c (float32/float16) widens exactly
+    np.add(r, c64, out=r)
+    np.subtract(r, big, out=r)
     lo = _recycled(r.shape, nd)
     np.copyto(lo, r, casting="same_kind")
     np.add(r, 2 * big, out=r)
     hi = _scratch(3, r.shape, nd)
     np.copyto(hi, r, casting="same_kind")
-    w = f"u{nd.itemsize}"
+    w = nd if values else f"u{nd.itemsize}"
     todo = np.not_equal(lo.view(w), hi.view(w), out=_scratch(4, r.shape, np.bool_))
-    if todo.any():
-        flat = np.flatnonzero(todo)
-        if len(flat) * 16 > todo.size:
-            return None                 # many near ties: the per-element bound is cheaper
-        idx = np.unravel_index(flat, todo.shape)
+    flat = _few_true(todo.reshape(-1), todo.size // 16)
+    if flat is None:
+        return None                     # many near ties: the per-element bound is cheaper
+    if len(flat):
+        idx = np.unravel_index(flat, r.shape)
         lo[idx] = _round_acc(seq(idx) + c[idx].astype(F64), acc_dtype)
     # |D| <= T (1 + (K+2) u) and one rounding to float16/float32 adds at most 2**-11:
     _note_bound(lo, total * (1 + 2.0 ** -10))
