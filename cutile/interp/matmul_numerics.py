@@ -208,6 +208,14 @@ def _one_bound(k: int, amax: float, bmax: float, cmax: float) -> float:
     return 4.0 * (2 * k + 8) * _U * (k * amax * bmax + cmax) * (1 + 2.0 ** -20)
 
 
+def _certified_bound(k: int, amax: float, bmax: float, cmax: float,
+                     acc_dtype: dt.DType) -> float:
+    """E of ``_certified_round``: ``_one_bound``, at least 2**-147 for a float32 accumulator
+    (why there); a larger E keeps every inequality of its proof."""
+    big = _one_bound(k, amax, bmax, cmax)
+    return max(big, 2.0 ** -147) if acc_dtype is dt.float32 else big
+
+
 def _bound_matmul(a, b, c, acc_dtype: dt.DType) -> np.ndarray | None:
     """The definition for narrow float inputs (all finite) and a float32/float16 accumulator,
     with one error bound for the whole call instead of one per element (``_one_bound``,
@@ -218,7 +226,7 @@ def _bound_matmul(a, b, c, acc_dtype: dt.DType) -> np.ndarray | None:
     np.copyto(a64, a)
     np.copyto(b64, b)
     amax, bmax, cmax = _absmax(a, a64), _absmax(b, b64), _acc_absmax(c)
-    big = _one_bound(k, amax, bmax, cmax)
+    big = _certified_bound(k, amax, bmax, cmax, acc_dtype)
     if not (big > 0 and np.isfinite(big)):      # NaN (a NaN or inf operand) included
         return None
     r = np.matmul(a64, b64, out=_scratch(2, c.shape, F64))
@@ -245,7 +253,7 @@ def _few_true(flags: np.ndarray, limit: int) -> np.ndarray | None:
 
 
 def _certified_round(r, c, big: float, total: float, acc_dtype: dt.DType,
-                     seq) -> np.ndarray | None:
+                     seq, shifted: bool = False) -> np.ndarray | None:
     """The definition's result from BLAS sums ``r`` (float64, overwritten), acc ``c``
     (float32/float16) and E = ``big`` (``_one_bound``); the few lanes E cannot decide get
     ``seq(idx)`` (the definition's sums of the lanes ``idx``) + c, rounded once.  None when
@@ -265,19 +273,22 @@ def _certified_round(r, c, big: float, total: float, acc_dtype: dt.DType,
         x = fl(t - E):  t - E < D, and D is a float64, so x <= D (rounding is monotone);
         y = fl(x + 2E): x >= t - E - u (|t| + E), so x + 2E > D and y >= D.
     Rounding to the accumulator is monotone, so lo = rnd(x) <= rnd(D) <= rnd(y) = hi:
-    where lo and hi have the same bits, lo is the definition's result.  For a float32
-    accumulator E is first raised to at least 2**-147 (the inequality above only gets
-    easier), so lo == hi as values is the bit test: no NaN occurs (|t| <= 2T is finite),
+    where lo and hi have the same bits, lo is the definition's result.
+    ``shifted``: BLAS summed -E with the products (one more term, 1 * -E, exact), so
+    x = fl(r + c) at once.  Its sum is within gamma(K) (P + E) of the exact one (P = K amax
+    bmax), so |x - (D - E)| <= (2K + 3) u T + (K + 2) u E < E / 2 as above: x < D and
+    x + 2E > D + E / 2, and the rest holds unchanged.
+    For a float32 accumulator E >= 2**-147 (``_certified_bound``), so lo == hi as values
+    is the bit test: no NaN occurs (|t| <= 2T is finite),
     and lo = -0 would put x in [-2**-150, -0], so y >= x + 2E (rounded, and 2**-149 is a
     float64) >= 2**-149, a nonzero hi (hi = -0 would need y <= 0 < x + 2E)."""
     nd = acc_dtype.np_dtype
     values = nd == np.float32
-    if values:
-        big = max(big, 2.0 ** -147)
     c64 = _scratch(8, r.shape, F64)
     np.copyto(c64, c)                   # c (float32/float16) widens exactly
     np.add(r, c64, out=r)
-    np.subtract(r, big, out=r)
+    if not shifted:
+        np.subtract(r, big, out=r)
     lo = _recycled(r.shape, nd)
     np.copyto(lo, r, casting="same_kind")
     np.add(r, 2 * big, out=r)
@@ -322,25 +333,31 @@ def matmul_factored(xs, ix, ys, iy, acc, acc_dtype: dt.DType) -> np.ndarray | No
     if u * v > n or not _one_bound_applies(xs.dtype, k, acc_dtype):
         return None
     with np.errstate(all="ignore"):
-        x64 = _scratch(5, (u * m, k), F64)
+        # One more K column: x's ones times y's -E (``_certified_round``, ``shifted``).
+        xw = _scratch(5, (u * m, k + 1), F64)
+        x64 = xw[:, :k]
         np.copyto(x64.reshape(u, m, k), xs)
-        y64 = _scratch(6, ys.shape, F64)
+        yw = _scratch(6, (v, k + 1, nn), F64)
+        y64 = yw[:, :k]
         np.copyto(y64, ys)
         amax, bmax, cmax = _absmax(xs, x64), _absmax(ys, y64), _acc_absmax(acc)
-        big = _one_bound(k, amax, bmax, cmax)
+        big = _certified_bound(k, amax, bmax, cmax, acc_dtype)
         if not (big > 0 and np.isfinite(big)):
             return None
+        xw[:, k] = 1.0
+        yw[:, k] = -big
         r = _scratch(2, (n, m, nn), F64)
         j = np.arange(n)
         if u * v == n and (ix == j % u).all() and (iy == j // u).all():
-            np.matmul(x64, y64, out=r.reshape(v, u * m, nn))
+            np.matmul(xw, yw, out=r.reshape(v, u * m, nn))
         else:
-            pairs = np.matmul(x64, y64, out=_scratch(7, (v, u * m, nn), F64))
+            pairs = np.matmul(xw, yw, out=_scratch(7, (v, u * m, nn), F64))
             np.copyto(r, pairs.reshape(v, u, m, nn)[iy, ix])
         rows = x64.reshape(u, m, k)
         return _certified_round(
             r, acc, big, k * amax * bmax + cmax, acc_dtype,
-            lambda idx: _sequential_rows(rows[ix[idx[0]], idx[1]], y64[iy[idx[0]], :, idx[2]]))
+            lambda idx: _sequential_rows(rows[ix[idx[0]], idx[1]], y64[iy[idx[0]], :, idx[2]]),
+            shifted=True)
 
 
 def _narrow_matmul(a64, b64, c64, acc_dtype: dt.DType) -> np.ndarray:
