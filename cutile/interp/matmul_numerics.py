@@ -203,8 +203,9 @@ def _one_bound_applies(in_dtype: np.dtype, k: int, acc_dtype: dt.DType) -> bool:
 
 
 def _one_bound(k: int, amax: float, bmax: float, cmax: float) -> float:
-    """E of ``_bound_matmul``: bounds |BLAS sum + acc - definition's sum + acc| for every
-    lane of a product with K = ``k``, |x| <= amax, |y| <= bmax, |acc| <= cmax."""
+    """E of ``_certified_round`` for a product with K = ``k``, |x| <= amax, |y| <= bmax,
+    |acc| <= cmax: 4 (2K + 8) u T with T = K amax bmax + cmax, about twice what its proof
+    needs (|BLAS sum + acc - definition's sum + acc| is below (2K + 3) u T)."""
     return 4.0 * (2 * k + 8) * _U * (k * amax * bmax + cmax) * (1 + 2.0 ** -20)
 
 
