@@ -521,3 +521,96 @@ def test_factored_matmul_takes_its_path():  # the batched mma's GEMM path is rea
         assert got is not None and same(got, definition(xs[ix], ys[iy], c))
     j = np.arange(6)
     assert MN.matmul_factored(xs, j % 3, ys, j % 4, c[:6], ct.float32) is None  # 12 pairs > 6
+
+
+def _chain_steps():
+    """(name, (x, y) K steps of an ``acc = mma(x, y, acc)`` chain): mixed signs over many
+    steps (the noted bound, a sum of K amax bmax, grows far past |acc|), K = 4096 steps,
+    results cancelling
+    to near 0, subnormal inputs, sums on float32 midpoints (ties) and just off them, and
+    float16 into a float16 accumulator near its largest value (no bound is noted there)."""
+    rng = np.random.default_rng(60)
+    yield "mixed", [(rand((3, 8, 32), F32, 61 + s), rand((3, 32, 8), F32, 91 + s))
+                    for s in range(24)]
+    x = rand((2, 8, 16), F32, 62)
+    yield "cancel", [(x, np.ones((2, 16, 8), F32)), (x, -np.ones((2, 16, 8), F32))] * 6
+    yield "subnormal", [((rng.standard_normal((2, 8, 16)) * 2.0 ** -75).astype(F32),
+                         (rng.standard_normal((2, 16, 8)) * 2.0 ** -75).astype(F32))
+                        for _ in range(6)]
+    tie = rng.integers(0, 1 << 20, (4, 16, 8)).astype(F32)
+    tie[:, 0, :4] = [2.0 ** 23, 2.0 ** 23, 1.0, 0.0]
+    tie[1:, 0, 3] = [2.0 ** -20, -(2.0 ** -20), 0.5]
+    ty = rng.integers(0, 2, (4, 8, 16)).astype(F32)
+    ty[:, :4, 0] = 1.0
+    yield "ties", [(tie, ty), (tie * 0.5, ty), (-tie, ty)] * 3
+    yield "long K", [(rand((2, 8, 4096), F32, 63 + s), rand((2, 4096, 8), F32, 64))
+                     for s in range(3)]
+    big = np.full((2, 4, 16), 14, F16)
+    yield "f16", [(big, np.full((2, 16, 4), 16, F16))] * 20     # 3584 per step, then inf
+
+
+@pytest.mark.parametrize("case", ["mixed", "cancel", "subnormal", "ties", "long K", "f16"])
+@pytest.mark.parametrize("factored", [False, True])
+def test_matmul_chain_matches_definition(case, factored):  # R-MM-2/3 over a K loop
+    """An accumulator chain (``acc = mma(x, y, acc)``, the K loop) through ``matmul`` and the
+    batched ``matmul_factored``: each step's acc is the previous result, whose |value|
+    bound the fast path noted (``_note_bound``) instead of a pass over acc; bitwise the
+    definition at every step, and the noted bound really bounds the result."""
+    from cutile.interp import matmul_numerics as MN
+
+    steps = dict(_chain_steps())[case]
+    f16 = steps[0][0].dtype == F16
+    dtype = ct.float16 if f16 else ct.float32
+    acc = exp = np.zeros(steps[0][0].shape[:-1] + steps[0][1].shape[-1:], F16 if f16 else F32)
+    with np.errstate(all="ignore"):
+        for x, y in steps:
+            if factored:                # every product shares y's first tile: one GEMM
+                y = np.broadcast_to(y[:1], y.shape)
+                got = MN.matmul_factored(x, np.arange(len(x)), y[:1], np.zeros(len(x), int),
+                                         acc, dtype)
+                got = MN.matmul(x, y, acc, dtype) if got is None else got
+            else:
+                got = MN.matmul(x, y, acc, dtype)
+            exp = definition(x, y, exp)
+            assert same(got, exp)
+            noted = MN._acc_absmax(got)
+            assert np.isnan(noted) or noted >= np.abs(got.astype(np.float64)).max()
+            acc = got
+
+
+def test_recycled_results_are_never_shared():  # the result pool's reuse is unobservable
+    from cutile.interp import matmul_numerics as MN
+
+    x, y, c = rand((4, 16, 32), F32, 70), rand((4, 32, 16), F32, 71), rand((4, 16, 16), F32, 72)
+    first = MN.matmul(x, y, c, ct.float32)
+    keep, view = first.copy(), first[1:]
+    del first
+    results = [MN.matmul(x * s, y, c, ct.float32) for s in (2, 3, 5, 7, 9)]
+    assert same(view, keep[1:])                    # a view keeps its base out of the pool
+    assert len({id(r) for r in results}) == len(results)
+    for s, r in zip((2, 3, 5, 7, 9), results):
+        assert same(r, definition(x * s, y, c))
+    a = MN._recycled((3, 5), F32)
+    held = id(a)
+    b = MN._recycled((3, 5), F32)
+    assert id(b) != held
+    del a
+    a = MN._recycled((3, 5), F32)
+    assert id(a) == held                           # only the pool held it: reused
+    MN._note_bound(b, 1.0)
+    b.fill(7.0)                                    # (a caller's array is never noted so)
+    bid = id(b)
+    del b
+    again = MN._recycled((3, 5), F32)
+    assert id(again) == bid and MN._acc_absmax(again) != 1.0   # the note went with reuse
+
+
+@pytest.mark.parametrize("count", [0, 1, 3, 8, 9, 40, 200])
+def test_few_true_finds_every_flag(count):  # the near-tie search of _certified_round
+    from cutile.interp import matmul_numerics as MN
+
+    flags = np.zeros(4096, bool)
+    where = np.sort(np.random.default_rng(count).choice(4096, count, replace=False))
+    flags[where] = True
+    got = MN._few_true(flags, 100)
+    assert (got is None) if count > 100 else np.array_equal(got, where)

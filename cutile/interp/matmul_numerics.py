@@ -6,7 +6,9 @@ definition).  ``numerics`` re-exports ``matmul``."""
 from __future__ import annotations
 
 import math
+import sys
 import threading
+import weakref
 
 import numpy as np
 
@@ -106,6 +108,83 @@ def _scratch(slot: int, shape: tuple, dtype) -> np.ndarray:
     return x
 
 
+def _recycled(shape: tuple, dtype) -> np.ndarray:
+    """A fresh-looking result array (contents garbage) that may reuse the memory of an
+    earlier result nothing refers to any more.
+
+    Why: an interpreter loop's ``acc = mma(a, b, acc)`` makes one megabyte-sized result per
+    iteration; where the allocator hands out new pages each time, their page faults cost as
+    much as a pass over the data.  Exact reuse test: the pool's array is returned only when
+    its reference count is the pool's own (every holder - a tile, a view through ``.base``,
+    a buffer export - counts one), so no one can observe the reuse."""
+    dtype = np.dtype(dtype)
+    if math.prod(shape) * dtype.itemsize > _SCRATCH_MAX:
+        return np.empty(shape, dtype)
+    pool = getattr(_SCRATCH, "pool", None)
+    if pool is None:
+        pool = _SCRATCH.pool = []
+    for i in range(len(pool)):
+        if sys.getrefcount(pool[i]) <= _UNREFERENCED:
+            x = pool[i]
+            if x.shape == shape and x.dtype == dtype:
+                _bounds().pop(id(x), None)
+                return x
+    x = np.empty(shape, dtype)
+    pool.append(x)
+    if len(pool) > _POOL_MAX:
+        del pool[0]
+    return x
+
+
+_POOL_MAX = 4
+
+
+def _unreferenced_count() -> int:
+    """``sys.getrefcount(pool[i])`` of an array only the pool holds, as ``_recycled`` calls
+    it (measured, not assumed: interpreters differ in what they count)."""
+    pool = [np.empty(1)]
+    for i in range(1):
+        return sys.getrefcount(pool[i])
+    raise AssertionError
+
+
+_UNREFERENCED = _unreferenced_count()
+
+
+_BOUNDS_MAX = 16
+
+
+def _bounds() -> dict:
+    """This thread's |value| bounds of results this module made: id -> (weak reference,
+    bound).  A later ``matmul`` whose acc is one of them (``acc = mma(a, b, acc)``) takes the
+    bound instead of a pass over acc."""
+    b = getattr(_SCRATCH, "bounds", None)
+    if b is None:
+        b = _SCRATCH.bounds = {}
+    return b
+
+
+def _note_bound(v: np.ndarray, bound: float) -> None:
+    """Remember that every |v| <= ``bound`` (finite, below the dtype's largest value).  ``v``
+    is a result this module is returning: nothing writes a tile after it is made (rules never
+    write their operands), and ``_recycled`` forgets the note before it reuses ``v``."""
+    if not bound < float(np.finfo(v.dtype).max):
+        return
+    b = _bounds()
+    if len(b) >= _BOUNDS_MAX:
+        b.clear()
+    b[id(v)] = (weakref.ref(v), bound)
+
+
+def _acc_absmax(c: np.ndarray) -> float:
+    """max |c|, or a bound of it noted by ``_note_bound`` when ``c`` is that very array (its
+    weak reference resolves to ``c``: an id reused by another array does not match)."""
+    got = _bounds().get(id(c))
+    if got is not None and got[0]() is c:
+        return got[1]
+    return _absmax(c, c)
+
+
 def _absmax(v: np.ndarray, v64: np.ndarray) -> float:
     """max |v| (0 for an empty array; NaN if v holds a NaN), from ``v`` itself where NumPy
     reduces its dtype natively (float32, float64), else from its float64 copy ``v64``."""
@@ -124,51 +203,108 @@ def _one_bound_applies(in_dtype: np.dtype, k: int, acc_dtype: dt.DType) -> bool:
 
 
 def _one_bound(k: int, amax: float, bmax: float, cmax: float) -> float:
-    """E of ``_bound_matmul``: bounds |BLAS sum + acc - definition's sum + acc| for every
-    lane of a product with K = ``k``, |x| <= amax, |y| <= bmax, |acc| <= cmax."""
+    """E of ``_certified_round`` for a product with K = ``k``, |x| <= amax, |y| <= bmax,
+    |acc| <= cmax: 4 (2K + 8) u T with T = K amax bmax + cmax, about twice what its proof
+    needs (|BLAS sum + acc - definition's sum + acc| is below (2K + 3) u T)."""
     return 4.0 * (2 * k + 8) * _U * (k * amax * bmax + cmax) * (1 + 2.0 ** -20)
+
+
+def _certified_bound(k: int, amax: float, bmax: float, cmax: float,
+                     acc_dtype: dt.DType) -> float:
+    """E of ``_certified_round``: ``_one_bound``, at least 2**-147 for a float32 accumulator
+    (why there); a larger E keeps every inequality of its proof."""
+    big = _one_bound(k, amax, bmax, cmax)
+    return max(big, 2.0 ** -147) if acc_dtype is dt.float32 else big
 
 
 def _bound_matmul(a, b, c, acc_dtype: dt.DType) -> np.ndarray | None:
     """The definition for narrow float inputs (all finite) and a float32/float16 accumulator,
-    with one error bound for the whole call instead of one per element.
-
-    Every |a_ik b_kj| <= amax bmax, so |a| @ |b| <= t = K amax bmax and the bound of
-    ``_narrow_matmul`` is at most e = (2K+8) u (2 (t + cmax)) (|r| <= t + |acc|, up to
-    rounding); E = 2e (1 + 2**-20) (``_one_bound``) also covers the roundings of r -/+ E.
-    ``_certified_round`` does the rest.  None when E is 0 or not finite (the caller's general
+    with one error bound for the whole call instead of one per element (``_one_bound``,
+    ``_certified_round``).  None when that bound is 0 or not finite (the caller's general
     path decides)."""
     k = a.shape[-1]
     a64, b64 = _scratch(0, a.shape, F64), _scratch(1, b.shape, F64)
     np.copyto(a64, a)
     np.copyto(b64, b)
-    big = _one_bound(k, _absmax(a, a64), _absmax(b, b64), _absmax(c, c))
+    amax, bmax, cmax = _absmax(a, a64), _absmax(b, b64), _acc_absmax(c)
+    big = _certified_bound(k, amax, bmax, cmax, acc_dtype)
     if not (big > 0 and np.isfinite(big)):      # NaN (a NaN or inf operand) included
         return None
     r = np.matmul(a64, b64, out=_scratch(2, c.shape, F64))
-    return _certified_round(r, c, big, acc_dtype, lambda idx: _sequential_at(a64, b64, idx))
+    return _certified_round(r, c, big, k * amax * bmax + cmax, acc_dtype,
+                            lambda idx: _sequential_at(a64, b64, idx))
 
 
-def _certified_round(r, c, big: float, acc_dtype: dt.DType, seq) -> np.ndarray | None:
-    """The definition's result from BLAS sums ``r`` (float64, overwritten), acc ``c`` and a
-    bound ``big`` > 0 of |r + c - (definition's sum + c)|: where r + c -/+ big round to the
-    same accumulator value, that value is the definition's (rounding is monotone); the few
-    other lanes get ``seq(idx)`` (the definition's sums of the lanes ``idx``) + c, rounded
-    once.  big > 0 makes the sign of a zero r irrelevant (r - E < 0 < r + E: different
-    signs, summed sequentially).  None when many lanes are near ties (the per-element bound
-    of the general path is cheaper then)."""
-    np.add(r, c, out=r)                 # c (float32/float16) widens exactly
+def _few_true(flags: np.ndarray, limit: int) -> np.ndarray | None:
+    """Positions of the True entries of the 1-D bool ``flags``, or None when more than
+    ``limit``.  A few (the usual near ties) are found by ``argmax`` from the last one on
+    (it stops at the first True: one scan in all, several times faster than
+    ``flatnonzero``)."""
+    found, start, n = [], 0, len(flags)
+    while start < n:
+        k = start + int(flags[start:].argmax())
+        if not flags[k]:
+            break
+        if len(found) == 8:
+            found = np.flatnonzero(flags)
+            return None if len(found) > limit else found
+        found.append(k)
+        start = k + 1
+    return np.array(found, np.intp)
+
+
+def _certified_round(r, c, big: float, total: float, acc_dtype: dt.DType,
+                     seq, shifted: bool = False) -> np.ndarray | None:
+    """The definition's result from BLAS sums ``r`` (float64, overwritten), acc ``c``
+    (float32/float16) and E = ``big`` (``_one_bound``); the few lanes E cannot decide get
+    ``seq(idx)`` (the definition's sums of the lanes ``idx``) + c, rounded once.  None when
+    many lanes are near ties (the per-element bound of the general path is cheaper then).
+    ``total`` = K amax bmax + cmax bounds the result's values (noted for the next call).
+
+    Proof.  Let D = fl(s + c) be the definition's float64 value before its one rounding
+    (s its sequential sum) and t = fl(r + c) ours, T = ``total``.  Every product is exact
+    in float64 and |product| <= amax bmax; BLAS and the definition each sum the same K
+    products in some order, within gamma(K) K amax bmax of the exact sum (any summation
+    tree), so |t - D| <= 2 gamma(K) K amax bmax + 2u (T + ...) <= (2K + 3) u T, and
+    |t| <= 2T.  (Products are exact, and a float64 sum or difference is within u of its
+    exact value relative to it, underflow or not.)  ``_one_bound`` makes
+    E >= 4 (2K + 8) u T, so
+        |t - D| + u (|t| + E) <= (2K + 5) u T + u E < E / 2.
+    In place (three float64 operations, each correctly rounded):
+        x = fl(t - E):  t - E < D, and D is a float64, so x <= D (rounding is monotone);
+        y = fl(x + 2E): x >= t - E - u (|t| + E), so x + 2E > D and y >= D.
+    Rounding to the accumulator is monotone, so lo = rnd(x) <= rnd(D) <= rnd(y) = hi:
+    where lo and hi have the same bits, lo is the definition's result.
+    ``shifted``: BLAS summed -E with the products (one more term, 1 * -E, exact), so
+    x = fl(r + c) at once.  Its sum is within gamma(K) (P + E) of the exact one (P = K amax
+    bmax), so |x - (D - E)| <= (2K + 3) u T + (K + 2) u E < E / 2 as above: x < D and
+    x + 2E > D + E / 2, and the rest holds unchanged.
+    For a float32 accumulator E >= 2**-147 (``_certified_bound``), so lo == hi as values
+    is the bit test: no NaN occurs (|t| <= 2T is finite),
+    and lo = -0 would put x in [-2**-150, -0], so y >= x + 2E (rounded, and 2**-149 is a
+    float64) >= 2**-149, a nonzero hi (hi = -0 would need y <= 0 < x + 2E)."""
     nd = acc_dtype.np_dtype
-    lo = np.subtract(r, big, out=np.empty(r.shape, nd), casting="same_kind")
-    hi = np.add(r, big, out=_scratch(3, r.shape, nd), casting="same_kind")
-    w = f"u{nd.itemsize}"
+    values = nd == np.float32
+    c64 = _scratch(8, r.shape, F64)
+    np.copyto(c64, c)                   # c (float32/float16) widens exactly
+    np.add(r, c64, out=r)
+    if not shifted:
+        np.subtract(r, big, out=r)
+    lo = _recycled(r.shape, nd)
+    np.copyto(lo, r, casting="same_kind")
+    np.add(r, 2 * big, out=r)
+    hi = _scratch(3, r.shape, nd)
+    np.copyto(hi, r, casting="same_kind")
+    w = nd if values else f"u{nd.itemsize}"
     todo = np.not_equal(lo.view(w), hi.view(w), out=_scratch(4, r.shape, np.bool_))
-    if todo.any():
-        flat = np.flatnonzero(todo)
-        if len(flat) * 16 > todo.size:
-            return None                 # many near ties: the per-element bound is cheaper
-        idx = np.unravel_index(flat, todo.shape)
+    flat = _few_true(todo.reshape(-1), todo.size // 16)
+    if flat is None:
+        return None                     # many near ties: the per-element bound is cheaper
+    if len(flat):
+        idx = np.unravel_index(flat, r.shape)
         lo[idx] = _round_acc(seq(idx) + c[idx].astype(F64), acc_dtype)
+    # |D| <= T (1 + (K+2) u) and one rounding to float16/float32 adds at most 2**-11:
+    _note_bound(lo, total * (1 + 2.0 ** -10))
     return lo
 
 
@@ -198,24 +334,31 @@ def matmul_factored(xs, ix, ys, iy, acc, acc_dtype: dt.DType) -> np.ndarray | No
     if u * v > n or not _one_bound_applies(xs.dtype, k, acc_dtype):
         return None
     with np.errstate(all="ignore"):
-        x64 = _scratch(5, (u * m, k), F64)
+        # One more K column: x's ones times y's -E (``_certified_round``, ``shifted``).
+        xw = _scratch(5, (u * m, k + 1), F64)
+        x64 = xw[:, :k]
         np.copyto(x64.reshape(u, m, k), xs)
-        y64 = _scratch(6, ys.shape, F64)
+        yw = _scratch(6, (v, k + 1, nn), F64)
+        y64 = yw[:, :k]
         np.copyto(y64, ys)
-        big = _one_bound(k, _absmax(xs, x64), _absmax(ys, y64), _absmax(acc, acc))
+        amax, bmax, cmax = _absmax(xs, x64), _absmax(ys, y64), _acc_absmax(acc)
+        big = _certified_bound(k, amax, bmax, cmax, acc_dtype)
         if not (big > 0 and np.isfinite(big)):
             return None
+        xw[:, k] = 1.0
+        yw[:, k] = -big
         r = _scratch(2, (n, m, nn), F64)
         j = np.arange(n)
         if u * v == n and (ix == j % u).all() and (iy == j // u).all():
-            np.matmul(x64, y64, out=r.reshape(v, u * m, nn))
+            np.matmul(xw, yw, out=r.reshape(v, u * m, nn))
         else:
-            pairs = np.matmul(x64, y64, out=_scratch(7, (v, u * m, nn), F64))
+            pairs = np.matmul(xw, yw, out=_scratch(7, (v, u * m, nn), F64))
             np.copyto(r, pairs.reshape(v, u, m, nn)[iy, ix])
         rows = x64.reshape(u, m, k)
         return _certified_round(
-            r, acc, big, acc_dtype,
-            lambda idx: _sequential_rows(rows[ix[idx[0]], idx[1]], y64[iy[idx[0]], :, idx[2]]))
+            r, acc, big, k * amax * bmax + cmax, acc_dtype,
+            lambda idx: _sequential_rows(rows[ix[idx[0]], idx[1]], y64[iy[idx[0]], :, idx[2]]),
+            shifted=True)
 
 
 def _narrow_matmul(a64, b64, c64, acc_dtype: dt.DType) -> np.ndarray:
