@@ -179,14 +179,11 @@ class Assignment:
         plan = self.tc_plan(op)
         if 2 * 2 * (plan.M * plan.K + plan.K * plan.N) > PIPELINE_SMEM:
             return None
-        region, _ = self.place[id(op)]
-        loop = self.owner.get(id(region))
-        if not isinstance(loop, ops.For) or loop.body is not region:
+        found = self._every_iteration(op)
+        if found is None:
             return None
-        inside = self._subtree(region)
-        if any(isinstance(o, (ops.Break, ops.Continue, ops.Return)) for o in inside):
-            return None
-        iv = region.args[0]
+        loop, inside = found
+        iv = loop.body.args[0]
         inner = {id(o) for o in inside}
         for ld in (xl, yl):
             for v in (ld.array, *ld.index):
@@ -205,6 +202,20 @@ class Assignment:
         starts reaches the mma), and A must not be a load the mma stages itself."""
         if self.tc_plan(op) is None or self.direct_operands(op)[0] is not None:
             return None
+        found = self._every_iteration(op)
+        d = self.defs.get(id(op.x))
+        if found is None or d is None:
+            return None
+        loop, inside = found
+        src = d[1]          # the op defining A, or the op owning the region A is an argument of
+        if src is loop or any(src is o for o in inside):
+            return None
+        return loop
+
+    def _every_iteration(self, op):
+        """(the ``For``, the ops inside its body) when ``op`` stands directly in a ``For``'s
+        body with no ``break``/``continue``/``return`` anywhere in it, so every iteration
+        that starts reaches ``op``; else None."""
         region, _ = self.place[id(op)]
         loop = self.owner.get(id(region))
         if not isinstance(loop, ops.For) or loop.body is not region:
@@ -212,13 +223,7 @@ class Assignment:
         inside = self._subtree(region)
         if any(isinstance(o, (ops.Break, ops.Continue, ops.Return)) for o in inside):
             return None
-        d = self.defs.get(id(op.x))
-        if d is None or (d[0] == "op" and d[1] in inside) or (d[0] == "arg" and
-                                                             d[1] is loop):
-            return None
-        if d[0] == "arg" and any(d[1] is o for o in inside):
-            return None
-        return loop
+        return loop, inside
 
     def stages(self, op) -> int:
         """Pipeline depth of a pipelined ``Mma``: as many stages of its two operand tiles as
