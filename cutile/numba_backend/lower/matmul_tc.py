@@ -195,13 +195,14 @@ def mma_tc(g, op, plan: TCPlan) -> None:
     else:
         bufa = g.buffer(site, 0, sdt, M * K, align16=True)
     bufb = g.buffer(site, 1, sdt, K * N, align16=True)
-    g.smem_before_write(bufb) if inv is not None else g.smem_before_write(bufa, bufb)
     if inv is not None:
-        pass
-    elif xl is not None:
-        _stage_direct(g, xl, bufa, plan.T)
+        g.smem_before_write(bufb)               # A was staged above
     else:
-        _stage(g, x, bufa, K, plan.epc)
+        g.smem_before_write(bufa, bufb)
+        if xl is not None:
+            _stage_direct(g, xl, bufa, plan.T)
+        else:
+            _stage(g, x, bufa, K, plan.epc)
     if yl is not None:
         _stage_direct(g, yl, bufb, plan.T)
     elif plan.kind in INT_KINDS:
