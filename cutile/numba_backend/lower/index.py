@@ -1,6 +1,9 @@
 """Lowering of ``bid``/``num_blocks``: the logical grid is passed to the kernel (``gd0..2``) and
 the block id is recovered from the linear CUDA block index, so a grid whose y/z extent exceeds
-CUDA's 65535 can be launched folded into x (see ``launch.py``)."""
+CUDA's 65535 can be launched folded into x (see ``launch.py``).  An unfolded launch (the CUDA
+grid's x extent is the logical one) reads ``blockIdx`` directly: the test is uniform, and the
+divisions it skips are a few dozen instructions per thread.  The linear index is int32 (the
+launch refuses grids of 2**31 blocks or more)."""
 
 from __future__ import annotations
 
@@ -10,11 +13,14 @@ from . import lower
 
 def _bids(g):
     lin = g.hoist(("blin",), "blin",
-                  "cuda.blockIdx.x + cuda.gridDim.x * (cuda.blockIdx.y + cuda.gridDim.y * "
-                  "cuda.blockIdx.z)")
-    return (g.hoist(("bid", 0), "bid0", f"{lin} % gd0"),
-            g.hoist(("bid", 1), "bid1", f"({lin} // gd0) % gd1"),
-            g.hoist(("bid", 2), "bid2", f"{lin} // (gd0 * gd1)"))
+                  "i32(cuda.blockIdx.x) + i32(cuda.gridDim.x) * (i32(cuda.blockIdx.y) + "
+                  "i32(cuda.gridDim.y) * i32(cuda.blockIdx.z))")
+    flat = g.hoist(("bflat",), "bflat", "cuda.gridDim.x == gd0")
+    return (g.hoist(("bid", 0), "bid0", f"i32(cuda.blockIdx.x) if {flat} else {lin} % gd0"),
+            g.hoist(("bid", 1), "bid1",
+                    f"i32(cuda.blockIdx.y) if {flat} else ({lin} // gd0) % gd1"),
+            g.hoist(("bid", 2), "bid2",
+                    f"i32(cuda.blockIdx.z) if {flat} else {lin} // (gd0 * gd1)"))
 
 
 @lower(ops.BlockId)

@@ -88,20 +88,26 @@ def acquired(g, scope: MemoryScope) -> None:
 
 
 def _tile_positions(g, op, a, lay, shape):
-    """Per tile dim: (extent variable, base+thread-coordinate variable)."""
+    """Per tile dim: (extent variable, base+thread-coordinate variable, whole-tile test).
+
+    The whole-tile test is true when every element of the tile lies inside the array along
+    that dim (``0 <= index*step`` and ``index*step + extent <= n``); it is uniform over the
+    block, so a tile that passes it on every dim is accessed without per-element checks."""
     steps = op.steps if op.steps is not None else shape
-    exts, bases = [], []
+    exts, bases, whole = [], [], []
     for j in range(len(shape)):
         ax = op.order[j]
         n = g.tmp("n")
         g.line(f"{n} = {a.name}.shape[{ax}]")
-        q = g.tmp("q")
+        t, q = g.tmp("t"), g.tmp("q")
         idx = g.scalar(op.index[j])
         c = g.coord_var(lay, j)
-        g.line(f"{q} = i64({idx}) * {int(steps[j])}" + (f" + {c}" if c != "0" else ""))
+        g.line(f"{t} = i64({idx}) * {int(steps[j])}")
+        g.line(f"{q} = {t}" + (f" + {c}" if c != "0" else ""))
         exts.append(n)
         bases.append(q)
-    return exts, bases
+        whole.append(f"(0 <= {t}) & ({t} + {int(shape[j])} <= {n})")
+    return exts, bases, " & ".join(whole)
 
 
 def _reg_access(g, op, a, lay, k, exts, bases, safe: bool):
@@ -126,25 +132,44 @@ def load(g, op):
     lay = g.natural(op.result)
     dtype = op.result.type.dtype
     pad = literal(padding_fill(dtype.np_dtype, op.padding), dtype)
-    exts, bases = _tile_positions(g, op, a, lay, op.shape)
+    exts, bases, whole = _tile_positions(g, op, a, lay, op.shape)
     ordered = op.memory_order is not MemoryOrder.WEAK
     if ordered:
         # RELAXED/ACQUIRE (R-LOAD-7): an atomic read.  The fence before it is also a compiler
         # barrier: a spin-wait loop reads memory again every iteration.
         g.line(fence(op.memory_scope))
-    out = []
-    for k in range(lay.nregs):
-        ref, ok = _reg_access(g, op, a, lay, k, exts, bases, True)
-        # an out-of-bounds lane reads element 0 (launch.py gives empty arrays a valid
-        # address) and takes the padding value
-        out.append(select(ok, from_storage(ref, dtype), pad, dtype))
-    if ordered:
-        names = [g.tmp("acq") for _ in out]
-        for n, e in zip(names, out):
-            g.line(f"{n} = {e}")
-        out = names
-        if op.memory_order is MemoryOrder.ACQUIRE:
-            acquired(g, op.memory_scope)
+
+    def checked():
+        out = []
+        for k in range(lay.nregs):
+            ref, ok = _reg_access(g, op, a, lay, k, exts, bases, True)
+            # an out-of-bounds lane reads element 0 (launch.py gives empty arrays a valid
+            # address) and takes the padding value
+            out.append(select(ok, from_storage(ref, dtype), pad, dtype))
+        return out
+
+    if ordered or lay.nregs < 2:
+        out = checked()
+        if ordered:
+            names = [g.tmp("acq") for _ in out]
+            for n, e in zip(names, out):
+                g.line(f"{n} = {e}")
+            out = names
+            if op.memory_order is MemoryOrder.ACQUIRE:
+                acquired(g, op.memory_scope)
+    else:
+        # a tile wholly inside the array (the common case: every tile of a launch whose
+        # shapes are multiples of the tile's) loads with no per-element test or index clamp
+        out = g.reg_names(op.result, lay.nregs)
+        g.line(f"if {whole}:")
+        with g.e.indent():
+            for k, n in enumerate(out):
+                ref = _reg_access(g, op, a, lay, k, exts, bases, False)[0]
+                g.line(f"{n} = {from_storage(ref, dtype)}")
+        g.line("else:")
+        with g.e.indent():
+            for n, e in zip(out, checked()):
+                g.line(f"{n} = {e}")
     g.define(op.result, lay, out)
 
 
@@ -155,17 +180,33 @@ def store(g, op):
     tv = g.tv(op.tile)
     lay = tv.layout if tv.layout is not None else g.natural(op.tile)
     regs = g.get(op.tile, lay)
-    exts, bases = _tile_positions(g, op, a, lay, op.tile.type.shape)
+    exts, bases, whole = _tile_positions(g, op, a, lay, op.tile.type.shape)
     if op.memory_order is MemoryOrder.RELEASE:
         releasing(g, op.memory_scope)      # R-STORE-4: the block's earlier accesses first
     w = g.writer(lay)
     if w is not None:
         g.line(f"if {w}:")
         g.e.level += 1
-    for k in range(lay.nregs):
-        ref, conds = _reg_access(g, op, a, lay, k, exts, bases, False)
-        g.line(f"if {conds}:")
-        g.line(f"    {ref} = {to_storage(regs[k], a.dtype)}")
+
+    def each(check: bool):
+        for k in range(lay.nregs):
+            ref, conds = _reg_access(g, op, a, lay, k, exts, bases, False)
+            value = to_storage(regs[k], a.dtype)
+            if check:
+                g.line(f"if {conds}:")
+                g.line(f"    {ref} = {value}")
+            else:
+                g.line(f"{ref} = {value}")
+
+    if lay.nregs < 2:
+        each(True)
+    else:                  # a tile wholly inside the array: no per-element tests (see load)
+        g.line(f"if {whole}:")
+        with g.e.indent():
+            each(False)
+        g.line("else:")
+        with g.e.indent():
+            each(True)
     if w is not None:
         g.e.level -= 1
 

@@ -41,29 +41,24 @@ def _reduce_axis(g, site, lay, comps, dtypes, ax, combine):
     level = 0
     while lay.shape[ax] > 1:
         kind, i = lay.bits[ax][-1]
-        new = lay.drop_top_bit(ax)
-        out = [[] for _ in comps]
         if kind == "r":
+            new = lay.drop_top_bit(ax)
+            out = [[] for _ in comps]
             for k in range(new.nregs):
                 lo = _insert_zero_bit(k, i)
                 hi = lo | (1 << i)
                 res = combine(tuple(c[lo] for c in comps), tuple(c[hi] for c in comps))
                 for c, r in zip(out, res):
                     c.append(r)
+            lay, comps = new, out
+        elif _shuffled(g, i, dtypes):
+            lay, comps = lay.drop_top_bit(ax), _shuffle_step(g, comps, dtypes, i, combine)
         else:
-            partner = _partner(g, (site, ax), level % 2, comps, dtypes, i)
-            upper = g.let(f"((tid >> {i}) & 1) != 0")     # this thread holds the upper half
-            for k in range(new.nregs):
-                own = tuple(c[k] for c in comps)
-                other = tuple(p[k] for p in partner)
-                lo = tuple(g.let(exprs.select(upper, b, a, d))
-                           for a, b, d in zip(own, other, dtypes))
-                hi = tuple(g.let(exprs.select(upper, a, b, d))
-                           for a, b, d in zip(own, other, dtypes))
-                for c, r in zip(out, combine(lo, hi)):
-                    c.append(r)
+            run = _exchange_run(g, lay, ax, dtypes, len(comps) * len(comps[0]))
+            comps = _exchange_step(g, (site, ax), level % 2, comps, dtypes, run, combine)
+            for _ in run:
+                lay = lay.drop_top_bit(ax)
             level += 1
-        lay, comps = new, out
     return lay, comps
 
 
@@ -71,27 +66,66 @@ def _reduce_axis(g, site, lay, comps, dtypes, ax, combine):
 # memory
 _SHUFFLED = (dt.float32, dt.float64, dt.int32, dt.int64)
 
+# Shared-memory reads per thread one exchange may cost (2**bits per register and component):
+# a run of thread bits reduced behind one barrier instead of one barrier per bit.
+EXCHANGE_READS = 16
 
-def _partner(g, site, parity: int, comps, dtypes, bit: int) -> list:
-    """Per component, the registers of the thread ``tid ^ (1 << bit)`` (same register index:
-    in a linear layout that thread holds the element with the top axis bit flipped).
 
-    Within a warp (``bit`` < 5) on a GPU: ``shfl.xor``, no barrier.  Across warps, under the
-    simulator (which has no shuffles) and for narrow dtypes: a shared-memory exchange, every
-    thread writing its registers at ``k * T + tid`` (consecutive words, no bank conflicts),
-    one barrier, then reading its partner's.  Two buffers (slots ``2c + parity``, so they
-    stay two in the planner's shared mode too) alternate between consecutive levels, so a
-    level's write never waits for the previous level's reads."""
+def _shuffled(g, bit: int, dtypes) -> bool:
+    """Thread bit ``bit`` is exchanged by ``shfl.xor``: within a warp, on a GPU (the simulator
+    has no shuffles), for register types a shuffle moves."""
+    return bit < 5 and not rt.simulator() and all(d in _SHUFFLED for d in dtypes)
+
+
+def _exchange_run(g, lay, ax, dtypes, regs: int) -> list:
+    """The thread bits the next shared-memory exchange reduces: the top bits of ``ax``, in
+    tree order, while they are thread bits that no shuffle moves and the reads stay within
+    ``EXCHANGE_READS`` per register."""
+    run = []
+    while lay.shape[ax] > 1:
+        kind, i = lay.bits[ax][-1]
+        if kind != "t" or _shuffled(g, i, dtypes) or (run and regs << (len(run) + 1) >
+                                                      max(EXCHANGE_READS, 2 * regs)):
+            break
+        run.append(i)
+        lay = lay.drop_top_bit(ax)
+    return run
+
+
+def _shuffle_step(g, comps, dtypes, bit: int, combine) -> list:
+    """One tree step across lanes ``t`` and ``t ^ 2**bit``: each fetches the other's register
+    with ``shfl.xor`` and both combine the pair in tree order (lower half on the left)."""
+    mask = 0xFFFFFFFF if g.T >= 32 else (1 << g.T) - 1
+    partner = []
+    for regs in comps:
+        names = [g.tmp("x") for _ in regs]
+        for n, r in zip(names, regs):
+            g.line(f"{n} = cuda.shfl_xor_sync({mask:#x}, {r}, {1 << bit})")
+        partner.append(names)
+    upper = g.let(f"((tid >> {bit}) & 1) != 0")     # this thread holds the upper half
+    out = [[] for _ in comps]
+    for k in range(len(comps[0])):
+        own = tuple(c[k] for c in comps)
+        other = tuple(p[k] for p in partner)
+        lo = tuple(g.let(exprs.select(upper, b, a, d)) for a, b, d in zip(own, other, dtypes))
+        hi = tuple(g.let(exprs.select(upper, a, b, d)) for a, b, d in zip(own, other, dtypes))
+        for c, r in zip(out, combine(lo, hi)):
+            c.append(r)
+    return out
+
+
+def _exchange_step(g, site, parity: int, comps, dtypes, run: list, combine) -> list:
+    """The tree steps of thread bits ``run`` (in tree order) behind one barrier.
+
+    Every thread writes its registers at ``k * T + tid`` (consecutive words, no bank
+    conflicts), one barrier, then reads the registers of the ``2**len(run)`` threads that
+    differ from it only in those bits, by their absolute position, and runs those tree steps
+    itself: the same pairs in the same order (lower half on the left) as the pairwise
+    exchanges, so every thread of the group holds the same, bit-identical result.  Two
+    buffers (slots ``2c + parity``, so they stay two in the planner's shared mode too)
+    alternate between consecutive exchanges, so an exchange's write never waits for the
+    previous one's reads."""
     T = g.T
-    if bit < 5 and not rt.simulator() and all(d in _SHUFFLED for d in dtypes):
-        mask = 0xFFFFFFFF if T >= 32 else (1 << T) - 1
-        out = []
-        for regs in comps:
-            names = [g.tmp("x") for _ in regs]
-            for n, r in zip(names, regs):
-                g.line(f"{n} = cuda.shfl_xor_sync({mask:#x}, {r}, {1 << bit})")
-            out.append(names)
-        return out
     n = len(comps[0])
     bufs = [g.buffer(site, 2 * c + parity, d, n * T) for c, d in enumerate(dtypes)]
     g.smem_before_write(*bufs)
@@ -99,17 +133,37 @@ def _partner(g, site, parity: int, comps, dtypes, bit: int) -> list:
         for k, r in enumerate(regs):
             g.line(f"{buf}[{k * T} + tid] = {'u8(' + r + ')' if d.is_bool else r}")
     g.smem_sync()
-    src = g.let(f"tid ^ {1 << bit}")
-    out = []
-    for buf, d in zip(bufs, dtypes):
-        names = []
-        for k in range(n):
-            t = g.tmp("x")
-            g.line(f"{t} = {g.smem_load(buf, f'{k * T} + {src}', d)}")
-            names.append(t)
-        out.append(names)
+    group = sum(1 << b for b in run)
+    base = g.let(f"tid & {(T - 1) & ~group}")
+    # vals[a][c][k]: component c, register k of the thread whose run bits spell a (bit j of a
+    # is thread bit run[j])
+    vals = []
+    for a in range(1 << len(run)):
+        bits = sum(1 << b for j, b in enumerate(run) if a >> j & 1)
+        src = g.let(f"{base} | {bits}") if bits else base
+        per = []
+        for buf, d in zip(bufs, dtypes):
+            names = []
+            for k in range(n):
+                t = g.tmp("x")
+                g.line(f"{t} = {g.smem_load(buf, f'{k * T} + {src}', d)}")
+                names.append(t)
+            per.append(names)
+        vals.append(per)
+    for buf in bufs:
         g.smem_did_read(buf)
-    return out
+    while len(vals) > 1:               # consume run[0], then run[1], ...: bit 0 of a
+        nxt = []
+        for a in range(0, len(vals), 2):
+            lo, hi = vals[a], vals[a + 1]
+            per = [[] for _ in comps]
+            for k in range(n):
+                res = combine(tuple(c[k] for c in lo), tuple(c[k] for c in hi))
+                for c, r in zip(per, res):
+                    c.append(r)
+            nxt.append(per)
+        vals = nxt
+    return vals[0]
 
 
 def _source_layout(g, v):
