@@ -137,6 +137,27 @@ def test_cross_warp_tree_steps_share_one_barrier(target):
     assert g.source.count("cuda.shfl_xor_sync(") == (5 if target == "gpu" else 0)
 
 
+@ct.kernel
+def row_sum_and_max(a, o, p, N: Constant[int]):
+    x = ct.load(a, (0, 0), (1, N))
+    ct.store(o, (0, 0), ct.sum(x, axis=1, keepdims=True))
+    ct.store(p, (0, 0), ct.max(x, axis=1, keepdims=True))
+
+
+def test_shuffle_steps_order_the_pair_only_where_the_combine_needs_it(monkeypatch):
+    # 1 x 32 over one warp on a GPU: 5 shuffle steps per reduction.  IEEE (and integer)
+    # addition is commutative bit for bit, so the sum combines (own, partner) as they come;
+    # max is not (max(-0.0, +0.0) keeps the left operand), so each of its steps selects the
+    # lower half by the thread's bit first
+    from cutile.numba_backend import rt
+    monkeypatch.setattr(rt, "simulator", lambda: False)
+    src = gen(row_sum_and_max, (F32, F32, F32, 32)).source
+    body = src.split("# Reduce(sum)")[1].split("# Store")[0]
+    assert body.count("cuda.shfl_xor_sync(") == 5 and "(tid >> " not in body
+    body = src.split("# Reduce(max)")[1].split("# Store")[0]
+    assert body.count("cuda.shfl_xor_sync(") == 5 and body.count("(tid >> ") == 5
+
+
 def test_row_broadcast_is_a_register_rename():
     g = gen(row_bcast, (F32, F32[0], F32, 4, 64))
     assert barriers(g.source) == 0 and g.smem.total_bytes == 0

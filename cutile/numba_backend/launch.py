@@ -356,12 +356,20 @@ def min_blocks(ir: KernelIR, T: int) -> int | None:
     env = config.numba_min_blocks()
     if env is not None:
         return max(1, min(env, 2048 // T))
-    if _max_tile(ir)[2] >= 2 and T <= 256:
+    big, _, n_mma = _max_tile(ir)
+    if n_mma >= 2 and T <= 256:
         # several mmas live at once (attention): 512 threads per SM, at most 128 registers
         # per thread.  H200, 64x64 flash attention at 128 threads: ptxas alone 194 registers,
         # 2 blocks/SM, 101.8 TFLOP/s; 3 blocks 115.2; 4 blocks 118.6.  A single FFMA matmul
         # gains nothing (149 -> 128 registers: 18.9 -> 19.3) and loses at 80 (8.9): none there
         return 512 // T
+    if n_mma == 0 and big <= 8 * T and T >= 128:
+        # no mma and at most 8 elements of any tile per thread (``_choose_threads``' design
+        # point): a memory-bound kernel, whose loads need every warp an SM can hold in flight.
+        # Full occupancy caps registers at 32.  H200, 8192 x 4096 f32, 512 threads: softmax
+        # (ptxas alone 39 registers, 3 blocks/SM) 3073 -> 3264 GB/s; layer norm (46, 2
+        # blocks) 1719 -> 2549 GB/s, though ptxas spills 68 bytes
+        return 2048 // T
     return None
 
 

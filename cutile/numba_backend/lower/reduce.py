@@ -33,11 +33,13 @@ def _insert_zero_bit(k: int, pos: int) -> int:
     return ((k >> pos) << (pos + 1)) | low
 
 
-def _reduce_axis(g, site, lay, comps, dtypes, ax, combine):
+def _reduce_axis(g, site, lay, comps, dtypes, ax, combine, commutative: bool = False):
     """Reduce ``ax`` of the tile held as ``comps`` (one register list per component) in
     ``lay`` down to length 1, consuming the axis bits from the top (the tree's order).
     Returns (``lay.reduced([ax])``, comps): thread bits of the axis become replica bits, so
-    every thread that held part of a row holds the row's result."""
+    every thread that held part of a row holds the row's result.  ``commutative``: the
+    combine gives the same bits with its operands swapped (IEEE and integer add and
+    multiply), so a shuffle step needs no ordering of the pair."""
     level = 0
     while lay.shape[ax] > 1:
         kind, i = lay.bits[ax][-1]
@@ -52,7 +54,8 @@ def _reduce_axis(g, site, lay, comps, dtypes, ax, combine):
                     c.append(r)
             lay, comps = new, out
         elif _shuffled(g, i, dtypes):
-            lay, comps = lay.drop_top_bit(ax), _shuffle_step(g, comps, dtypes, i, combine)
+            lay, comps = lay.drop_top_bit(ax), _shuffle_step(g, comps, dtypes, i, combine,
+                                                             commutative)
         else:
             run = _exchange_run(g, lay, ax, dtypes, len(comps) * len(comps[0]))
             comps = _exchange_step(g, (site, ax), level % 2, comps, dtypes, run, combine)
@@ -92,9 +95,10 @@ def _exchange_run(g, lay, ax, dtypes, regs: int) -> list:
     return run
 
 
-def _shuffle_step(g, comps, dtypes, bit: int, combine) -> list:
+def _shuffle_step(g, comps, dtypes, bit: int, combine, commutative: bool) -> list:
     """One tree step across lanes ``t`` and ``t ^ 2**bit``: each fetches the other's register
-    with ``shfl.xor`` and both combine the pair in tree order (lower half on the left)."""
+    with ``shfl.xor`` and both combine the pair in tree order (lower half on the left; in
+    any order for a ``commutative`` combine: both lanes then get the same bits anyway)."""
     mask = 0xFFFFFFFF if g.T >= 32 else (1 << g.T) - 1
     partner = []
     for regs in comps:
@@ -102,8 +106,14 @@ def _shuffle_step(g, comps, dtypes, bit: int, combine) -> list:
         for n, r in zip(names, regs):
             g.line(f"{n} = cuda.shfl_xor_sync({mask:#x}, {r}, {1 << bit})")
         partner.append(names)
-    upper = g.let(f"((tid >> {bit}) & 1) != 0")     # this thread holds the upper half
     out = [[] for _ in comps]
+    if commutative:
+        for k in range(len(comps[0])):
+            res = combine(tuple(c[k] for c in comps), tuple(p[k] for p in partner))
+            for c, r in zip(out, res):
+                c.append(r)
+        return out
+    upper = g.let(f"((tid >> {bit}) & 1) != 0")     # this thread holds the upper half
     for k in range(len(comps[0])):
         own = tuple(c[k] for c in comps)
         other = tuple(p[k] for p in partner)
@@ -140,7 +150,8 @@ def _exchange_step(g, site, parity: int, comps, dtypes, run: list, combine) -> l
     vals = []
     for a in range(1 << len(run)):
         bits = sum(1 << b for j, b in enumerate(run) if a >> j & 1)
-        src = g.let(f"{base} | {bits}") if bits else base
+        # the run's bits are clear in base: + (an immediate offset of the shared load) is |
+        src = f"{base} + {bits}" if bits else base
         per = []
         for buf, d in zip(bufs, dtypes):
             names = []
@@ -201,7 +212,8 @@ def reduce_(g, op):
     comps = [regs]
     nd = len(shape)
     for ax in sorted({a % nd for a in op.axes}, reverse=True):
-        lay, comps = _reduce_axis(g, ("red", id(op)), lay, comps, [acc], ax, combine)
+        lay, comps = _reduce_axis(g, ("red", id(op)), lay, comps, [acc], ax, combine,
+                                  commutative=op.fn in ("sum", "prod"))
     out_shape = op.result.type.shape
     out = lay.relabel(out_shape) if out_shape else L.Layout((), g.T, ())
     res = comps[0]
