@@ -19,6 +19,10 @@
   from global to shared memory with ``cp.async`` (a pipelined K loop where it can) and
   address shared memory with 32-bit registers (measured on the H100); ``0`` stages them
   through registers (docs/backend.md "Tensor cores").
+- ``CUTILE_NUMBA_FFMA``: ``1`` (default) gives float32 mma on a GPU the vectorised FFMA
+  schedule (``numba_backend/ffma.py``: swizzled staging, by ``cp.async`` and pipelined where
+  the operands allow, 128-bit shared reads); ``0`` keeps the seeds' scalar schedule; ``sim``
+  also under the CUDA simulator, with models of the instructions (tests).
 - ``CUTILE_CACHE``: ``0`` turns the on-disk kernel cache off (default on; docs/cache.md).
 - ``CUTILE_CACHE_DIR``: where the cache lives (default ``$XDG_CACHE_HOME/cutile``, else
   ``~/.cache/cutile``; ``~/Library/Caches/cutile`` on macOS, ``%LOCALAPPDATA%\\cutile\\Cache``
@@ -111,6 +115,17 @@ def numba_tensor_cores_sim() -> bool:
     """``CUTILE_NUMBA_TENSOR_CORES=sim``: the tensor-core path under the simulator too, with
     ``numba_backend/ptx_sim.py``'s models of the instructions (tests)."""
     return os.environ.get("CUTILE_NUMBA_TENSOR_CORES", "").strip().lower() == "sim"
+
+
+def numba_ffma() -> bool:
+    return os.environ.get("CUTILE_NUMBA_FFMA", "1").strip().lower() not in (
+        "0", "false", "no", "off")
+
+
+def numba_ffma_sim() -> bool:
+    """``CUTILE_NUMBA_FFMA=sim``: the vectorised FFMA schedule under the simulator too
+    (``numba_backend/ptx_sim.py``'s models of ``cp.async`` and the vector shared loads)."""
+    return os.environ.get("CUTILE_NUMBA_FFMA", "").strip().lower() == "sim"
 
 
 def numba_cp_async() -> bool:

@@ -26,8 +26,8 @@ from ..enums import MemoryOrder, PaddingMode
 from ..ir import ops
 from ..ir.core import Region, Value
 from ..ir.types import TileType
+from . import ffma, tensorcore
 from . import layout as L
-from . import tensorcore
 
 FLEXIBLE_OPS = (ops.Constant, ops.Iota)
 # shared memory the stages of a pipelined tensor-core mma may take: tiles whose two stages do
@@ -47,9 +47,11 @@ FLEX_SHAPE_OPS = (ops.Broadcast, ops.Permute, ops.Reshape)
 
 
 class Assignment:
-    def __init__(self, ir, T: int, tensor_cores: bool = False, cp_async: bool = False):
+    def __init__(self, ir, T: int, tensor_cores: bool = False, cp_async: bool = False,
+                 ffma: bool = False):
         self.T = T
         self.tensor_cores = tensor_cores
+        self.ffma = ffma                        # float32 mma: ffma.py's plan where it applies
         self.cp_async = cp_async
         self.defs: dict[int, tuple] = {}        # id(value) -> ("op", op) | ("arg", op, idx)
         self.layouts: dict[int, L.Layout | None] = {}
@@ -85,6 +87,17 @@ class Assignment:
         if plan is not None and id(op) in self._direct_map_t():
             plan = dataclasses.replace(plan, bt=True)
         return plan
+
+    def ffma_plan(self, op):
+        """The vectorised FFMA plan of an ``Mma`` (``ffma.py``; None: another path)."""
+        if not self.ffma or self.tc_plan(op) is not None:
+            return None
+        return ffma.plan(op, self.T)
+
+    def staging_plan(self, op):
+        """The plan whose swizzled staging (cp.async, pipelined K loop) an ``Mma`` uses: its
+        tensor-core plan or its FFMA plan (None: the seeds' schedule)."""
+        return self.tc_plan(op) or self.ffma_plan(op)
 
     def rows_in_warps(self) -> bool:
         """Whether the kernel reduces the result of an ``Mma`` along its last axis (through
@@ -149,12 +162,14 @@ class Assignment:
             for key in (self.place if self.cp_async else ()):
                 region, pos = self.place[key]
                 op = region.ops[pos]
-                plan = (tensorcore.plan(op, self.T, self.rows_in_warps())
-                        if isinstance(op, ops.Mma)
-                        and self.tensor_cores else None)
-                if plan is not None and plan.kind in ("f16", "bf16"):   # 16-bit chunks
-                    found = [self._stageable(v, region, pos) for v in (op.x, op.y)]
-                    if found[1] is None:
+                plan = None
+                if isinstance(op, ops.Mma):
+                    plan = (tensorcore.plan(op, self.T, self.rows_in_warps())
+                            if self.tensor_cores else None) or (
+                        ffma.plan(op, self.T) if self.ffma else None)
+                if plan is not None and plan.kind in ("f16", "bf16", "f32"):  # 16-byte chunks
+                    found = [self._stageable(v, region, pos, plan.epc) for v in (op.x, op.y)]
+                    if found[1] is None and plan.kind != "f32":
                         found[1] = self._stageable_transposed(op.y, region, pos)
                         if found[1] is not None:
                             self._ytrans.add(key)
@@ -176,8 +191,8 @@ class Assignment:
         xl, yl = self.direct_operands(op)
         if xl is None or yl is None:
             return None
-        plan = self.tc_plan(op)
-        if 2 * 2 * (plan.M * plan.K + plan.K * plan.N) > PIPELINE_SMEM:
+        plan = self.staging_plan(op)
+        if 2 * plan.esize * (plan.M * plan.K + plan.K * plan.N) > PIPELINE_SMEM:
             return None
         found = self._every_iteration(op)
         if found is None:
@@ -230,8 +245,8 @@ class Assignment:
         fit ``PIPELINE_SMEM``, at most ``MAX_STAGES`` (stages beyond the copies' latency buy
         nothing and cost occupancy); 2 when its loop pipelines other mmas too (their copies
         are waited for together)."""
-        plan = self.tc_plan(op)
-        stage = 2 * (plan.M * plan.K + plan.K * plan.N)
+        plan = self.staging_plan(op)
+        stage = plan.esize * (plan.M * plan.K + plan.K * plan.N)
         if len(self.pipelined_in(self.pipelined(op))) > 1:
             return 2
         return max(2, min(MAX_STAGES, PIPELINE_SMEM // stage))
@@ -251,8 +266,8 @@ class Assignment:
     def pipelined_in(self, loop) -> list:
         """The mmas that pipeline the ``For`` ``loop`` (its prologue issues their first
         copies)."""
-        return [o for o in loop.body.ops if isinstance(o, ops.Mma) and self.tc_plan(o)
-                is not None and self.pipelined(o) is loop]
+        return [o for o in loop.body.ops if isinstance(o, ops.Mma)
+                and self.staging_plan(o) is not None and self.pipelined(o) is loop]
 
     def _subtree(self, region: Region) -> list:
         out = []
@@ -262,11 +277,12 @@ class Assignment:
                 out += self._subtree(sub)
         return out
 
-    def _stageable(self, v: Value, region: Region, mma_pos: int):
+    def _stageable(self, v: Value, region: Region, mma_pos: int, epc: int = 8):
         """(load, reshape or nothing) producing ``v`` if the load's tile can be copied to
-        shared memory as 16-byte chunks at the mma: a plain partition load (order identity,
-        zero or undetermined padding, leading tile dims of 1, possibly reshaped away) used only
-        by this mma, earlier in the same region with no memory write in between."""
+        shared memory as 16-byte chunks (``epc`` elements) at the mma: a plain partition load
+        (order identity, zero or undetermined padding, leading tile dims of 1, possibly
+        reshaped away) used only by this mma, earlier in the same region with no memory write
+        in between."""
         d = self.defs.get(id(v))
         if d is None or d[0] != "op" or self.uses.get(id(v)) != 1:
             return None
@@ -285,7 +301,7 @@ class Assignment:
                 or tuple(ld.order) != tuple(range(len(ld.shape))) or ld.steps is not None
                 or ld.padding not in (PaddingMode.ZERO, PaddingMode.UNDETERMINED)
                 or ld.memory_order is not MemoryOrder.WEAK       # an atomic read: as written
-                or ld.shape[-1] % 8):
+                or ld.shape[-1] % epc):
             return None
         if chain and self.place[id(chain[0])][0] is not region:
             return None
@@ -304,7 +320,7 @@ class Assignment:
         if (not isinstance(p, ops.Permute) or tuple(p.axes) != (1, 0)
                 or self.place[id(p)][0] is not region):
             return None
-        inner = self._stageable(p.x, region, mma_pos)
+        inner = self._stageable(p.x, region, mma_pos)       # 16-bit tensor-core operands
         return None if inner is None else inner + (p,)
 
     def broadcast_view(self, op) -> bool:
@@ -360,7 +376,7 @@ class Assignment:
         if isinstance(op, FLEX_SHAPE_OPS):
             return None if self.layout(op.x) is None else L.flat(t.shape, self.T)
         if isinstance(op, ops.Mma):
-            plan = self.tc_plan(op)
+            plan = self.staging_plan(op)
             return plan.layout() if plan is not None else L.choose_blocked(t.shape, self.T)
         if isinstance(op, (ops.Unary, ops.Binary, ops.Compare, ops.Select, ops.Convert,
                            ops.Fma)):

@@ -93,10 +93,13 @@ class Gen:
             tensor_cores = tensor_cores_usable(mma_acc)
         self.tensor_cores = tensor_cores
         from .. import config
+        # float32 mma by ffma.py's vectorised schedule (CUTILE_NUMBA_FFMA)
+        self.ffma = ffma_usable(mma_acc)
         # cp.async operand staging and 32-bit shared addresses (CUTILE_NUMBA_CP_ASYNC)
-        self.cp_async = bool(tensor_cores) and config.numba_cp_async()
+        self.cp_async = (bool(tensor_cores) or self.ffma) and config.numba_cp_async()
         self.e = Emitter(indent=1)
-        self.assign = Assignment(ir, T, tensor_cores=tensor_cores, cp_async=self.cp_async)
+        self.assign = Assignment(ir, T, tensor_cores=tensor_cores, cp_async=self.cp_async,
+                                 ffma=self.ffma)
         # alignment= is refused by the simulator (where 16-byte alignment does not matter)
         self.smem = SmemPlan(shared=shared_smem, aligned=not rt.simulator())
         self.bar = BarrierState()
@@ -515,6 +518,17 @@ def tensor_cores_usable(mma_acc: str) -> bool:
     if rt.simulator():
         return mma_acc == "f32" and config.numba_tensor_cores_sim()
     return mma_acc == "f32" and config.numba_tensor_cores()
+
+
+def ffma_usable(mma_acc: str) -> bool:
+    """Whether float32 mma may take ``ffma.py``'s schedule (vector shared loads, cp.async):
+    the default float32 accumulation mode (``exact`` keeps the seeds' float64 sum), not
+    disabled by ``CUTILE_NUMBA_FFMA=0``, and not the simulator unless
+    ``CUTILE_NUMBA_FFMA=sim`` asks for ``ptx_sim.py``'s models (tests)."""
+    from .. import config
+    if rt.simulator():
+        return mma_acc == "f32" and config.numba_ffma_sim()
+    return mma_acc == "f32" and config.numba_ffma()
 
 
 def kernel_fn_name(ir: KernelIR) -> str:

@@ -1,12 +1,13 @@
 """Full-tile facts of a launch: which cp.async-staged operand loads need no per-chunk bounds.
 
-A tensor-core operand tile staged by ``cp.async`` (``lower/matmul_tc._stage_direct``) tests
-every 16-byte chunk against the array's edges, and, in the kernel, whether the array's rows
-are 16-byte aligned.  When the launch's array has dimensions that are multiples of the tile's
-(every tile is then wholly inside the array or wholly outside) and 16-byte aligned rows, the
-host says so and the generator emits the *full-tile* form: one in-or-out test per tile, no
-per-chunk bounds arithmetic, no element-wise fallback.  The facts are part of the compiled
-kernel's key, so an array of another shape gets the checked kernel.
+A tensor-core or FFMA (``ffma.py``) operand tile staged by ``cp.async``
+(``lower/matmul_tc._stage_direct``) tests every 16-byte chunk against the array's edges, and,
+in the kernel, whether the array's rows are 16-byte aligned.  When the launch's array has
+dimensions that are multiples of the tile's (every tile is then wholly inside the array or
+wholly outside) and 16-byte aligned rows, the host says so and the generator emits the
+*full-tile* form: one in-or-out test per tile, no per-chunk bounds arithmetic, no
+element-wise fallback.  The facts are part of the compiled kernel's key, so an array of
+another shape gets the checked kernel.
 
 ``requirements(ir, T, mma_acc)``: ``(param index, rows, cols)`` of every staged load whose array
 is a kernel parameter (cached per kernel IR); ``facts(reqs, leaves)``: the satisfied ones.
@@ -21,18 +22,18 @@ _reqs: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 def requirements(ir, T: int, mma_acc: str) -> tuple:
     """``(param index, tile rows, tile cols)`` of the loads the generator would stage by
-    cp.async at ``T`` threads (empty without tensor cores or cp.async)."""
+    cp.async at ``T`` threads (empty without tensor cores or the FFMA plan, or cp.async)."""
     from .. import config
     from .assign import Assignment
-    from .codegen import tensor_cores_usable
-    tc = tensor_cores_usable(mma_acc)
-    key = (T, mma_acc, tc, config.numba_cp_async())
+    from .codegen import ffma_usable, tensor_cores_usable
+    tc, ff = tensor_cores_usable(mma_acc), ffma_usable(mma_acc)
+    key = (T, mma_acc, tc, ff, config.numba_cp_async())
     per = _reqs.setdefault(ir, {})
     if key in per:
         return per[key]
     out = []
-    if tc and config.numba_cp_async():
-        a = Assignment(ir, T, tensor_cores=True, cp_async=True)
+    if (tc or ff) and config.numba_cp_async():
+        a = Assignment(ir, T, tensor_cores=tc, cp_async=True, ffma=ff)
         params = {id(p): i for i, p in enumerate(ir.params)}
         for ld in a.staged_loads():
             if id(ld.array) in params:

@@ -309,7 +309,8 @@ def compile_kernel(ir: KernelIR, T: int, mma_acc: str | None = None,
                    full: frozenset = frozenset()) -> Compiled:
     mma_acc = mma_acc or env_mma_acc()
     key = (T, mma_acc, rt.simulator(), config.numba_tensor_cores(),
-           config.numba_tensor_cores_sim(), config.numba_cp_async(), full,
+           config.numba_tensor_cores_sim(), config.numba_cp_async(), config.numba_ffma(),
+           config.numba_ffma_sim(), full,
            min_blocks(ir, T))
     ck = _cache.get(ir, {}).get(key)
     if ck is not None:

@@ -19,7 +19,11 @@ Numba exposes no ``mma``/``ldmatrix`` instruction, so they are emitted as llvmli
   of 16-byte chunks that bypass the registers (zero-filled past ``nbytes``), and the wait for
   them; ``cp_async_commit()`` / ``cp_async_wait_group<n>()``: close a group of copies, wait for
   all but the newest ``n`` groups (the multi-stage pipeline); ``addr_of(arr)``: an array's
-  data address (the 16-byte alignment test).
+  data address (the 16-byte alignment test);
+- ``lds_v4(buf, i)`` / ``lds_v2(buf, i)``: the 4 (2) elements ``buf[i:i+4]`` of a shared
+  array in one vector load (``ld.shared.v4``; ``i`` a multiple of 4 (2) in a 16-byte aligned
+  buffer): an LLVM load of a vector from the shared window, not inline assembly, so LLVM and
+  ptxas order and schedule it as any shared load (the FFMA matmul, ``ffma.py``).
 """
 
 from __future__ import annotations
@@ -167,11 +171,42 @@ def _elem_addr(context, builder, arrty, arr, ix):
     return builder.ptrtoint(builder.gep(ary.data, [ix]), i64)
 
 
+def _lds(n: int):
+    def impl(typingctx, buf, idx):
+        if not isinstance(buf, types.Array) or not isinstance(idx, types.Integer):
+            return None
+        sig = types.UniTuple(buf.dtype, n)(buf, idx)
+
+        def codegen(context, builder, signature, args):
+            arrty = signature.args[0]
+            ary = context.make_array(arrty)(context, builder, args[0])
+            ix = args[1]
+            if ix.type.width < 64:
+                ix = builder.sext(ix, ir.IntType(64))
+            ptr = builder.gep(ary.data, [ix])
+            sptr = builder.addrspacecast(ptr, ptr.type.pointee.as_pointer(3))
+            et = context.get_data_type(arrty.dtype)
+            vec = builder.load(builder.bitcast(sptr, ir.VectorType(et, n).as_pointer(3)),
+                               align=n * context.get_abi_sizeof(et))
+            vals = [builder.extract_element(vec, ir.Constant(ir.IntType(32), i))
+                    for i in range(n)]
+            return context.make_tuple(builder, signature.return_type, vals)
+
+        return sig, codegen
+
+    impl.__name__ = f"lds_v{n}"
+    return intrinsic(impl)
+
+
+lds_v2 = _lds(2)
+lds_v4 = _lds(4)
+
+
 @intrinsic
 def cp_async16(typingctx, buf, idx, src, off, nbytes):
-    """``cp.async.cg.shared.global`` of 16 bytes: ``buf[idx:idx+8]`` (shared) from the 16-byte
-    aligned ``src.data + off`` elements (global); only the first ``nbytes`` are read, the rest
-    of the 16 are zero-filled (``nbytes = 0``: all zeros, nothing read)."""
+    """``cp.async.cg.shared.global`` of 16 bytes: ``buf[idx:idx+16/itemsize]`` (shared) from
+    the 16-byte aligned ``src.data + off`` elements (global); only the first ``nbytes`` are
+    read, the rest of the 16 are zero-filled (``nbytes = 0``: all zeros, nothing read)."""
     if not all(isinstance(a, types.Array) for a in (buf, src)) or not all(
             isinstance(a, types.Integer) for a in (idx, off, nbytes)):
         return None
@@ -254,4 +289,5 @@ INTRINSICS = {"mma_f16": mma_f16, "mma_bf16": mma_bf16, "mma_tf32": mma_tf32,
               "ldsm_x4_t": ldsm_x4_t, "ldsm_x2_t": ldsm_x2_t, "ldsm32_x4": ldsm32_x4,
               "ldsm32_x4_t": ldsm32_x4_t, "ldsm32_x2_t": ldsm32_x2_t, "cp_async16": cp_async16,
               "cp_async_wait_all": cp_async_wait_all, "addr_of": addr_of,
-              "cp_async_commit": cp_async_commit, **CP_ASYNC_WAIT_GROUP}
+              "cp_async_commit": cp_async_commit, "lds_v2": lds_v2, "lds_v4": lds_v4,
+              **CP_ASYNC_WAIT_GROUP}

@@ -147,14 +147,23 @@ def _mma_int(kind: str):
 
 
 def cp_async16(buf, idx, src, off, nbytes):
-    n = int(nbytes) // 2
     dst = _nd(buf).reshape(-1)
-    dst[idx:idx + 8] = 0
+    n = int(nbytes) // dst.itemsize
+    assert (int(idx) * dst.itemsize) % 16 == 0, "cp.async destination not 16-byte aligned"
+    dst[idx:idx + 16 // dst.itemsize] = 0
     if n:
         a = _nd(src)
         flat = np.lib.stride_tricks.as_strided(a, shape=(int(off) + n,),
                                                strides=(a.itemsize,))
         dst[idx:idx + n] = flat[int(off):int(off) + n].view(dst.dtype)
+
+
+def _lds(n: int):
+    def lds(buf, idx):
+        flat = _nd(buf).reshape(-1)
+        assert int(idx) % n == 0, "vector shared load not aligned"   # faults on a GPU
+        return tuple(flat[int(idx):int(idx) + n])
+    return lds
 
 
 def cp_async_wait_all():
@@ -173,6 +182,7 @@ SIM_INTRINSICS = {"mma_f16": _mma("f16"), "mma_bf16": _mma("bf16"), "mma_tf32": 
                   "mma_s8": _mma_int("s8"), "mma_u8": _mma_int("u8"),
                   "cp_async16": cp_async16, "cp_async_wait_all": cp_async_wait_all,
                   "addr_of": addr_of, "cp_async_commit": cp_async_commit,
+                  "lds_v2": _lds(2), "lds_v4": _lds(4),
                   **{f"cp_async_wait_group{n}": cp_async_wait_all for n in range(3)}}
 for _p in ("ldsm", "ldsm32"):
     SIM_INTRINSICS.update({f"{_p}_x4": _ldsm(4, False), f"{_p}_x4_t": _ldsm(4, True),

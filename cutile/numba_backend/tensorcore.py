@@ -100,6 +100,11 @@ class TCPlan:
         return KIND_EPC[self.kind]
 
     @property
+    def esize(self) -> int:
+        """Bytes of one staged operand element."""
+        return 16 // self.epc
+
+    @property
     def b_transposed(self) -> bool:
         """Whether B lies transposed in shared memory (int8/uint8 always, ``bt``)."""
         return self.bt or self.kind in INT_KINDS

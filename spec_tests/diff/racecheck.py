@@ -101,7 +101,8 @@ def _next_seq() -> int:
 
 def _wrap_intrinsics(intr: dict) -> dict:
     """Wrapped ``ptx_sim`` models: cp.async writes pending until the wait, ldmatrix reads by
-    the row-giving lane; the models' own array accesses are not logged."""
+    the row-giving lane, vector shared loads as reads of their elements; the models' own
+    array accesses are not logged."""
     saved = dict(intr)
 
     def quiet(fn):
@@ -117,6 +118,13 @@ def _wrap_intrinsics(intr: dict) -> dict:
         def run(buf, idx):
             if threading.current_thread().thread_id % 32 < 8 * n:   # .x2: lanes 16-31 unused
                 _log(buf.reshape(-1), int(idx), False, nbytes=16)
+            return quiet(fn)(buf, idx)
+        return run
+
+    def lds(fn, n: int):
+        def run(buf, idx):                  # a vector shared load: n elements read
+            flat = buf.reshape(-1)
+            _log(flat, int(idx), False, nbytes=n * flat.itemsize)
             return quiet(fn)(buf, idx)
         return run
 
@@ -161,6 +169,8 @@ def _wrap_intrinsics(intr: dict) -> dict:
     for name, fn in saved.items():
         if name.startswith("ldsm"):
             intr[name] = ldsm(fn, int(name.split("_x")[1][0]))
+        elif name.startswith("lds_v"):
+            intr[name] = lds(fn, int(name[len("lds_v"):]))
         elif not name.startswith("cp_async"):
             intr[name] = quiet(fn)
     intr["cp_async16"] = cp_async16

@@ -47,7 +47,7 @@ def for_(g, op):
 
     pipes = g.assign.pipelined_in(op)
     for mma in pipes:                       # issue the first iteration's operand copies
-        matmul_tc.prologue(g, mma, g.assign.tc_plan(mma), op)
+        matmul_tc.prologue(g, mma, g.assign.staging_plan(mma), op)
     g.emit_loop(f"for {raw} in range({start}, {stop}, {step}):", frame, op.body, bind,
                 normal_exit=True)
     if pipes:

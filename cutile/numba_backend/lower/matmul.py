@@ -1,5 +1,6 @@
 """Lowering of ``Mma``: the seeds' shared-memory tiled matmul, register-blocked (float16 and
-bfloat16 operands with a float32 accumulator take the tensor cores on a GPU: ``matmul_tc.py``).
+bfloat16 operands with a float32 accumulator take the tensor cores on a GPU: ``matmul_tc.py``;
+float32 ones the vectorised FFMA schedule of ``ffma.py`` / ``matmul_ffma.py`` on a GPU).
 
 The IR's K loop (``for k: acc = mma(load(A, k), load(B, k), acc)``) is the seed's phase loop:
 the two loads are the collaborative, coalesced global loads (each with its own bounds check;
@@ -29,11 +30,9 @@ from ...errors import TileUnsupportedFeatureError
 from ...interp.matmul_numerics import f16_acc_chunk
 from ...ir import ops
 from ..exprs import cast
+from ..ffma import UNROLL_BUDGET
 from . import lower
 from .matmul_tc import mma_tc
-
-# Statements per unrolled k-loop body (the whole k loop when it fits).
-UNROLL_BUDGET = 400
 
 _FLOAT_IN = (dt.float16, dt.bfloat16, dt.float32, dt.tfloat32, dt.float64, dt.float8_e4m3fn,
              dt.float8_e5m2)
@@ -51,7 +50,7 @@ def _check(op):
 @lower(ops.Mma)
 def mma(g, op):
     _check(op)
-    plan = g.assign.tc_plan(op)
+    plan = g.assign.staging_plan(op)     # tensor cores, or ffma.py's vectorised FFMA
     if plan is not None:
         mma_tc(g, op, plan)
         return

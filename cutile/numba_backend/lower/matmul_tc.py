@@ -21,7 +21,9 @@ from ... import dtypes as dt
 from ...ir import ops
 from .. import layout as L
 from ..exprs import to_storage
+from ..ffma import FFMAPlan, join
 from ..tensorcore import INT_KINDS, TCPlan, swizzle, swizzle_expr
+from .matmul_ffma import compute as compute_ffma
 
 
 def _stage(g, v, buf: str, ncols: int, epc: int = 8, transpose: bool = False) -> None:
@@ -73,7 +75,9 @@ def _stage_direct(g, ld, buf: str, T: int, base: str = "", sub: dict | None = No
     a = g.arrays[id(ld.array)]
     nd = len(ld.shape)
     R, C = ld.shape[-2:]
-    cpr = C // 8
+    es = a.dtype.bitwidth // 8               # bytes per element: 16-bit or float32 operands
+    epc = 16 // es                           # elements per 16-byte chunk
+    cpr = C // epc
     idx0, idx1 = scalar(ld.index[-2]), scalar(ld.index[-1])
     n0, n1, r0, c0, ok = (g.tmp(s) for s in ("n", "n", "r", "c", "cpok"))
     g.line(f"{n0} = i64({a.name}.shape[{nd - 2}])")
@@ -87,7 +91,7 @@ def _stage_direct(g, ld, buf: str, T: int, base: str = "", sub: dict | None = No
         ps = [f"i64({scalar(ld.index[j])})" for j in range(nd - 2)]
         g.line(f"{lead_ok} = " + " & ".join(f"({p} >= 0) & ({p} < {a.name}.shape[{j}])"
                                             for j, p in enumerate(ps)))
-        g.line(f"{lead_at} = " + " + ".join(f"{p} * i64({a.name}.strides[{j}] // 2)"
+        g.line(f"{lead_at} = " + " + ".join(f"{p} * i64({a.name}.strides[{j}] // {es})"
                                            for j, p in enumerate(ps)))
         lead, lead_off = lead_ok, lead_at
     def units(total: int):
@@ -112,28 +116,43 @@ def _stage_direct(g, ld, buf: str, T: int, base: str = "", sub: dict | None = No
         tin, nbt, at = g.tmp("tin"), g.tmp("nb"), g.tmp("at")
         g.line(f"{tin} = {lead} & ({r0} >= 0) & ({r0} < {n0}) & ({c0} >= 0) & ({c0} < {n1})")
         g.line(f"{nbt} = i32(cuda.selp({tin}, i32(16), i32(0)))")
-        g.line(f"{st0} = i64({a.name}.strides[{nd - 2}] // 2)")
+        g.line(f"{st0} = i64({a.name}.strides[{nd - 2}] // {es})")
         g.line(f"{at} = cuda.selp({tin}, {lead_off} + {r0} * {st0} + {c0}, i64(0))")
+        if T % cpr == 0 and (R * cpr) % T == 0:
+            # unit i is the thread's first one T / cpr rows further down: one per-thread
+            # address and shared index, the units at constant row offsets (fewer registers
+            # live across the K loop than an address per unit)
+            rr, cc = f"(tid >> {L.log2(cpr)})", f"((tid & {cpr - 1}) << {L.log2(epc)})"
+            o, d = g.tmp("o"), g.tmp("d")
+            g.line(f"{o} = {at} + i64({rr}) * {st0} + i64({cc})")
+            g.line(f"{d} = {swizzle_expr(rr, cc, C, epc)}")
+            for i in range(R * cpr // T):
+                dr = i * (T // cpr)                          # row offset of unit i
+                dst = join(d, C * (T // cpr) - 1, int(swizzle(dr, 0, C, epc))) if dr else d
+                src = f"{o} + {dr} * {st0}" if dr else o
+                g.line(f"cp_async16({buf}, {base}{dst}, {a.name}, "
+                       f"cuda.selp({tin}, {src}, i64(0)), {nbt})")
+            return
         for q, guard in units(R * cpr):
-            rr, cc = f"({q} >> {L.log2(cpr)})", f"(({q} & {cpr - 1}) << 3)"
-            emit([f"cp_async16({buf}, {base}{swizzle_expr(rr, cc, C)}, {a.name}, "
+            rr, cc = f"({q} >> {L.log2(cpr)})", f"(({q} & {cpr - 1}) << {L.log2(epc)})"
+            emit([f"cp_async16({buf}, {base}{swizzle_expr(rr, cc, C, epc)}, {a.name}, "
                   f"cuda.selp({tin}, {at} + i64({rr}) * {st0} + i64({cc}), i64(0)), {nbt})"],
                  guard)
         return
-    g.line(f"{ok} = ({a.name}.strides[{nd - 1}] == 2) and "
+    g.line(f"{ok} = ({a.name}.strides[{nd - 1}] == {es}) and "
            + "".join(f"({a.name}.strides[{j}] % 16 == 0) and " for j in range(nd - 1))
            + f"(addr_of({a.name}) % u64(16) == u64(0))")
-    zero = "u16(0)" if a.dtype is dt.bfloat16 else "f16(0.0)"
+    zero = {dt.bfloat16: "u16(0)", dt.float16: "f16(0.0)", dt.float32: "f32(0.0)"}[a.dtype]
     g.line(f"if {ok}:")
     g.e.level += 1
-    g.line(f"{st0} = i64({a.name}.strides[{nd - 2}] // 2)")
+    g.line(f"{st0} = i64({a.name}.strides[{nd - 2}] // {es})")
     for q, guard in units(R * cpr):
-        rr, cc = f"({q} >> {L.log2(cpr)})", f"(({q} & {cpr - 1}) << 3)"
+        rr, cc = f"({q} >> {L.log2(cpr)})", f"(({q} & {cpr - 1}) << {L.log2(epc)})"
         gr, gc, nb = g.tmp("gr"), g.tmp("gc"), g.tmp("nb")
         emit([f"{gr} = {r0} + {rr}", f"{gc} = {c0} + {cc}",
               f"{nb} = i32(cuda.selp({lead} & ({gr} >= 0) & ({gr} < {n0}) & ({gc} >= 0), "
-              f"max(min({n1} - {gc}, i64(8)), i64(0)) * 2, i64(0)))",
-              f"cp_async16({buf}, {base}{swizzle_expr(rr, cc, C)}, {a.name}, "
+              f"max(min({n1} - {gc}, i64({epc})), i64(0)) * {es}, i64(0)))",
+              f"cp_async16({buf}, {base}{swizzle_expr(rr, cc, C, epc)}, {a.name}, "
               f"cuda.selp({nb} > 0, {lead_off} + {gr} * {st0} + {gc}, i64(0)), {nb})"],
              guard)
     g.e.level -= 1
@@ -148,7 +167,7 @@ def _stage_direct(g, ld, buf: str, T: int, base: str = "", sub: dict | None = No
     g.line(f"for {q} in range(tid, {R * C}, {T}):")
     for ln in (f"{gr} = {r0} + {rr}", f"{gc} = {c0} + {cc}",
                f"{inb} = {lead} & ({gr} >= 0) & ({gr} < {n0}) & ({gc} >= 0) & ({gc} < {n1})",
-               f"{buf}[{base}{swizzle_expr(rr, cc, C)}] = {a.name}[{lead_idx}"
+               f"{buf}[{base}{swizzle_expr(rr, cc, C, epc)}] = {a.name}[{lead_idx}"
                f"u64(cuda.selp({inb}, {gr}, i64(0))), u64(cuda.selp({inb}, {gc}, i64(0)))] "
                f"if {inb} else {zero}"):
         g.line("    " + ln)
@@ -157,7 +176,7 @@ def _stage_direct(g, ld, buf: str, T: int, base: str = "", sub: dict | None = No
 
 # shared-memory element type of the staged operands: 16-bit patterns, float32 for tfloat32
 _SMEM_DTYPE = {"f16": dt.float16, "bf16": dt.uint16, "tf32": dt.float32, "s8": dt.int8,
-               "u8": dt.uint8}
+               "u8": dt.uint8, "f32": dt.float32}
 
 
 def _full(g, ld) -> bool:
@@ -216,8 +235,18 @@ def mma_tc(g, op, plan: TCPlan) -> None:
              note=", operands by cp.async" if xl is not None or yl is not None else "")
 
 
-def _compute(g, op, plan: TCPlan, bufa: str, bufb: str, acc_regs, out, abase: str = "",
+def _compute(g, op, plan, bufa: str, bufb: str, acc_regs, out, abase: str = "",
              bbase: str = "", note: str = "") -> None:
+    """The products over the staged tiles (at element offsets ``abase``/``bbase``): the
+    tensor cores', or the FFMA plan's (``matmul_ffma.compute``)."""
+    if isinstance(plan, FFMAPlan):
+        compute_ffma(g, op, plan, bufa, bufb, acc_regs, out, abase, bbase, note)
+        return
+    _compute_tc(g, op, plan, bufa, bufb, acc_regs, out, abase, bbase, note)
+
+
+def _compute_tc(g, op, plan: TCPlan, bufa: str, bufb: str, acc_regs, out, abase: str = "",
+                bbase: str = "", note: str = "") -> None:
     """ldmatrix + mma.sync over the staged tiles (at element offsets ``abase``/``bbase``)."""
     K = plan.K
     p = plan.prefix()                        # per-thread values depend only on the plan
