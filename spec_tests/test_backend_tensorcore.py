@@ -338,7 +338,7 @@ def test_plain_operand_loads_are_staged_by_cp_async(cp_async):
                                 ct.float32), 128)
     # 2 chunks per thread and operand: 3 prologue stages + the loop's next one
     assert src.count("cp_async16(") == 4 * 4 and "cp_async_wait_all()" in src
-    assert src.count("staged into shared memory by its tensor-core mma") == 2
+    assert src.count("staged into shared memory by its mma") == 2
     assert "strides[1] == 2" in src and "addr_of(" in src and "ldsm32_x4(" in src
 
 

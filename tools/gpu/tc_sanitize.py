@@ -1,4 +1,4 @@
-"""One small launch of each tensor-core kernel form, for compute-sanitizer on the H100.
+"""One small launch of each tensor-core and FFMA kernel form, for compute-sanitizer on the H100.
 
     compute-sanitizer --tool racecheck python tools/gpu/tc_sanitize.py
     compute-sanitizer --tool memcheck python tools/gpu/tc_sanitize.py
@@ -6,7 +6,10 @@
 Forms: float16 matmul with full tiles (cp.async full-tile copies, 4-stage pipeline, dynamic
 shared memory), with partial tiles (checked copies), with unaligned rows (element-wise copy),
 bfloat16 ``a @ b.T`` (transposed B), tfloat32 and int8 (register staging), and the benchmark's
-attention forward.  Each result is checked against NumPy; the sanitizer reports the hazards.
+attention forward; float32 matmul on the FFMA schedule (cp.async staging, vector shared loads)
+with full, partial and unaligned tiles; a row softmax whose last tiles are partial (the
+whole-tile and checked branches of loads and stores).  Each result is checked against NumPy;
+the sanitizer reports the hazards.
 """
 
 from __future__ import annotations
@@ -27,6 +30,15 @@ import cutile as ct  # noqa: E402
 from cutile.executors import backend  # noqa: E402
 
 
+@ct.kernel
+def row_softmax(x, y, TN: ct.Constant[int]):
+    # softmax of each TN-column block of each row; blocks past the row's end are partial
+    # (NEG_INF padding reads, discarded stores)
+    t = ct.load(x, (ct.bid(0), ct.bid(1)), (1, TN), padding_mode=ct.PaddingMode.NEG_INF)
+    e = ct.exp(t - ct.max(t, axis=1, keepdims=True))
+    ct.store(y, (ct.bid(0), ct.bid(1)), e / ct.sum(e, axis=1, keepdims=True))
+
+
 def launch(kernel, grid, args, threads=None):
     with backend("numba", threads=threads):
         ct.launch(None, grid, kernel, args)
@@ -45,9 +57,13 @@ def main() -> int:
 
     for name, (M, N, K), tiles in (("f16 full tiles", (256, 256, 256), (128, 128, 32)),
                                    ("f16 partial tiles", (200, 136, 90), (64, 64, 32)),
-                                   ("f16 unaligned rows", (64, 64, 36), (64, 64, 32))):
-        a = rng.standard_normal((M, K)).astype(np.float16)
-        b = rng.standard_normal((K, N)).astype(np.float16)
+                                   ("f16 unaligned rows", (64, 64, 36), (64, 64, 32)),
+                                   ("f32 full tiles", (256, 256, 256), (128, 128, 32)),
+                                   ("f32 partial tiles", (200, 136, 90), (64, 64, 32)),
+                                   ("f32 unaligned rows", (64, 64, 34), (64, 64, 32))):
+        dt = np.float32 if name.startswith("f32") else np.float16
+        a = rng.standard_normal((M, K)).astype(dt)
+        b = rng.standard_normal((K, N)).astype(dt)
         c = np.full((M, N), np.nan, np.float32)
         TM, TN, TK = tiles
         launch(mm_kloop, (-(-M // TM), -(-N // TN)), (a, b, c, TM, TN, TK, ct.float32))
@@ -74,6 +90,13 @@ def main() -> int:
     s = np.einsum("hmd,hnd->hmn", q.astype(np.float64), k.astype(np.float64)) / math.sqrt(D)
     p = np.exp(s - s.max(-1, keepdims=True))
     report("attention", o, (p / p.sum(-1, keepdims=True)) @ v.astype(np.float64), 1e-2)
+    x = rng.standard_normal((300, 1000)).astype(np.float32)
+    y = np.full((300, 1000), np.nan, np.float32)
+    launch(row_softmax, (300, 2), (x, y, 512))
+    e = np.exp(x.astype(np.float64).reshape(300, 1000))
+    want = np.concatenate([e[:, :512] / e[:, :512].sum(1, keepdims=True),
+                           e[:, 512:] / e[:, 512:].sum(1, keepdims=True)], axis=1)
+    report("softmax, partial tiles", y, want, 1e-5)
     print("ALL OK" if ok else "FAILURES")
     return 0 if ok else 1
 

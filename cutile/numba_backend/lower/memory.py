@@ -126,7 +126,7 @@ def _reg_access(g, op, a, lay, k, exts, bases, safe: bool):
 @lower(ops.Load)
 def load(g, op):
     if g.assign.direct_load(op):
-        g.line("pass  # staged into shared memory by its tensor-core mma (cp.async)")
+        g.line("pass  # staged into shared memory by its mma (cp.async)")
         return
     a = _av(g, op.array)
     lay = g.natural(op.result)
