@@ -58,13 +58,12 @@ def main() -> int:
     if args.tensor_cores:
         os.environ["CUTILE_NUMBA_TENSOR_CORES"] = "1"
     import numpy as np
-    from numba import cuda
     from gpu import make_kernels
+    from numba import cuda
 
     import cutile as ct
     from cutile.kernel import _check_grid
-    from cutile.numba_backend.launch import (choose_threads, compile_kernel, full_tiles,
-                                             min_blocks)
+    from cutile.numba_backend.launch import choose_threads, compile_kernel, full_tiles, min_blocks
     from cutile.numba_backend.params import argument_types
     kern, kargs, grid = workload(args.workload, make_kernels(ct), np)
     spec = kern.specialize(kargs)
