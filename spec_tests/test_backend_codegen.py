@@ -79,7 +79,8 @@ def test_elementwise_kernel_has_no_barrier_and_no_shared_memory():
     assert g.smem.total_bytes == 0
 
 
-def test_matmul_k_loop_has_raw_and_war_barriers_only():
+def test_matmul_k_loop_has_raw_and_war_barriers_only(monkeypatch):
+    monkeypatch.setenv("CUTILE_NUMBA_FFMA", "0")     # the seed's schedule (not ffma.py's)
     g = gen(matmul, (F32, F32, F32, 16, 16, 8, ct.float32))
     src = g.source
     body = src[src.index("for _i"):]
@@ -209,9 +210,15 @@ def _enclosing_if(lines, i):
     return None
 
 
-def test_every_global_access_is_bounds_checked():
+@pytest.mark.parametrize("ffma", ["0", "sim"])
+def test_every_global_access_is_bounds_checked(ffma, monkeypatch):
     # each access has its own check, or sits in the branch of a whole-tile test (the tile's
-    # base and extent inside the array on every dim: every element is then in bounds)
+    # base and extent inside the array on every dim: every element is then in bounds).  With
+    # ffma.py's schedule the operands are staged by cp.async (bytes past the array are
+    # zero-filled, ``cp_async16``'s own count) or element-wise with a clamped index
+    from cutile.numba_backend import rt
+    monkeypatch.setenv("CUTILE_NUMBA_FFMA", ffma)
+    monkeypatch.setattr(rt, "simulator", lambda: True)   # the same source on a GPU and in CI
     mm = gen(matmul, (F32, F32, F32, 16, 16, 8, ct.float32))
     fast = 0
     for g in (gen(vadd, (F32[0], F32[1], F32[2], 64)), mm):
@@ -228,7 +235,8 @@ def test_every_global_access_is_bounds_checked():
             if re.match(r"a\d+\[.*\] = ", s):                 # a store: guarded by its check
                 assert lines[i - 1].strip().startswith("if (0 <= "), ln
             else:                                          # a load: index clamped by its check
-                ok = re.search(r"cuda\.selp\((_e\d+), a\d+\[u64\(cuda\.selp\(\1, ", s)
+                ok = re.search(r"cuda\.selp\((_e\d+), a\d+\[u64\(cuda\.selp\(\1, ", s) or \
+                    re.search(r"= a\d+\[u64\(cuda\.selp\((_inb\d+), .*\] if \1 else ", s)
                 assert ok, ln
     assert fast                    # the whole-tile branches exist (and were checked above)
 

@@ -164,8 +164,16 @@ def env_mma_acc() -> str:
     return config.numba_mma_acc()
 
 
+_max_tiles: weakref.WeakKeyDictionary[KernelIR, tuple] = weakref.WeakKeyDictionary()
+
+
 def _max_tile(ir: KernelIR) -> tuple[int, int, int]:
-    """(largest tile size, largest mma accumulator size, number of mma ops) of the kernel."""
+    """(largest tile size, largest mma accumulator size, number of mma ops) of the kernel.
+    Cached per kernel IR: every launch asks (``min_blocks`` is part of the compiled kernel's
+    key), and walking the IR cost ~100 us a launch."""
+    got = _max_tiles.get(ir)
+    if got is not None:
+        return got
     big, acc, n = 1, 0, 0
     for op in walk(ir.body):
         for r in op.results:
@@ -174,7 +182,8 @@ def _max_tile(ir: KernelIR) -> tuple[int, int, int]:
         if isinstance(op, ops.Mma):
             acc = max(acc, op.acc.type.size)
             n += 1
-    return big, acc, n
+    _max_tiles[ir] = got = (big, acc, n)
+    return got
 
 
 _threads_cache: weakref.WeakKeyDictionary[KernelIR, dict] = weakref.WeakKeyDictionary()
