@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Issue 3's H100 acceptance runs, each sized for one 10-minute device call (16 cores).
 #
-#   tools/gpu/acceptance.sh spec1|spec2|spec3|spec4|diff1|diff2|bench|firstcall|examples|oracle
+#   tools/gpu/acceptance.sh spec1|spec2|spec3|spec4|diff1|diff2|diff3|bench|firstcall|examples|oracle
 #
 # Run on the GPU machine from the repository root with the wheels carried (../shared/GPU.md;
 # carry .gpu/numpy and .gpu/xdist, the latter = `pip download pytest-xdist execnet`): they are
@@ -9,8 +9,8 @@
 # Logs go to $OUT (or ./gpu_logs); CUTILE_FAILLOG keeps failures even when a run is cut.
 #
 # spec1..spec4: the whole spec suite on the Numba backend (CUTILE_TEST_BACKEND=numba), in four
-#   parts (every fourth file, C-locale order); diff1/diff2: the differential tests with the gpu
-#   Hypothesis profile, in two halves; bench: benchmarks/gpu.py (add the real cuTile's recipe for its column).
+#   parts (every fourth file, C-locale order); diff1/diff2/diff3: the differential tests with the
+#   gpu Hypothesis profile, in three parts (diff3: every diff file the first two do not name); bench: benchmarks/gpu.py (add the real cuTile's recipe for its column).
 # firstcall: issue 15's first launch per workload in fresh processes, kernel cache cold then warm
 #   (benchmarks/first_call.py; bench runs it too) and the cache's spec tests.
 # examples: issues 10, 11, 13 on the Numba backend: the examples' outputs saved for
@@ -26,7 +26,7 @@ fi
 export PYTHONPATH="/tmp/np:$PWD${PYTHONPATH:+:$PYTHONPATH}"
 out="${OUT:-gpu_logs}"
 mkdir -p "$out"
-part="${1:?spec1|spec2|spec3|spec4|diff1|diff2|bench|firstcall|examples|oracle}"
+part="${1:?spec1|spec2|spec3|spec4|diff1|diff2|diff3|bench|firstcall|examples|oracle}"
 export CUTILE_DURLOG="$out/$part.dur"   # per-test durations, kept when the run is cut
 xd=(-q -n 16 --dist worksteal -p no:cacheprovider -W ignore --durations=30)
 case "$part" in
@@ -37,11 +37,18 @@ case "$part" in
     CUTILE_FAILLOG="$out/$part.fail" CUTILE_TEST_BACKEND=numba \
       timeout 570 python3 -m pytest "${sel[@]}" "${xd[@]}" > "$out/$part.log" 2>&1 || true
     tail -40 "$out/$part.log" ;;
-  diff1|diff2)
+  diff1|diff2|diff3)
+    d1=(spec_tests/diff/test_diff_elementwise.py spec_tests/diff/test_diff_memory.py)
+    d2=(spec_tests/diff/test_diff_matmul_control.py spec_tests/diff/test_diff_reduce_shape.py)
     if [[ $part == diff1 ]]; then
-      sel=(spec_tests/diff/test_diff_elementwise.py spec_tests/diff/test_diff_memory.py)
+      sel=("${d1[@]}")
+    elif [[ $part == diff2 ]]; then
+      sel=("${d2[@]}")
     else
-      sel=(spec_tests/diff/test_diff_matmul_control.py spec_tests/diff/test_diff_reduce_shape.py)
+      sel=()
+      for f in spec_tests/diff/test_*.py; do
+        [[ " ${d1[*]} ${d2[*]} " == *" $f "* ]] || sel+=("$f")
+      done
     fi
     CUTILE_FAILLOG="$out/$part.fail" HYPOTHESIS_PROFILE=gpu \
       timeout 570 python3 -m pytest "${sel[@]}" "${xd[@]}" > "$out/$part.log" 2>&1 || true
