@@ -21,7 +21,8 @@ printed as ``<workload>: first call cold X.X s, warm Y.Y s`` (again after the ta
 rest of the run then uses that (temporary) cache, so its own first calls are warm.
 
 Each measurement checks correctness first (random data, poisoned outputs), then times the
-median of ``triton.testing.do_bench`` (or CUDA events when Triton is absent) after a warm-up.
+median GPU time of 50 calls after a warm-up (``bench``: cold L2, the host's launch cost kept
+out of the timing; ``launch_overhead.py`` measures that cost).
 The table ends with the ratios numba/torch and numba/cuTile.  Missing pieces (no torch, no
 cuda.tile, no GPU) are reported and skipped, never fatal.
 """
@@ -119,24 +120,31 @@ def make_kernels(ct):
             "layernorm": layernorm, "attention": attention}
 
 
-def bench(fn, sync):
-    try:
-        import triton.testing
-        return triton.testing.do_bench(fn, warmup=25, rep=100, return_mode="median") * 1e-3
-    except ImportError:
-        pass
+def bench(fn, sync, reps: int = 50):
+    """Median GPU time of one call of ``fn``, in seconds: the kernel's time, not the host's.
+
+    Each repetition first overwrites a 256 MB buffer (a cold L2, as ``triton.testing.do_bench``
+    does), then keeps the GPU busy for ~0.5 ms (``torch.cuda._sleep``) while the host prepares
+    ``fn``'s launch, and times ``fn`` between two CUDA events.  Without the wait, a launch
+    whose host cost exceeds the GPU time of the work queued before it (cutile's ``ct.launch``
+    costs 110-200 us of Python, see ``launch_overhead.py``; a 8192 x 4096 softmax runs in
+    ~90 us) would be timed as host time.  Every implementation in the table is timed alike.
+    """
     import torch
     fn()
     sync()
-    times = []
-    for _ in range(20):
+    flush = torch.empty(256 * 2 ** 20, dtype=torch.int8, device="cuda")
+    pairs = []
+    for _ in range(reps):
+        flush.zero_()
+        torch.cuda._sleep(1_000_000)       # cycles: ~0.5 ms at the H100/H200 clocks
         s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         s.record()
         fn()
         e.record()
-        e.synchronize()
-        times.append(s.elapsed_time(e) * 1e-3)
-    return float(np.median(times))
+        pairs.append((s, e))
+    sync()
+    return float(np.median([s.elapsed_time(e) for s, e in pairs])) * 1e-3
 
 
 class Row:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import sys
 import typing
 from dataclasses import dataclass, field
 from typing import Any
@@ -147,6 +148,15 @@ def _classify(x, plan: ParamPlan, path: str, leaves: list) -> ArgSpec:
         leaves.append(x)
         return _array_spec(path, dt.from_numpy(x.dtype), x.shape, plan, x.dtype, x.strides,
                            x.itemsize)
+    torch = sys.modules.get("torch")
+    if torch is not None and not plan.constant and isinstance(x, torch.Tensor):
+        # the other common case, before the dataclass/list/tuple tests (every launch pays
+        # them): a CUDA tensor described once; a CPU tensor goes on to the host-array path
+        ref = describe_device_array(x)
+        if ref is not None:
+            leaves.append(ref)
+            return _array_spec(path, dt.from_numpy(ref.dtype), ref.shape, plan, ref.dtype,
+                               ref.strides, ref.itemsize)
     if plan.constant:
         if isinstance(x, (bool, int, float, str, type(None), dt.DType, enum.Enum)):
             return ArgSpec("const", value=x)
