@@ -344,12 +344,14 @@ def test_gpu_thread_heuristic_for_mma_kernels(monkeypatch):
 
 
 def test_gpu_thread_heuristic_for_row_kernels(monkeypatch):
-    """Without mma: one thread per 8 elements of the largest tile, up to 512 (a 1 x 4096 row
-    softmax moved the most bytes at 512 threads on an H100)."""
+    """Without mma: one thread per 8 elements of the largest tile, per 16 from 4096 on, up to
+    512 (a 1 x 4096 row softmax and layer norm moved 0.96 of the copy bandwidth at 256 threads
+    on an H100, 0.96 / 0.69 at 512)."""
     from cutile.numba_backend import launch, rt
     monkeypatch.setattr(rt, "_simulator", False)
     monkeypatch.delenv("CUTILE_NUMBA_THREADS", raising=False)
-    for n, want in ((4096, 512), (16384, 512), (1024, 128), (64, 32)):
+    for n, want in ((4096, 256), (8192, 512), (16384, 512), (2048, 256), (1024, 128),
+                    (64, 32)):
         a = np.zeros((1, n), np.float32)
         ir = rows_in_warps.compile(rows_in_warps.specialize((a, a, 1, n)))
         assert launch._choose_threads(ir) == want, n
@@ -357,7 +359,8 @@ def test_gpu_thread_heuristic_for_row_kernels(monkeypatch):
 
 def test_register_bound_from_occupancy(monkeypatch):
     """launch_bounds' blocks per SM: the kernel's occupancy hint, else CUTILE_NUMBA_MIN_BLOCKS,
-    else 512 threads per SM for kernels with several mmas (attention), none otherwise."""
+    else 512 threads per SM for kernels with several mmas (attention), full occupancy for
+    mma-free kernels with at most 8 elements of a tile per thread, none otherwise."""
     from backend_kernels import attention_fwd, mm_kloop
 
     from cutile.numba_backend import launch
@@ -377,6 +380,10 @@ def test_register_bound_from_occupancy(monkeypatch):
     ir = hinted.compile(hinted.specialize((m, m, m.astype(np.float32), 128, 128, 32,
                                            ct.float32)))
     assert launch.min_blocks(ir, 256) == 3                # the hint beats the environment
+    monkeypatch.delenv("CUTILE_NUMBA_MIN_BLOCKS")
+    v = vadd.compile(vadd.specialize((np.zeros(4096, np.float32),) * 3 + (1024,)))
+    assert launch.min_blocks(v, 128) == 16                # 8 elements per thread
+    assert launch.min_blocks(v, 64) is None               # 16 per thread: ptxas chooses
 
 
 def test_kernel_inspect_method():

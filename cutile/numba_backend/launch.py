@@ -226,10 +226,11 @@ def _choose_threads(ir: KernelIR, threads: int | None = None) -> int:
     accumulator elements (an 8x8 register sub-tile), twice that with several mmas (attention:
     the scores, probabilities and output accumulator are all live; at 64 threads a 64x64
     flash-attention step spills, at 128 it does not, ptxas sm_90), clamped to [32, 256]; other
-    kernels one thread per 8 elements of their largest tile, clamped to [32, 512] (a 1 x 4096
-    row softmax / layer norm: 512 threads moved 2563 / 1898 GB/s on an H100, 256 threads
-    1904-2348 / 1540, 1024 threads 1662 / 1071); and to 2048 / occupancy when
-    the kernel's ``occupancy`` hint asks for that many blocks per SM.
+    kernels one thread per 8 elements of their largest tile, per 16 from 4096 elements on,
+    clamped to [32, 512] (a 1 x 4096 row softmax / layer norm on an H100, with whole-tile
+    loads and one exchange per reduction: 256 threads 2833 / 2826 GB/s = 0.96 of copy, ptxas
+    46 / 80 registers; 128 threads the same; 512 threads at full occupancy 2816 / 2004); and
+    to 2048 / occupancy when the kernel's ``occupancy`` hint asks for that many blocks per SM.
     """
     if threads is None:
         threads = _hint(ir, "numba_threads")
@@ -243,7 +244,7 @@ def _choose_threads(ir: KernelIR, threads: int | None = None) -> int:
     if rt.simulator():
         return SIM_THREADS
     big, acc, n_mma = _max_tile(ir)
-    t = acc // 64 * min(n_mma, 2) if acc else big // 8
+    t = acc // 64 * min(n_mma, 2) if acc else big // (16 if big >= 4096 else 8)
     t = min(max(1 << max(t - 1, 0).bit_length(), 32), 256 if acc else 512)
     occ = _hint(ir, "occupancy")
     if isinstance(occ, int) and occ > 0:
@@ -374,11 +375,12 @@ def min_blocks(ir: KernelIR, T: int) -> int | None:
         # gains nothing (149 -> 128 registers: 18.9 -> 19.3) and loses at 80 (8.9): none there
         return 512 // T
     if n_mma == 0 and big <= 8 * T and T >= 128:
-        # no mma and at most 8 elements of any tile per thread (``_choose_threads``' design
-        # point): a memory-bound kernel, whose loads need every warp an SM can hold in flight.
-        # Full occupancy caps registers at 32.  H200, 8192 x 4096 f32, 512 threads: softmax
-        # (ptxas alone 39 registers, 3 blocks/SM) 3073 -> 3264 GB/s; layer norm (46, 2
-        # blocks) 1719 -> 2549 GB/s, though ptxas spills 68 bytes
+        # no mma and at most 8 elements of any tile per thread: a memory-bound kernel, whose
+        # loads need every warp an SM can hold in flight.  Full occupancy caps registers at
+        # 32.  H200, 8192 x 4096 f32 at 512 threads (8 per thread): softmax (ptxas alone 39
+        # registers, 3 blocks/SM) 3073 -> 3264 GB/s; layer norm (46, 2 blocks) 1719 -> 2549
+        # GB/s, though ptxas spills 80 bytes.  Vector add (1024 at 128 threads): 3970 -> 4220.
+        # Tiles of 4096 and more get 16 elements per thread and no bound (``_choose_threads``)
         return 2048 // T
     return None
 
