@@ -2,8 +2,9 @@
 the block id is recovered from the linear CUDA block index, so a grid whose y/z extent exceeds
 CUDA's 65535 can be launched folded into x (see ``launch.py``).  An unfolded launch (the CUDA
 grid's x extent is the logical one) reads ``blockIdx`` directly: the test is uniform, and the
-divisions it skips are a few dozen instructions per thread.  The linear index is int32 (the
-launch refuses grids of 2**31 blocks or more)."""
+divisions it skips are a few dozen instructions per thread.  Only a folded launch uses the
+linear index; it has fewer than 2**31 blocks (``launch.cuda_grid`` refuses more), and Numba
+computes it in int64 anyway (its integer arithmetic widens to intp)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,9 @@
 """Lowering of global-memory ops.  Every global access has its own bounds check (seed 001:
 loads, stores, gathers and scatters each test their own indices): out-of-bounds loads take the
 padding value, out-of-bounds stores and scatters are skipped, so a generated kernel never
-touches memory outside its arrays, whatever ``check_bounds`` says.
+touches memory outside its arrays, whatever ``check_bounds`` says.  A tile-space load or store
+tests the whole tile first (one uniform test): a tile wholly inside its array needs no
+per-element test, so that branch has none.
 
 Tile-space positions follow R-LOAD-2/R-VIEW-2: element ``x`` of the tile is
 ``transpose(A, order)[index * steps + x]``.  Each thread computes ``index*steps + thread
