@@ -5,10 +5,11 @@ Along one axis of length ``n`` the tree combines element ``i`` with ``i + n/2``,
 coordinate.  Where that bit is a *register* bit of the layout, both operands sit in the same
 thread and the step is a register combine.  Where it is a *thread* bit, the two operands sit
 in threads ``t`` and ``t ^ 2**b``, at the same register index: each fetches the other's
-register (a warp shuffle for lane bits on a GPU, else a shared-memory exchange with one
-barrier) and both combine the pair in tree order (lower half on the left), so both hold the
-result.  The same pairs combine in the same order as in the interpreter, so float results are
-bit-identical.  Axes are reduced one at a time in descending order (as the interpreter does).
+register (a warp shuffle for lane bits on a GPU; else a shared-memory exchange, one barrier
+for a whole run of consecutive such bits, ``_exchange_step``) and both combine the pair in
+tree order (lower half on the left), so both hold the result.  The same pairs combine in
+the same order as in the interpreter, so float results are bit-identical.  Axes are reduced
+one at a time in descending order (as the interpreter does).
 The result stays where the tree left it: the source layout without the reduced bits
 (``Layout.reduced``; thread bits become replicas), which the layout assignment predicts, so a
 reduced row broadcast back over its tile is a register rename (softmax, attention).
