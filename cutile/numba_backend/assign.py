@@ -80,19 +80,29 @@ class Assignment:
                 self._index(sub, op)
 
     # -- queries -----------------------------------------------------------------------------
-    def tc_plan(self, op):
-        """The tensor-core plan of an ``Mma`` (None: the FFMA path); ``bt`` when its B operand
-        is staged transposed (``transpose`` of a plain load, copied as it lies)."""
+    def _plan(self, op):
+        """An ``Mma``'s plan before the transposed-B decision: the tensor cores' where they
+        apply, else ``ffma.py``'s (None: the seeds' schedule).  ``_direct_map`` needs it
+        without ``bt``, which it decides."""
         plan = tensorcore.plan(op, self.T, self.rows_in_warps()) if self.tensor_cores else None
-        if plan is not None and id(op) in self._direct_map_t():
+        if plan is None and self.ffma:
+            plan = ffma.plan(op, self.T)
+        return plan
+
+    def tc_plan(self, op):
+        """The tensor-core plan of an ``Mma`` (None: another path); ``bt`` when its B operand
+        is staged transposed (``transpose`` of a plain load, copied as it lies)."""
+        plan = self._plan(op)
+        if not isinstance(plan, tensorcore.TCPlan):
+            return None
+        if id(op) in self._direct_map_t():
             plan = dataclasses.replace(plan, bt=True)
         return plan
 
     def ffma_plan(self, op):
         """The vectorised FFMA plan of an ``Mma`` (``ffma.py``; None: another path)."""
-        if not self.ffma or self.tc_plan(op) is not None:
-            return None
-        return ffma.plan(op, self.T)
+        plan = self._plan(op)
+        return plan if isinstance(plan, ffma.FFMAPlan) else None
 
     def staging_plan(self, op):
         """The plan whose swizzled staging (cp.async, pipelined K loop) an ``Mma`` uses: its
@@ -162,11 +172,7 @@ class Assignment:
             for key in (self.place if self.cp_async else ()):
                 region, pos = self.place[key]
                 op = region.ops[pos]
-                plan = None
-                if isinstance(op, ops.Mma):
-                    plan = (tensorcore.plan(op, self.T, self.rows_in_warps())
-                            if self.tensor_cores else None) or (
-                        ffma.plan(op, self.T) if self.ffma else None)
+                plan = self._plan(op) if isinstance(op, ops.Mma) else None
                 if plan is not None and plan.kind in ("f16", "bf16", "f32"):  # 16-byte chunks
                     found = [self._stageable(v, region, pos, plan.epc) for v in (op.x, op.y)]
                     if found[1] is None and plan.kind != "f32":
