@@ -244,7 +244,7 @@ class kernel:  # noqa: N801 - mirrors cuda.tile.kernel
 
     def _build(self, spec) -> Any:
         from .frontend.build import build_kernel
-        from .ir.passes import written_params
+        from .ir.effects import written_params
         ir = build_kernel(self, spec)
         ir.options = dict(self.options)
         ir.written = written_params(ir)

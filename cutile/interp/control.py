@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..ir import ops
-from ..ir.passes import region_is_pure
+from ..ir.effects import region_is_pure
 from .machine import UB, PTile, Signal, check_not_poisoned, rule
 
 # A loop that runs this many iterations without finishing is reported (R-EXEC-7): a sequential

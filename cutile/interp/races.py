@@ -38,8 +38,6 @@ several blocks, stays "many" (a later conflicting access is reported).
 
 from __future__ import annotations
 
-import weakref
-
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
@@ -77,37 +75,12 @@ def _root(a: np.ndarray) -> np.ndarray:
     return a
 
 
-_written: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-
-
 def written_params(ir) -> set[int] | None:
-    """Indices of the array parameters the kernel may write (Store/Scatter, through
-    ``Array.slice`` views); None when a written array cannot be traced to a parameter.
-    Cached per kernel IR."""
-    if ir not in _written:
-        _written[ir] = _trace_written(ir)
-    return _written[ir]
-
-
-def _trace_written(ir) -> set[int] | None:
-    from ..ir import ops
-    from ..ir.core import walk
-    producer = {}
-    for op in walk(ir.body):
-        for r in op.results:
-            producer[r] = op
-    index = {p: i for i, p in enumerate(ir.params)}
-    out = set()
-    for op in walk(ir.body):
-        if isinstance(op, (ops.Store, ops.Scatter, ops.AtomicRMW, ops.AtomicCAS,
-                           ops.RawStore)):
-            v = op.array
-            while v in producer and isinstance(producer[v], ops.ArraySlice):
-                v = producer[v].array
-            if v not in index:
-                return None
-            out.add(index[v])
-    return out
+    """Indices of the array parameters the kernel may write (``ir.effects``); None when a
+    write goes through foreign memory, which may be any of them."""
+    from ..ir.effects import FOREIGN, written_roots
+    roots = written_roots(ir)
+    return None if FOREIGN in roots else set(roots)
 
 
 def check_overlapping_args(ir, args: list) -> None:

@@ -50,6 +50,7 @@ class Op:
     """Base class of all IR ops.  Subclasses are declared with ``@opdef``."""
 
     is_terminator = False
+    writes = False
     section = ""
     loc: Loc | None = None
     results: list[Value]
@@ -94,13 +95,15 @@ class Op:
 OPS: dict[str, type[Op]] = {}
 
 
-def opdef(section: str, *, terminator: bool = False):
-    """Declare an op class: make it a dataclass and register it under its section."""
+def opdef(section: str, *, terminator: bool = False, writes: bool = False):
+    """Declare an op class: make it a dataclass and register it under its section.
+    ``writes``: the op writes memory through its ``array`` operand (``ir.effects``)."""
 
     def wrap(cls):
         cls = dataclasses.dataclass(eq=False, repr=False)(cls)
         cls.section = section
         cls.is_terminator = terminator
+        cls.writes = writes or getattr(cls, "writes", False)
         OPS[cls.__name__] = cls
         return cls
 
@@ -150,7 +153,7 @@ class KernelIR:
     # the kernel's launch hints (``@ct.kernel(occupancy=..., numba_threads=...)``), for the
     # executors; values may be ``ByTarget``
     options: dict = dataclasses.field(default_factory=dict)
-    # {index in params: Loc} of the array params some op writes (ir.passes.written_params)
+    # {index in params: Loc} of the array params some op writes (ir.effects.written_params)
     written: dict = dataclasses.field(default_factory=dict)
 
 

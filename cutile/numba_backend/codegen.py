@@ -18,6 +18,7 @@ import numpy as np
 from ..errors import TileInternalError, TileUnsupportedFeatureError
 from ..ir import ops
 from ..ir.core import KernelIR, Op, Region, Value
+from ..ir.effects import array_roots
 from ..ir.types import ArrayType
 from . import exprs, rt
 from . import layout as L
@@ -44,24 +45,21 @@ class TV:
         self.view = view
 
 
-# The root of an array built by ``Array.from_foreign`` (lower/pointer.py): no parameter.
-FOREIGN = -2
-
-
 @dataclass
 class AV:
-    """An array value: the variable naming it and the kernel parameter it is a view of
-    (``FOREIGN``: an array from a foreign pointer)."""
+    """An array value: the variable naming it and the kernel parameters it may be a view of
+    (``ir.effects.array_roots``; ``FOREIGN``: memory reached through a foreign pointer)."""
 
     name: str
-    root: int
+    roots: frozenset
     ndim: int
     dtype: object
-    alts: tuple = ()        # other parameters it may be (an If choosing between arrays)
 
     @property
-    def roots(self) -> tuple:
-        return (self.root,) + self.alts
+    def root(self) -> int | None:
+        """The one parameter (or ``FOREIGN``) it is a view of; None when control flow may
+        have chosen among several."""
+        return next(iter(self.roots)) if len(self.roots) == 1 else None
 
 
 class LoopFrame:
@@ -106,6 +104,7 @@ class Gen:
         self.globals_ = GlobalAccesses(ir)
         self.vals: dict[int, TV] = {}
         self.arrays: dict[int, AV] = {}
+        self.array_roots = array_roots(ir)
         self.names: dict[int, int] = {}
         self.layout_ids: dict[L.Layout, int] = {}
         self.hoisted: dict[tuple, tuple] = {}
@@ -113,7 +112,6 @@ class Gen:
         self.loops: list[LoopFrame] = []
         self.consts: dict[str, np.ndarray] = {}
         self.strides_used: set[tuple] = set()
-        self.stores: set[int] = set()
         self.raw_roots: set[int] = set()   # params accessed by element offset (RawArrayMemory)
         self.pointer_roots: set[int] = set()   # params whose address is taken (foreign_pointer)
         # (message, loc) of every assert_ (lower/debug.py); non-empty: an ``aerr`` parameter
@@ -138,11 +136,13 @@ class Gen:
     def bind(self, v: Value, lay, names: list[str], like: Value | None = None) -> None:
         """Make ``v`` (a region argument or a control-flow result) live in ``names``."""
         if lay is None:
-            src = self.arrays[id(like)] if like is not None else None
-            root = src.root if src is not None else -1
-            self.arrays[id(v)] = AV(names[0], root, v.type.ndim, v.type.dtype)
+            self.arrays[id(v)] = self.array_value(v, names[0])
         else:
             self.alias(v, lay, names)
+
+    def array_value(self, v: Value, name: str) -> AV:
+        """The array value ``v``, named ``name`` in the generated source."""
+        return AV(name, self.array_roots.get(id(v), frozenset()), v.type.ndim, v.type.dtype)
 
     def value_names(self, v: Value, lay) -> list[str]:
         return [self.vname(v)] if lay is None else self.reg_names(v, lay.nregs)
@@ -481,7 +481,7 @@ class Gen:
             if isinstance(p.type, ArrayType):
                 exprs.check_dtype(p.type.dtype, f"array parameter {pname!r}")
                 name = f"a{i}"
-                self.arrays[id(p)] = AV(name, i, p.type.ndim, p.type.dtype)
+                self.arrays[id(p)] = self.array_value(p, name)
             else:
                 exprs.check_dtype(p.type.dtype, f"scalar parameter {pname!r}")
                 name = f"s{i}"

@@ -37,9 +37,10 @@ from ..errors import (
 )
 from ..ir import ops
 from ..ir.core import KernelIR, walk
+from ..ir.effects import FOREIGN, written_roots
 from ..ir.types import ArrayType, TileType
 from . import diskcache, fulltile, rt
-from .codegen import FOREIGN, Gen, kernel_fn_name
+from .codegen import Gen, kernel_fn_name
 from .emitter import describe_op
 from .params import Packer, argument_types, layout, refs, storage_bits
 from .pointer_rt import strided_copy
@@ -68,7 +69,8 @@ class Compiled:
         self.static_smem = gen.smem.static_bytes
         self.dyn_smem = gen.smem.dynamic_bytes          # passed with every launch
         self.plan = "; ".join(dict.fromkeys(gen.plans))  # mma strategies (kernel.inspect)
-        self.stores = set(gen.stores)
+        # the array parameters the kernel may write: copied back after a launch
+        self.stores = set(written_roots(ir))
         if FOREIGN in self.stores:          # a store through Array.from_foreign: any argument
             self.stores |= {i for i, p in enumerate(ir.params) if isinstance(p.type, ArrayType)}
         self.pointer_roots = set(gen.pointer_roots)     # params whose address is taken

@@ -25,7 +25,7 @@ def _positions(op, a, shape) -> None:
         _check.expect(m.dtype.is_bool and m.shape == shape, op, "bad mask")
 
 
-@opdef("atomic")
+@opdef("atomic", writes=True)
 class AtomicRMW(Op):
     """``atomic_<kind>`` (R-ATOM-1..7): ``update`` has the array dtype and the index shape.
 
@@ -50,7 +50,7 @@ class AtomicRMW(Op):
         return [TileType(a.dtype, u.shape)]
 
 
-@opdef("atomic")
+@opdef("atomic", writes=True)
 class AtomicCAS(Op):
     """``atomic_cas`` (R-ATOM-3): ``expected``/``desired`` have the array dtype and the index
     shape; positions not accessed return ``expected`` (R-ATOM-6)."""
@@ -95,7 +95,7 @@ class RawLoad(Op):
         return [p]
 
 
-@opdef("atomic")
+@opdef("atomic", writes=True)
 class RawStore(Op):
     """``RawArrayMemory.store_offset`` (§7); among positions hitting one element the last in
     row-major order wins."""

@@ -60,7 +60,7 @@ class Load(Op):
         return [TileType(a.dtype, tuple(self.shape))]
 
 
-@opdef("memory")
+@opdef("memory", writes=True)
 class Store(Op):
     """Tile-space store; out-of-bounds lanes are discarded (R-STORE-*, R-VIEW-6);
     ``memory_order``/``memory_scope`` (R-STORE-4): RELAXED/RELEASE make it an atomic write."""
@@ -99,7 +99,7 @@ class Gather(Op):
         return [p]
 
 
-@opdef("memory")
+@opdef("memory", writes=True)
 class Scatter(Op):
     array: Value
     indices: tuple

@@ -25,8 +25,9 @@ from ...enums import MemoryOrder
 from ...errors import TileUnsupportedFeatureError
 from ...ir import ops
 from ...ir.core import walk
+from ...ir.effects import FOREIGN
 from .. import atom16
-from ..codegen import AV, FOREIGN, row_major_strides
+from ..codegen import AV, row_major_strides
 from ..exprs import from_storage, literal, select, to_storage
 from ..params import storage_itemsize
 from . import lower
@@ -64,7 +65,7 @@ def _raw_array(g, op, a):
     its last element, so an offset is its address (one not naming an element is R-UB-3)."""
     if FOREIGN not in a.roots:
         return a
-    if a.alts:
+    if len(a.roots) > 1:
         raise TileUnsupportedFeatureError(
             "RawArrayMemory of an array chosen at runtime between a foreign array and another "
             "is not supported by the numba backend (index the list with a constant)", op.loc)
@@ -79,7 +80,7 @@ def _raw_array(g, op, a):
     flat = g.tmp("flat")
     g.line(f"{flat} = array_at(array_address({a.name}), ({span},), (i64(1),), "
            f"{storage_proto(a.dtype)})")
-    return AV(flat, FOREIGN, 1, a.dtype)
+    return AV(flat, frozenset({FOREIGN}), 1, a.dtype)
 
 
 def _raw_index(g, op, a, off: str) -> tuple[list[str], str]:
@@ -98,7 +99,7 @@ def _raw_index(g, op, a, off: str) -> tuple[list[str], str]:
         names.append(n)
         conds.append(f"(0 <= {n}) & ({n} < {a.name}.shape[{ax}])")
     conds.append(f"({rest} == 0)")
-    g.raw_roots.add(a.root)
+    g.raw_roots.update(a.roots - {FOREIGN})
     return names, " & ".join(conds)
 
 
@@ -151,7 +152,6 @@ def _emit(g, op, kind: str, defaults, call, operands) -> None:
     lay = g.natural(op.result)
     a = g.arrays[id(op.array)]
     _check(g, op, kind, a)
-    g.stores.add(a.root)
     regs = [g.get(v, lay) for v in operands]
     a, pos = _positions(g, op, lay)
     names = g.reg_names(op.result, lay.nregs)
@@ -253,7 +253,6 @@ def raw_store(g, op):
     tv = g.tv(op.value)
     lay = tv.layout if tv.layout is not None else g.natural(op.value)
     a = _raw_array(g, op, g.arrays[id(op.array)])
-    g.stores.add(a.root)
     vals = g.get(op.value, lay)
     offs = g.get(op.offset, lay)
     mask = g.get(op.mask, lay) if op.mask is not None else None

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from ...ir import ops
 from ..barriers import BarrierState
-from ..codegen import AV, LoopFrame
+from ..codegen import LoopFrame
 from ..exprs import cast
 from . import lower, matmul_tc
 
@@ -103,24 +103,6 @@ def if_(g, op):
         g.bar = None
     for r, lay, n, like in zip(op.results, lays, names, likes):
         g.bind(r, lay, n, like)
-    _array_roots(g, op)
-
-
-def _array_roots(g, op):
-    """An array result stands for every parameter its branches yield (stores through it are
-    copied back for each; R-PY-4 list items chosen at runtime)."""
-    for k, r in enumerate(op.results):
-        av = g.arrays.get(id(r))
-        if av is None:
-            continue
-        roots = set()
-        for region in (op.then, op.orelse):
-            t = region.terminator
-            if isinstance(t, ops.Yield) and id(t.values[k]) in g.arrays:
-                roots.update(g.arrays[id(t.values[k])].roots)
-        roots.discard(av.root)
-        if roots:
-            g.arrays[id(r)] = AV(av.name, av.root, av.ndim, av.dtype, tuple(sorted(roots)))
 
 
 def _first_yield(op):

@@ -15,7 +15,8 @@ from __future__ import annotations
 from ...enums import MemoryOrder, MemoryScope
 from ...interp.memory_model import padding_fill
 from ...ir import ops
-from ..codegen import AV, FOREIGN
+from ...ir.effects import FOREIGN
+from ..codegen import AV
 from ..exprs import cast, from_storage, literal, select, to_storage
 from ..params import storage_itemsize
 from . import lower
@@ -41,11 +42,12 @@ def array_stride(g, op):
 def stride(g, a: AV, axis: int) -> str:
     """int64 expression of ``a``'s stride along ``axis``, in elements: the user's array's
     (a NumPy argument travels as a contiguous copy), or a foreign array's own."""
-    if a.alts:
+    if a.root is None:
         from ...errors import TileUnsupportedFeatureError
         raise TileUnsupportedFeatureError(
             "numba backend: the strides of an array chosen at runtime (e.g. a list item with a "
-            "runtime index) are not available; index the list with a constant")
+            "runtime index, or an array variable reassigned in a loop) are not available; "
+            "index the list with a constant, or query the strides before choosing")
     if a.root == FOREIGN:
         return f"(i64({a.name}.strides[{axis}]) // {storage_itemsize(a.dtype)})"
     g.strides_used.add((a.root, axis))
@@ -59,7 +61,7 @@ def array_slice(g, op):
     name = g.vname(op.result)
     sl = ", ".join(f"{start}:{stop}" if i == op.axis else ":" for i in range(a.ndim))
     g.line(f"{name} = {a.name}[{sl}]")
-    g.arrays[id(op.result)] = AV(name, a.root, a.ndim, a.dtype, a.alts)
+    g.arrays[id(op.result)] = g.array_value(op.result, name)
 
 
 _FENCE = {MemoryScope.BLOCK: "cuda.threadfence_block()", MemoryScope.DEVICE: "cuda.threadfence()",
@@ -178,7 +180,6 @@ def load(g, op):
 @lower(ops.Store)
 def store(g, op):
     a = _av(g, op.array)
-    g.stores.update(a.roots)
     tv = g.tv(op.tile)
     lay = tv.layout if tv.layout is not None else g.natural(op.tile)
     regs = g.get(op.tile, lay)
@@ -273,7 +274,6 @@ def scatter(g, op):
     tv = g.tv(op.value)
     lay = tv.layout if tv.layout is not None else g.natural(op.value)
     a, idx, mask, exts = _gs_setup(g, op, lay)
-    g.stores.update(a.roots)
     vals = g.get(op.value, lay)
     w = g.writer(lay)
     if w is not None:

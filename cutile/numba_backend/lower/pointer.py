@@ -12,7 +12,6 @@ argument back (it may alias any of them), and its strides are read from the arra
 from __future__ import annotations
 
 from ...ir import ops
-from ..codegen import AV, FOREIGN
 from ..exprs import cast
 from ..params import storage_bits
 from . import lower
@@ -44,4 +43,4 @@ def from_foreign(g, op):
     name = g.vname(op.result)
     g.line(f"{name} = array_at(i64({g.scalar(op.pointer)}), {tup(op.shape)}, "
            f"{tup(op.strides)}, {storage_proto(dtype)})")
-    g.arrays[id(op.result)] = AV(name, FOREIGN, len(op.shape), dtype)
+    g.arrays[id(op.result)] = g.array_value(op.result, name)
