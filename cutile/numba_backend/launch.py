@@ -41,6 +41,7 @@ from ..ir.effects import FOREIGN, written_roots
 from ..ir.types import ArrayType, TileType
 from . import diskcache, fulltile, rt
 from .codegen import Gen, kernel_fn_name
+from .devices import current_device_id, launch_device, on_device
 from .emitter import describe_op
 from .params import Packer, argument_types, layout, refs, storage_bits
 from .pointer_rt import strided_copy
@@ -114,7 +115,6 @@ class Compiled:
                     else:
                         v = Variant(argtypes, self.dispatcher.compile(argtypes), Packer(argtypes))
                         v.disk = (key, target) if key is not None else None
-                    opt_in_dynamic_smem(v, self.dyn_smem)
                     self.variants[layouts] = v
         return v
 
@@ -138,6 +138,7 @@ class Variant:
         self.loaded = loaded
         self.fast: bool | None = True if loaded is not None else None
         self.disk: tuple | None = None
+        self.smem_devices: set[int] = set()    # devices where its dynamic smem is opted in
 
     def handle(self):
         """The cuda.core kernel handle to launch."""
@@ -406,14 +407,16 @@ def resolve_stream(stream):
     if h is None:                                        # a Numba stream object
         from numba.cuda.cudadrv import driver
         return stream, driver._to_core_stream(stream)
-    pair = _streams.get(h)
+    # the default stream (handle 0) is each device's own: its Numba object is per device
+    key = h if h else (0, current_device_id())
+    pair = _streams.get(key)
     if pair is None:
         from numba.cuda.cudadrv import driver
         with _lock:
             nb = cuda.default_stream() if h == 0 else cuda.external_stream(h)
             if len(_streams) > 256:
                 _streams.clear()
-            pair = _streams[h] = (nb, driver._to_core_stream(nb))
+            pair = _streams[key] = (nb, driver._to_core_stream(nb))
     return pair
 
 
@@ -541,6 +544,16 @@ def full_tiles(ir: KernelIR, T: int, mma_acc: str | None, leaves: list) -> froze
 
 def run(ir: KernelIR, grid: tuple, leaves: list, stream=None, *, threads: int | None = None,
         mma_acc: str | None = None) -> Compiled:
+    """Compile (cached) and launch on the device that holds the device-array arguments
+    (``devices.py``), or under the simulator."""
+    if rt.simulator():
+        return _run(ir, grid, leaves, stream, threads, mma_acc)
+    with on_device(launch_device(leaves)):
+        return _run(ir, grid, leaves, stream, threads, mma_acc)
+
+
+def _run(ir: KernelIR, grid: tuple, leaves: list, stream, threads: int | None,
+         mma_acc: str | None) -> Compiled:
     T = choose_threads(ir, threads)
     ck = compile_kernel(ir, T, mma_acc, full_tiles(ir, T, mma_acc, leaves))
     if 0 in grid:
@@ -579,6 +592,11 @@ def _launch_gpu(ck: Compiled, grid3: tuple, args: list, st, core) -> None:
     pass its check for this kernel."""
     values = refs(args)
     var = ck.variant(tuple(layout(v) for v in values if isinstance(v, DeviceArrayRef)))
+    if ck.dyn_smem > 48 * 1024:                 # the opt-in is per kernel and device
+        dev = current_device_id()
+        if dev not in var.smem_devices:
+            opt_in_dynamic_smem(var, ck.dyn_smem)
+            var.smem_devices.add(dev)
     if var.fast is None:
         try:        # private Numba / cuda.core pieces: any surprise means the slow path
             var.handle()

@@ -1,0 +1,68 @@
+"""Which GPU a launch runs on: the device that holds its array arguments.
+
+A kernel reads and writes its arrays where they live, so a launch whose device arrays (a
+PyTorch tensor on ``cuda:1``, a CuPy array or a Numba array of ``cuda.gpus[1]``) sit on
+another device than the calling thread's current one makes that device current for the launch
+(compile, copies of NumPy arguments, parameter packing, the launch itself) and restores the
+caller's afterwards.  Arrays on different devices in one launch are refused: no GPU kernel can
+dereference both.  The caches that hold per-context objects (streams, dynamic shared memory
+opt-ins) are keyed by the device id from here.
+"""
+
+from __future__ import annotations
+
+import contextlib
+
+from ..device_arrays import DeviceArrayRef
+
+
+def current_device_id() -> int:
+    """The id of the device whose context is current on this thread (Numba's view, which
+    follows ``torch.cuda.device``/``cudaSetDevice`` through the driver's current context)."""
+    from numba import cuda
+    return cuda.current_context().device.id
+
+
+def array_device(ref: DeviceArrayRef) -> int | None:
+    """The device ordinal holding ``ref``'s memory; None when it cannot be told (a null
+    pointer, host-accessible memory)."""
+    dev = getattr(getattr(ref.obj, "device", None), "index", None)      # torch
+    if dev is None:
+        dev = getattr(getattr(ref.obj, "device", None), "id", None)     # CuPy
+    if isinstance(dev, int):
+        return dev
+    if not ref.ptr:
+        return None
+    try:
+        from cuda.bindings import driver as cu
+        err, ordinal = cu.cuPointerGetAttribute(
+            cu.CUpointer_attribute.CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, ref.ptr)
+    except Exception:          # no cuda-bindings: the current device, as before
+        return None
+    return int(ordinal) if err == cu.CUresult.CUDA_SUCCESS else None
+
+
+def launch_device(leaves: list) -> int | None:
+    """The device the launch's device arrays live on (None: no device array tells)."""
+    found: dict[int, int] = {}
+    for i, leaf in enumerate(leaves):
+        if isinstance(leaf, DeviceArrayRef):
+            dev = array_device(leaf)
+            if dev is not None:
+                found.setdefault(dev, i)
+    if len(found) > 1:
+        (d0, i0), (d1, i1) = list(found.items())[:2]
+        raise ValueError(f"kernel arguments live on different GPUs: argument {i0} on device "
+                         f"{d0}, argument {i1} on device {d1}; move them to one device")
+    return next(iter(found), None)
+
+
+@contextlib.contextmanager
+def on_device(dev: int | None):
+    """Make ``dev`` current for the block (nothing to do when it already is)."""
+    if dev is None or dev == current_device_id():
+        yield
+        return
+    from numba import cuda
+    with cuda.gpus[dev]:
+        yield
