@@ -304,9 +304,31 @@ def convert_constant(value: Any, dtype: DType) -> Any:
     if dtype is float4_e2m1fn and math.isnan(f):
         raise TileValueError(f"NaN cannot be represented in {dtype.name}")
     if dtype is tfloat32:
-        return float(round_to_tf32(np.float32(f)))
+        return float(round_to_tf32(_float32_odd(f)))
     with np.errstate(over="ignore", invalid="ignore"):
-        return float(np.array(f, dtype=np.float64).astype(dtype.np_dtype).astype(np.float64))
+        if dtype in (float64, float32, float16) or dtype is float8_e8m0fnu:
+            r = np.array(f, dtype=np.float64).astype(dtype.np_dtype)   # one rounding
+        else:   # ml_dtypes rounds float64 through float32 first: give it the odd float32
+            r = np.array(_float32_odd(f)).astype(dtype.np_dtype)
+        return float(r.astype(np.float64))
+
+
+def _float32_odd(f: float) -> np.float32:
+    """``f`` rounded to float32 by round-to-odd (truncate, then set the last bit if inexact):
+    a later round-to-nearest into a format of at most 22 significand bits (bfloat16,
+    tfloat32, float8, float4) is then one correct rounding of ``f`` (R-CONST-4), where
+    rounding ``f`` to nearest float32 first could make a tie that ``f`` is not
+    (``1.0039062500000002`` into bfloat16)."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        r = np.float32(f)
+        if not np.isfinite(r) or float(r) == f:
+            if np.isinf(r) and math.isfinite(f):       # overflowed: largest finite, odd
+                return np.float32(math.copysign(float(np.finfo(np.float32).max), f))
+            return r
+        if abs(float(r)) > abs(f):                     # rounded away from zero: truncate
+            r = np.nextafter(r, np.float32(0))
+        bits = np.array(r).view(np.uint32) | np.uint32(1)
+        return bits.view(np.float32)[()]
 
 
 # -- float8_e5m3fnu: unsigned, 5 exponent bits (bias 15), 3 mantissa bits, subnormals, no

@@ -284,8 +284,10 @@ def fma64(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
         z = th + odd64(s, sgn(e))
         fab = np.isfinite(a) & np.isfinite(b)
         fin = fab & np.isfinite(c)
-        # Exact zeros take IEEE's sign rule, which the plain expression reproduces exactly.
-        z = np.where(fin & (z == 0), ph + c, z)
+        # Exact zeros take IEEE's sign rule, which the plain expression reproduces exactly;
+        # so does a zero factor (a*b is then an exact signed zero, whatever the other factor's
+        # size: Dekker's split of a huge factor overflows and must not be used).
+        z = np.where(fin & ((z == 0) | (a == 0) | (b == 0)), ph + c, z)
         z = np.where(fin, z, np.where(fab, c, a * b + c))
         haz = fin & (
             ((a != 0) & (b != 0) & ((np.abs(ph) < _TINY) | (np.abs(ph) > _BIG)

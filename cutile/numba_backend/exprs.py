@@ -164,6 +164,18 @@ def round_to_odd32(x64: str, let) -> str:
                f"libdevice.int_as_float(i32(libdevice.float_as_int({r}) | i32(1))))")
 
 
+def int_to_f64_odd(x: str, src: dt.DType, let) -> str:
+    """An integer as float64, rounded to odd when it has more bits than float64 keeps: a
+    64-bit integer rounded to nearest first would lose the sticky bits that decide a later
+    rounding into bfloat16/tfloat32 (``2**62 + 2**54 + 1`` would become a tie)."""
+    if src.bitwidth < 64:
+        return let(f"f64({x})")                 # exact
+    fn, back = ("ll2double", "i64") if src.is_signed else ("ull2double", "u64")
+    r = let(f"libdevice.{fn}_rz({x})")          # |r| <= |x|: converting back cannot overflow
+    return let(f"cuda.selp({back}({r}) == {x}, {r}, libdevice.longlong_as_double("
+               f"libdevice.double_as_longlong({r}) | i64(1)))")
+
+
 def cast(dtype: dt.DType) -> str:
     if dtype.is_foreign_pointer:
         return "i64"                    # a byte address (lower/pointer.py)
@@ -477,6 +489,9 @@ def convert(x: str, src: dt.DType, dst: dt.DType, rounding=None, let=_no_let) ->
             dt.float32, dt.tfloat32, dt.bfloat16)) and (
             src.is_float and src is not dt.float16 or src.is_integral and src.bitwidth <= 32):
         return _f16_directed(x, src, mode, let)
+    if src is dt.float64 and mode == "rz" and dst in (dt.bfloat16, dt.tfloat32):
+        # truncation composes: float64 -> float32 -> dst, each toward zero, is one truncation
+        return _narrow_directed(let(f"libdevice.double2float_rz({x})"), dst, mode, let, what)
     if src in (dt.float32, dt.tfloat32, dt.bfloat16) and mode in ("rz", "RA") and dst in (
             dt.bfloat16, dt.float16, dt.tfloat32):
         return _narrow_directed(x, dst, mode, let, what)
@@ -515,7 +530,8 @@ def convert(x: str, src: dt.DType, dst: dt.DType, rounding=None, let=_no_let) ->
     if dst is dt.bfloat16:
         if src in (dt.float32, dt.float16) or src.is_bool:
             return bf16_rn(f"f32({x})", let)
-        return bf16_rn(round_to_odd32(let(f"f64({x})"), let), let)
+        x64 = int_to_f64_odd(x, src, let) if src.is_integral else let(f"f64({x})")
+        return bf16_rn(round_to_odd32(x64, let), let)
     if dst.is_bool:
         if src.is_bool:
             return x
@@ -527,7 +543,8 @@ def convert(x: str, src: dt.DType, dst: dt.DType, rounding=None, let=_no_let) ->
             return tf32_rn(x, let)
         if src is dt.float16 or src.is_bool:
             return tf32_rn(let(f"f32({x})"), let)
-        return tf32_rn(round_to_odd32(let(f"f64({x})"), let), let)
+        x64 = int_to_f64_odd(x, src, let) if src.is_integral else let(f"f64({x})")
+        return tf32_rn(round_to_odd32(x64, let), let)
     c = cast(dst)
     if src is dt.float16 and dst.is_integral:
         return f"{c}(f32({x}))"

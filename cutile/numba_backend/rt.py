@@ -54,8 +54,10 @@ def _fma32_exact(a, b, c):
 
 def _fma64_exact(a, b, c):
     a, b, c = float(a), float(b), float(c)
-    if not (math.isfinite(a) and math.isfinite(b) and math.isfinite(c)):
-        return F64(F64(a) * F64(b) + F64(c))
+    if not (math.isfinite(a) and math.isfinite(b)):
+        return F64(F64(a) * F64(b) + F64(c))       # the product is inf/NaN exactly
+    if not math.isfinite(c):
+        return F64(c)       # a finite exact product (even past float64's range) + inf/NaN
     q = Fraction(a) * Fraction(b) + Fraction(c)
     if q == 0:
         return F64(F64(a) * F64(b) + F64(c))
