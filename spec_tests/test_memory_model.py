@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import cutile
 from cutile.enums import PaddingMode
 from cutile.interp.memory_model import (
     OutOfBounds,
@@ -391,9 +392,15 @@ def test_fully_outside_is_ub1(index):
     np.testing.assert_array_equal(a, before)
 
 
-def test_zero_extent_array_is_ub1():
+def test_zero_extent_array_is_a_no_op_not_ub1():
+    # cuda.tile 1.7 runs loads/stores on an array with no elements (docs/decisions.md): the
+    # padding value in every lane, nothing written; a negative tile index is still R-UB-1
+    t, poison = load(np.zeros((0, 4)), (0, 0), (1, 4), padding=P.ZERO)
+    assert poison is None and t.shape == (1, 4) and (t == 0).all()
+    empty = np.zeros((0, 4))
+    store(empty, (0, 0), np.ones((1, 4)))
     with pytest.raises(OutOfBounds) as e:
-        load(np.zeros((0, 4)), (0, 0), (1, 4))
+        load(np.zeros((0, 4)), (-1, 0), (1, 4))
     assert e.value.rule == "R-UB-1"
 
 
@@ -818,3 +825,19 @@ def test_property_scatter(case, check_bounds):
     expected = before.copy()
     ref_scatter(view_of(expected), bidx, v, mask)
     assert_bits_equal(base, expected)
+
+
+@cutile.kernel
+def _copy_slice(x, y, start: int, stop: int, T: cutile.Constant[int]):
+    t = cutile.load(x.slice(0, start, stop), index=(0,), shape=(T,),
+                    padding_mode=cutile.PaddingMode.ZERO)
+    cutile.store(y.slice(0, start, stop), index=(0,), tile=t)
+    cutile.store(y, index=(1,), tile=t + 1)
+
+
+def test_load_store_on_an_empty_slice_is_a_no_op():
+    # R-UB-1 does not apply to an array with no elements: cuda.tile 1.7 runs it (decisions.md)
+    x = np.arange(16, dtype=np.float32)
+    y = np.zeros(16, np.float32)
+    cutile.launch(None, (1,), _copy_slice, (x, y, 4, 4, 8))
+    np.testing.assert_array_equal(y, np.r_[np.zeros(8), np.ones(8)].astype(np.float32))
