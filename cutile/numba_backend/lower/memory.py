@@ -13,8 +13,8 @@ coordinate`` once per dimension; a register adds its compile-time offset.
 from __future__ import annotations
 
 from ...enums import MemoryOrder, MemoryScope
-from ...interp.memory_model import padding_fill
 from ...ir import ops
+from ...padding import padding_fill
 from ..codegen import AV, FOREIGN
 from ..exprs import cast, from_storage, literal, select, to_storage
 from ..params import storage_itemsize
