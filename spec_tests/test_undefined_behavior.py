@@ -1,10 +1,13 @@
 """Undefined behaviour of the load/store family (spec §6.6, R-PAD-3, R-UB-1..4) and the
-``CUTILE_STRICT=0`` fallbacks (a tile entirely outside reads its padding fill, a broken
-``check_bounds=False`` promise the R-PAD-3 fill; writes are dropped; no error)."""
+``CUTILE_STRICT=0`` fallbacks (a tile entirely outside reads its padding fill, UNDETERMINED
+lanes and those of a broken ``check_bounds=False`` promise read zeros, as on the GPU backend,
+with an ``UndefinedBehaviorWarning`` once per line where a result relies on them; writes out of
+bounds are dropped; no error)."""
 
 from __future__ import annotations
 
 import inspect
+import warnings
 
 import numpy as np
 import pytest
@@ -164,16 +167,20 @@ def test_gather_padding_value_poison_observed_where_used():
 
 
 def test_strict_off_poisoned_store_no_error(monkeypatch):
-    # §6.6 with CUTILE_STRICT=0: no error; in-bounds lanes are written, nothing outside.
+    # §6.6 with CUTILE_STRICT=0: no error (a warning); in-bounds lanes are written, the padded
+    # ones as zeros (what the GPU backend reads), nothing outside.
     monkeypatch.setenv("CUTILE_STRICT", "0")
     x = np.arange(12, dtype=np.float32)
     buf, y = guarded(16)
-    ct.launch(None, (2,), undetermined_store, (x, y))
-    np.testing.assert_array_equal(y[:12], x)  # padded lanes 12..15 hold unspecified values
+    with pytest.warns(ct.UndefinedBehaviorWarning, match="stored in bounds"):
+        ct.launch(None, (2,), undetermined_store, (x, y))
+    np.testing.assert_array_equal(y[:12], x)
+    np.testing.assert_array_equal(y[12:], 0)
     assert_guard(buf, 16)
-    out = np.zeros(8, np.float32)
-    ct.launch(None, (1,), undetermined_scatter_value, (x[:6], out))
-    np.testing.assert_array_equal(out[:6], x[:6])
+    out = np.full(8, 5, np.float32)
+    with pytest.warns(ct.UndefinedBehaviorWarning, match="scattered in bounds"):
+        ct.launch(None, (1,), undetermined_scatter_value, (x[:6], out))
+    np.testing.assert_array_equal(out, np.r_[x[:6], 0, 0])
 
 
 # -- R-UB-2 with CUTILE_STRICT=0: zeros, as on the GPU backend, and one warning per line ------
@@ -198,7 +205,6 @@ def test_strict_off_reads_zeros_and_warns_once_per_line(monkeypatch, batch):
     monkeypatch.setenv("CUTILE_BATCH", batch)
     monkeypatch.setenv("CUTILE_BATCH_BYTES", "1")
     x = np.arange(36, dtype=np.float32).reshape(6, 6)
-    import warnings
     with warnings.catch_warnings(record=True) as record:
         warnings.simplefilter("always")
         y = np.full((6, 8), -1, np.float32)
@@ -270,7 +276,6 @@ def test_attention_ragged_strict_off_matches_float64(monkeypatch, m, n):
     from backend_kernels import attention_ragged, attention_reference
     monkeypatch.setenv("CUTILE_STRICT", "0")
     q, k, v, o = _attention_case(m, n)
-    import warnings
     with warnings.catch_warnings(record=True) as record:
         warnings.simplefilter("always")
         ct.launch(None, (ct.cdiv(m, 16), 2), attention_ragged, (q, k, v, o, 0.25, 16, 16, 16))
@@ -452,14 +457,20 @@ def test_ub3_gather_scatter_strict_off(kernel, off, monkeypatch):
     x[:] = np.arange(8)
     ybuf, y = guarded(8, fill=-2)
     y[:] = 0
-    ct.launch(None, (1,), kernel, (x, y, off))
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        ct.launch(None, (1,), kernel, (x, y, off))
     assert_guard(xbuf, 8)
     assert_guard(ybuf, 8, fill=-2)
     lo, hi = max(0, -off), min(8, 8 - off)
     if kernel is unchecked_scatter:  # in-bounds positions are written, the rest dropped
         np.testing.assert_array_equal(y[lo + off:hi + off], x[lo:hi])
-    else:
+        assert not _ub_warnings(record)
+    else:  # out-of-bounds positions are UNDETERMINED: zeros, and the store warns
         np.testing.assert_array_equal(y[lo:hi], x[lo + off:hi + off])
+        np.testing.assert_array_equal(np.delete(y, np.s_[lo:hi]), 0)
+        assert [w.lineno for w in _ub_warnings(record)] == [int(line_of(kernel, "ct.store")
+                                                             .rsplit(":", 1)[1])]
 
 
 # -- R-UB-4: Array.slice bounds at run time ------------------------------------------------------
