@@ -65,3 +65,23 @@ def test_attention_ragged_both_executors(lenient):
     for out in (ref[3], got[3]):
         np.testing.assert_allclose(out, want, rtol=1e-5, atol=1e-6)
     assert_same(ref[3], got[3], rtol=1e-5, atol=1e-6, what="attention, interp vs numba")
+
+
+@pytest.mark.parametrize("cp_async", ["0", "1"])
+def test_attention_ragged_tensor_cores_on_instruction_models(lenient, monkeypatch, cp_async):
+    # The same over float16 operands on the tensor-core path (the instruction models): K and V
+    # staged into shared memory by cp.async zero-fill or through registers, both reading 0
+    # past the 37th key.  Bound as test_attention_tensor_cores_on_instruction_models.
+    monkeypatch.setenv("CUTILE_NUMBA_TENSOR_CORES", "sim")
+    monkeypatch.setenv("CUTILE_NUMBA_CP_ASYNC", cp_async)
+    H, M, N, D, T = 1, 16, 37, 16, 16
+    rng = np.random.default_rng(7)
+    q, k, v = (rng.standard_normal((H, r, D)).astype(np.float16) for r in (M, N, N))
+    o = poison((H, M, D), np.float16)
+    ref, got = run_both(attention_ragged, (1, H), [q, k, v, o, D ** -0.5, T, T, D],
+                        threads=64)
+    want = attention_reference(q, k, v, D ** -0.5)
+    bound = 2.0 ** -10 * (np.abs(v.astype(np.float64)).max() + np.abs(want))
+    for out in (ref[3], got[3]):
+        err = np.abs(out.astype(np.float64) - want)
+        assert np.all(err <= bound), f"max err {err.max()}"
