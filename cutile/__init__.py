@@ -138,6 +138,7 @@ from .errors import (
     TileUnsupportedFeatureError,
     TileValueError,
     UndefinedBehaviorError,
+    UndefinedBehaviorWarning,
 )
 from .executors import set_backend
 from .kernel import (
@@ -163,6 +164,7 @@ __all__ = [
     "TileCompilerExecutionError", "TileCompilerTimeoutError", "TileError", "TileInternalError",
     "TileRecursionError", "TileStaticAssertionError", "TileStaticEvalError", "TileSyntaxError",
     "TileTypeError", "TileUnsupportedFeatureError", "TileValueError", "UndefinedBehaviorError",
+    "UndefinedBehaviorWarning",
     "Array", "ArrayAnnotation", "Constant", "ConstantAnnotation", "IndexedWithInt64", "Scalar",
     "ScalarInt64", "Tile", "TiledView",
     "abs", "add", "arange", "argmax", "argmin", "astile", "astype", "atan2", "bid",

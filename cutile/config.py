@@ -2,7 +2,9 @@
 
 - ``CUTILE_BACKEND``: ``interp`` (default while no GPU backend is usable), ``numba`` or ``auto``.
 - ``CUTILE_STRICT``: ``1`` (default) makes the interpreter raise ``UndefinedBehaviorError`` on
-  detected undefined behaviour; ``0`` degrades to the documented fallbacks (R-UB §6.6).
+  detected undefined behaviour; ``0`` degrades to the documented fallbacks (R-UB §6.6):
+  UNDETERMINED padding then reads as zeros, as on the GPU backend, with an
+  ``UndefinedBehaviorWarning`` once per source line (``interp/undetermined.py``).
 - ``CUTILE_DUMP_IR``: ``1`` prints each specialised kernel's IR when it is compiled.
 - ``CUTILE_SHUFFLE_BLOCKS``: ``<seed>`` runs the interpreter's blocks in a shuffled order.
 - ``CUTILE_BATCH``: ``0`` makes the interpreter run one block at a time; default ``1`` runs

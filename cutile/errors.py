@@ -152,6 +152,13 @@ class UndefinedBehaviorError(RuntimeError):
         return head
 
 
+class UndefinedBehaviorWarning(RuntimeWarning):
+    """With ``CUTILE_STRICT=0`` the interpreter reports undefined behaviour it runs through
+    instead of raising (R-UB-2: a result relying on UNDETERMINED padding, read as zeros there),
+    once per source line per launch; Python's warning filters decide the rest (by default once
+    per line per process; ``"error"`` turns it into an exception).  cutile-only."""
+
+
 class TileAssertionError(AssertionError):
     """A failed ``ct.assert_`` (R-ASSERT-2): an ``AssertionError`` naming the block, the user's
     line and the message.  cutile-only."""

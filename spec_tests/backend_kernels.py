@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 import cutile as ct
 from cutile import Constant
 
@@ -50,6 +52,44 @@ def attention_fwd(q, k, v, o, scale: float, TM: Constant[int], TN: Constant[int]
         acc = ct.mma(p.astype(q.dtype), vt, acc * alpha)
         m = m_new
     ct.store(o, (bh, bm, 0), ct.reshape((acc / den).astype(o.dtype), (1, TM, D)))
+
+
+@ct.kernel
+def attention_ragged(q, k, v, o, scale: float, TM: Constant[int], TN: Constant[int],
+                     D: Constant[int]):
+    """``attention_fwd`` over a key length that need not be a multiple of ``TN``: the K and V
+    tiles keep the default UNDETERMINED padding and the scores of keys past the end are
+    masked with ``where``, the pattern of NVIDIA's attention kernels.  The padded rows of V
+    then meet zero weights only: finite padding (cutile's GPU backend, the interpreter with
+    CUTILE_STRICT=0) gives the right answer, the strict interpreter reports R-UB-2 at the
+    store, naming the loads (issue 22)."""
+    bm, bh = ct.bid(0), ct.bid(1)
+    n = k.shape[1]
+    qt = ct.reshape(ct.load(q, (bh, bm, 0), (1, TM, D)), (TM, D))
+    keys = ct.reshape(ct.arange(TN, dtype=ct.int32), (1, TN))
+    m = ct.full((TM, 1), -float("inf"), dtype=ct.float32)
+    den = ct.zeros((TM, 1), dtype=ct.float32)
+    acc = ct.zeros((TM, D), dtype=ct.float32)
+    for j in range(ct.cdiv(n, TN)):
+        kt = ct.reshape(ct.load(k, (bh, j, 0), (1, TN, D)), (TN, D))
+        s = ct.mma(qt, ct.transpose(kt), ct.zeros((TM, TN), dtype=ct.float32)) * scale
+        s = ct.where(j * TN + keys < n, s, -float("inf"))
+        m_new = ct.maximum(m, ct.max(s, axis=1, keepdims=True))
+        p = ct.exp(s - m_new)
+        alpha = ct.exp(m - m_new)
+        den = den * alpha + ct.sum(p, axis=1, keepdims=True)
+        vt = ct.reshape(ct.load(v, (bh, j, 0), (1, TN, D)), (TN, D))
+        acc = ct.mma(p.astype(q.dtype), vt, acc * alpha)
+        m = m_new
+    ct.store(o, (bh, bm, 0), ct.reshape((acc / den).astype(o.dtype), (1, TM, D)))
+
+
+def attention_reference(q, k, v, scale: float):
+    """float64 softmax(q k^T * scale) v over the last two axes (the heads leading)."""
+    q, k, v = (np.asarray(x, np.float64) for x in (q, k, v))
+    s = np.einsum("hmd,hnd->hmn", q, k) * scale
+    p = np.exp(s - s.max(axis=-1, keepdims=True))
+    return np.einsum("hmn,hnd->hmd", p / p.sum(axis=-1, keepdims=True), v)
 
 
 @ct.kernel

@@ -1,10 +1,13 @@
 """Undefined behaviour of the load/store family (spec §6.6, R-PAD-3, R-UB-1..4) and the
-``CUTILE_STRICT=0`` fallbacks (a tile entirely outside reads its padding fill, a broken
-``check_bounds=False`` promise the R-PAD-3 fill; writes are dropped; no error)."""
+``CUTILE_STRICT=0`` fallbacks (a tile entirely outside reads its padding fill, UNDETERMINED
+lanes and those of a broken ``check_bounds=False`` promise read zeros, as on the GPU backend,
+with an ``UndefinedBehaviorWarning`` once per line where a result relies on them; writes out of
+bounds are dropped; no error)."""
 
 from __future__ import annotations
 
 import inspect
+import warnings
 
 import numpy as np
 import pytest
@@ -164,16 +167,122 @@ def test_gather_padding_value_poison_observed_where_used():
 
 
 def test_strict_off_poisoned_store_no_error(monkeypatch):
-    # §6.6 with CUTILE_STRICT=0: no error; in-bounds lanes are written, nothing outside.
+    # §6.6 with CUTILE_STRICT=0: no error (a warning); in-bounds lanes are written, the padded
+    # ones as zeros (what the GPU backend reads), nothing outside.
     monkeypatch.setenv("CUTILE_STRICT", "0")
     x = np.arange(12, dtype=np.float32)
     buf, y = guarded(16)
-    ct.launch(None, (2,), undetermined_store, (x, y))
-    np.testing.assert_array_equal(y[:12], x)  # padded lanes 12..15 hold unspecified values
+    with pytest.warns(ct.UndefinedBehaviorWarning, match="stored in bounds"):
+        ct.launch(None, (2,), undetermined_store, (x, y))
+    np.testing.assert_array_equal(y[:12], x)
+    np.testing.assert_array_equal(y[12:], 0)
     assert_guard(buf, 16)
+    out = np.full(8, 5, np.float32)
+    with pytest.warns(ct.UndefinedBehaviorWarning, match="scattered in bounds"):
+        ct.launch(None, (1,), undetermined_scatter_value, (x[:6], out))
+    np.testing.assert_array_equal(out, np.r_[x[:6], 0, 0])
+
+
+# -- R-UB-2 with CUTILE_STRICT=0: zeros, as on the GPU backend, and one warning per line ------
+@ct.kernel
+def undetermined_rows(x, y):
+    t = ct.load(x, (ct.bid(0), 0), (1, 8))  # rows of 6: lanes 6, 7 are UNDETERMINED
+    ct.store(y, (ct.bid(0), 0), t + 1)      # y rows of 8: those lanes land in bounds
+
+
+def _ub_warnings(record) -> list:
+    return [w for w in record if issubclass(w.category, ct.UndefinedBehaviorWarning)]
+
+
+@pytest.mark.parametrize("batch", ["0", "1"])
+def test_strict_off_reads_zeros_and_warns_once_per_line(monkeypatch, batch):
+    # Issue 22: with CUTILE_STRICT=0 UNDETERMINED lanes read 0 (cutile.padding, what the Numba
+    # backend reads) and relying on them warns once per source line and launch, naming the
+    # store's line and the load's; Python's registry then keeps it to one per process by
+    # default.  Batched (one block per batch): only the first batch falls back.
+    from cutile.interp import batch as interp_batch
+    monkeypatch.setenv("CUTILE_STRICT", "0")
+    monkeypatch.setenv("CUTILE_BATCH", batch)
+    monkeypatch.setenv("CUTILE_BATCH_BYTES", "1")
+    x = np.arange(36, dtype=np.float32).reshape(6, 6)
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        y = np.full((6, 8), -1, np.float32)
+        ct.launch(None, (6,), undetermined_rows, (x, y))
+        np.testing.assert_array_equal(y[:, :6], x + 1)
+        np.testing.assert_array_equal(y[:, 6:], 1)          # 0 + 1: the padding read 0
+        if batch == "1":
+            assert interp_batch.LAST["batches"] == 6 and interp_batch.LAST["fallbacks"] == 1
+        ws = _ub_warnings(record)
+        assert len(ws) == 1, [str(w.message) for w in ws]
+        store = line_of(undetermined_rows, "ct.store")
+        assert f"{ws[0].filename}:{ws[0].lineno}" == store
+        assert line_of(undetermined_rows, "ct.load") in str(ws[0].message)
+        assert "R-UB-2" in str(ws[0].message)
+        warnings.simplefilter("default")     # Python's default: once per line per process
+        ct.launch(None, (6,), undetermined_rows, (x, y))
+        ct.launch(None, (6,), undetermined_rows, (x, y))
+        assert len(_ub_warnings(record)) == 2
+        ct.launch(None, (6,), undetermined_rows, (x, y))
+        assert len(_ub_warnings(record)) == 2
+
+
+@pytest.mark.parametrize("kernel,line", [
+    (undetermined_reduce, "ct.store"), (undetermined_branch, "if ct.max"),
+    (undetermined_gather_index, "ct.gather"), (undetermined_scatter_value, "ct.scatter"),
+    (undetermined_scatter_mask, "ct.scatter"), (undetermined_view_store, ".store(")],
+    ids=lambda k: getattr(k, "__name__", None))
+def test_strict_off_observations_warn(monkeypatch, kernel, line):
+    # The R-UB-2 cases of test_ub2_padding_observed: with CUTILE_STRICT=0 one warning at the
+    # observing line, naming the load, and the run goes on with zeros in the padding.
+    monkeypatch.setenv("CUTILE_STRICT", "0")
+    x = np.arange(6, dtype=np.float32)
     out = np.zeros(8, np.float32)
-    ct.launch(None, (1,), undetermined_scatter_value, (x[:6], out))
-    np.testing.assert_array_equal(out[:6], x[:6])
+    with pytest.warns(ct.UndefinedBehaviorWarning) as record:
+        ct.launch(None, (1,), kernel, (x, out))
+    ws = _ub_warnings(record)
+    assert [f"{w.filename}:{w.lineno}" for w in ws] == [line_of(kernel, line)]
+    assert line_of(kernel, ".load(") in str(ws[0].message)
+    if kernel is undetermined_reduce:
+        assert out[0] == x.sum()                 # the padding added zeros
+
+
+def _attention_case(m, n, heads=2, d=16, seed=0):
+    rng = np.random.default_rng(seed)
+    q, k, v = (rng.standard_normal((heads, r, d)).astype(np.float32) for r in (m, n, n))
+    return q, k, v, np.zeros_like(q)
+
+
+def test_attention_ragged_strict_names_loads_and_store():
+    # Issue 22/27: NVIDIA's attention pattern (UNDETERMINED K/V tiles, a `where` mask on the
+    # scores) relies on finite padding: V's padded rows meet zero weights in the mma.  Strict,
+    # that is R-UB-2 at the store, naming the K and V loads.
+    from backend_kernels import attention_ragged
+    q, k, v, o = _attention_case(20, 37)
+    with pytest.raises(UBE) as info:
+        ct.launch(None, (2, 2), attention_ragged, (q, k, v, o, 0.25, 16, 16, 16))
+    msg = str(info.value)
+    assert info.value.rule == "R-UB-2"
+    assert msg.startswith(line_of(attention_ragged, "ct.store") + ":")
+    assert line_of(attention_ragged, "ct.load(k") in msg
+    assert line_of(attention_ragged, "ct.load(v") in msg
+
+
+@pytest.mark.parametrize("m,n", [(20, 37), (16, 33), (5, 16)])
+def test_attention_ragged_strict_off_matches_float64(monkeypatch, m, n):
+    # With CUTILE_STRICT=0 the padding reads 0 and the kernel gives softmax attention
+    # (float64 reference, float32 rounding); uneven key lengths warn once, at the store.
+    # m=5: the padded rows of Q reach only discarded store lanes (R-PAD-3), no warning.
+    from backend_kernels import attention_ragged, attention_reference
+    monkeypatch.setenv("CUTILE_STRICT", "0")
+    q, k, v, o = _attention_case(m, n)
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        ct.launch(None, (ct.cdiv(m, 16), 2), attention_ragged, (q, k, v, o, 0.25, 16, 16, 16))
+    ws = _ub_warnings(record)
+    assert len(ws) == (1 if n % 16 else 0)     # padded query rows are only stored out of bounds
+    assert all(f"{w.filename}:{w.lineno}" == line_of(attention_ragged, "ct.store") for w in ws)
+    np.testing.assert_allclose(o, attention_reference(q, k, v, 0.25), rtol=1e-5, atol=1e-6)
 
 
 # -- R-UB-1: tile entirely outside the array -----------------------------------------------------
@@ -348,14 +457,20 @@ def test_ub3_gather_scatter_strict_off(kernel, off, monkeypatch):
     x[:] = np.arange(8)
     ybuf, y = guarded(8, fill=-2)
     y[:] = 0
-    ct.launch(None, (1,), kernel, (x, y, off))
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        ct.launch(None, (1,), kernel, (x, y, off))
     assert_guard(xbuf, 8)
     assert_guard(ybuf, 8, fill=-2)
     lo, hi = max(0, -off), min(8, 8 - off)
     if kernel is unchecked_scatter:  # in-bounds positions are written, the rest dropped
         np.testing.assert_array_equal(y[lo + off:hi + off], x[lo:hi])
-    else:
+        assert not _ub_warnings(record)
+    else:  # out-of-bounds positions are UNDETERMINED: zeros, and the store warns
         np.testing.assert_array_equal(y[lo:hi], x[lo + off:hi + off])
+        np.testing.assert_array_equal(np.delete(y, np.s_[lo:hi]), 0)
+        assert [w.lineno for w in _ub_warnings(record)] == [int(line_of(kernel, "ct.store")
+                                                             .rsplit(":", 1)[1])]
 
 
 # -- R-UB-4: Array.slice bounds at run time ------------------------------------------------------

@@ -10,7 +10,6 @@ axis and padding mode, so the interpreter checks R-UB-1, R-UB-7 and UNDETERMINED
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 from .. import dtypes as dt
@@ -20,12 +19,9 @@ from ..frontend import coerce
 from ..frontend.context import current
 from ..frontend.values import Const, SliceV, TileV, describe
 from ..ir import ops
+from ..padding import padding_value
 from ._registry import tile_op
 from .memory import _hints, _is_signed_int_scalar, _is_tuple, _padding
-
-_PAD_VALUE = {PaddingMode.UNDETERMINED: 0, PaddingMode.ZERO: 0, PaddingMode.NEG_ZERO: -0.0,
-              PaddingMode.NAN: math.nan, PaddingMode.POS_INF: math.inf,
-              PaddingMode.NEG_INF: -math.inf}
 
 
 @dataclass(frozen=True)
@@ -114,8 +110,7 @@ def load_advanced_indexing(array, indices, /, *, padding_mode=PaddingMode.UNDETE
     idx, shape, sparse = _indices(arr, indices)
     mode = _padding(padding_mode, arr.dtype)
     _hints(latency, allow_tma)
-    pad = coerce.implicit_cast(Const(_PAD_VALUE[mode]) if arr.dtype.is_float else Const(0),
-                               arr.dtype, "Invalid padding value")
+    pad = coerce.implicit_cast(Const(padding_value(mode)), arr.dtype, "Invalid padding value")
     pad = coerce.broadcast(pad, shape)
     return current().emit_value(ops.AdvancedGather(arr.value, _broadcast_all(idx, shape),
                                                    pad.value, None, True, sparse, mode))

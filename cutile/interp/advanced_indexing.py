@@ -11,7 +11,8 @@ from ..enums import PaddingMode
 from ..ir import ops
 from . import memory_model as mm
 from .machine import UB, PTile, rule
-from .memory import _gs_indices, _note_undetermined_load, _record, _touched, padding_origin
+from .memory import _gs_indices, _record, _touched
+from .undetermined import note_load, padding_origin, relied_on
 
 
 def _in_bounds(array, idx) -> np.ndarray:
@@ -36,8 +37,8 @@ def advanced_gather(frame, op):
     poison = None
     if op.padding_mode is PaddingMode.UNDETERMINED and not accessed.all():
         poison = ~accessed
-        data[poison] = mm.poison_fill(a.dtype)
-        _note_undetermined_load(frame, op)
+        data[poison] = mm.load_fill(a.dtype, op.padding_mode, frame.strict)
+        note_load(frame, op)
     return PTile(data, poison)
 
 
@@ -63,8 +64,10 @@ def advanced_scatter(frame, op):
     v = frame[op.value]
     touched = _touched(frame, a)
     try:
-        mm.scatter(a, idx, v.data, mask=None, check_bounds=True, poison=v.poison,
-                   strict=frame.strict, touched=touched)
+        observed = mm.scatter(a, idx, v.data, mask=None, check_bounds=True, poison=v.poison,
+                              strict=frame.strict, touched=touched)
     except mm.PoisonObserved as e:
         raise UB(e.rule, e.message + padding_origin(frame)) from None
     _record(frame, a, touched, True)
+    if observed:                         # CUTILE_STRICT=0: written; warn
+        relied_on(frame, op, "a value stored in bounds")

@@ -21,9 +21,10 @@ import numpy as np
 from ..ir import ops
 from . import memory_model as mm
 from . import numerics
-from .machine import UB, PTile, rule
-from .memory import _check_clean, padding_origin
+from .machine import PTile, rule
+from .memory import _check_clean
 from .races import window_addresses
+from .undetermined import relied_on
 
 
 def _bits(a: np.ndarray) -> np.ndarray:
@@ -73,11 +74,11 @@ def _raw_indices(array: np.ndarray, offsets: np.ndarray, want: np.ndarray, stric
 def positions(frame, op, array: np.ndarray, shape: tuple):
     """(accessed mask, index arrays) of an atomic or raw access, both of the index shape."""
     for v in op.indices:
-        _check_clean(frame, frame[v], "atomic index")
+        _check_clean(frame, op, frame[v], "atomic index")
     mask = None
     if op.mask is not None:
         m = frame[op.mask]
-        _check_clean(frame, m, "atomic mask")
+        _check_clean(frame, op, m, "atomic mask")
         mask = m.data
     if op.raw:
         want = np.ones(shape, bool) if mask is None else np.broadcast_to(mask, shape)
@@ -89,10 +90,9 @@ def positions(frame, op, array: np.ndarray, shape: tuple):
     return accessed, idx
 
 
-def _check_value(frame, t: PTile, accessed, what: str) -> None:
-    if frame.strict and t.poison is not None and (t.poison & accessed).any():
-        raise UB("R-UB-2", f"the {what} of an atomic holds UNDETERMINED padding"
-                 + padding_origin(frame))
+def _check_value(frame, op, t: PTile, accessed, what: str) -> None:
+    if t.poison is not None and (t.poison & accessed).any():
+        relied_on(frame, op, f"the {what} of an atomic")
 
 
 def apply(frame, array: np.ndarray, accessed, idx, kind: str, upd: np.ndarray,
@@ -145,7 +145,7 @@ def atomic_rmw(frame, op):
     a = frame[op.array]
     u = frame[op.update]
     accessed, idx = positions(frame, op, a, u.data.shape)
-    _check_value(frame, u, accessed, "update")
+    _check_value(frame, op, u, accessed, "update")
     return PTile(apply(frame, a, accessed, idx, op.kind, u.data, None, op.array.type.dtype,
                        op.order.name, op.scope.name))
 
@@ -155,8 +155,8 @@ def atomic_cas(frame, op):
     a = frame[op.array]
     e, d = frame[op.expected], frame[op.desired]
     accessed, idx = positions(frame, op, a, e.data.shape)
-    _check_value(frame, e, accessed, "expected value")
-    _check_value(frame, d, accessed, "desired value")
+    _check_value(frame, op, e, accessed, "expected value")
+    _check_value(frame, op, d, accessed, "desired value")
     return PTile(apply(frame, a, accessed, idx, "cas", d.data, np.array(e.data),
                        op.array.type.dtype, op.order.name, op.scope.name))
 
@@ -164,11 +164,11 @@ def atomic_cas(frame, op):
 def _raw(frame, op, shape):
     a = frame[op.array]
     off = frame[op.offset]
-    _check_clean(frame, off, "raw memory offset")
+    _check_clean(frame, op, off, "raw memory offset")
     want = np.ones(shape, bool)
     if op.mask is not None:
         m = frame[op.mask]
-        _check_clean(frame, m, "raw memory mask")
+        _check_clean(frame, op, m, "raw memory mask")
         want = np.array(np.broadcast_to(m.data, shape))
     accessed, idx = _raw_indices(a, np.broadcast_to(off.data, shape), want, frame.strict)
     return a, accessed, tuple(ix[accessed] for ix in idx)
@@ -190,7 +190,7 @@ def raw_load(frame, op):
 def raw_store(frame, op):
     v = frame[op.value]
     a, accessed, sel = _raw(frame, op, v.data.shape)
-    _check_value(frame, v, accessed, "stored value")
+    _check_value(frame, op, v, accessed, "stored value")
     vals = v.data[accessed]
     if a.ndim and vals.size:
         # the last position (row-major) hitting an element wins

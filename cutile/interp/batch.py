@@ -121,6 +121,7 @@ class BatchFrame:
     region, where blocks may leave by ``return`` while the others go on."""
 
     __slots__ = ("values", "bids", "n", "grid", "strict", "log", "watchdog", "parent", "sel")
+    batched = True                  # undetermined.relied_on: fall back, the per-block run warns
 
     def __init__(self, bids: np.ndarray, grid: tuple, strict: bool, log, watchdog,
                  parent=None, sel=None):

@@ -35,6 +35,7 @@ from .batch import (
 )
 from .control import _POLL, MAX_LOOP_ITERATIONS, _pure
 from .machine import PTile, Signal
+from .undetermined import relied_on
 
 
 def _uniform(x: np.ndarray) -> bool:
@@ -44,8 +45,8 @@ def _uniform(x: np.ndarray) -> bool:
 @batched_rule(ops.If)
 def if_(f, op):
     c = f[op.cond]
-    if c.poison is not None and f.strict:
-        raise Fallback("poisoned branch condition")
+    if c.poison is not None:
+        relied_on(f, op, "branch condition")   # Fallback unless lenient and warned already
     cd = c.data.astype(bool, copy=False)
     if _uniform(cd):
         sig = f.run_region(op.then if cd[0] else op.orelse, [])

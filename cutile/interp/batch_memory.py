@@ -6,7 +6,9 @@ otherwise); a store writes them with one fancy assignment, after saving the old 
 undo.  Gather/scatter reuse ``memory_model``'s position logic over the batch's index shape.
 Whatever the per-block model reports as undefined behaviour (a window outside the array,
 ``check_bounds=False`` broken, UNDETERMINED padding reaching memory) falls back, so the
-per-block rerun raises it with its exact message.  Accesses to buffers the kernel writes are
+per-block rerun raises it with its exact message (with ``CUTILE_STRICT=0``: UNDETERMINED
+padding reaching memory falls back the first time per line, so the rerun warns;
+``undetermined``).  Accesses to buffers the kernel writes are
 logged per element with their block (``batch_log``) for the race check.
 """
 
@@ -22,6 +24,7 @@ from . import memory_model as mm
 from .batch import Fallback, Gathered, Split, batched_rule, expand, lead
 from .batch_log import TileGeo, _basic
 from .machine import PTile
+from .undetermined import relied_on
 
 
 def _uniform_tile(t: PTile) -> PTile:
@@ -34,9 +37,9 @@ def _uniform_tile(t: PTile) -> PTile:
     return PTile(d[:1], None if t.poison is None else t.poison[:1])
 
 
-def _clean(f, t: PTile) -> np.ndarray:
-    if f.strict and t.poison is not None:
-        raise Fallback("poisoned index")
+def _clean(f, op, t: PTile, what: str = "tile index") -> np.ndarray:
+    if t.poison is not None:
+        relied_on(f, op, what)      # Fallback unless lenient and this line warned already
     return t.data
 
 
@@ -57,6 +60,7 @@ class _One:
     """A per-block frame view of a uniform batch, for per-block rules on uniform operands."""
 
     __slots__ = ("f", "strict", "values")
+    batched = True                  # undetermined.relied_on: fall back, the per-block run warns
 
     def __init__(self, f):
         self.f, self.strict, self.values = f, f.strict, {}
@@ -77,8 +81,8 @@ def array_slice(f, op):
     if lead(lo) == 1 and lead(hi) == 1:
         return per_block.array_slice(_One(f), op)
     n = f.n
-    key = np.stack([np.broadcast_to(_clean(f, lo).astype(np.int64), (n,)),
-                    np.broadcast_to(_clean(f, hi).astype(np.int64), (n,))], axis=1)
+    key = np.stack([np.broadcast_to(_clean(f, op, lo).astype(np.int64), (n,)),
+                    np.broadcast_to(_clean(f, op, hi).astype(np.int64), (n,))], axis=1)
     _, group = np.unique(key, axis=0, return_inverse=True)
     group = group.reshape(-1)
     if group.max() == 0:
@@ -105,7 +109,7 @@ def _geometry(f, op, a: np.ndarray, shape):
     idx, varying = [], []
     nonempty = full = True
     for k, (v, s, t, dim) in enumerate(zip(op.index, steps, shape, view.shape)):
-        i = _clean(f, f[v])
+        i = _clean(f, op, f[v])
         if i.shape[0] == 1:
             i0 = int(i[0])
             nonempty = nonempty & (0 <= i0 and i0 * s < dim)
@@ -258,7 +262,7 @@ def load(f, op):
         # The same tile for every block: load it once (the per-block model, errors included).
         one = _One(f)
         data, poison = mm.tile_space_load(
-            a, per_block._index(one, op.index), op.shape, order=op.order, steps=op.steps,
+            a, per_block._index(one, op, op.index), op.shape, order=op.order, steps=op.steps,
             padding=op.padding, check_bounds=op.check_bounds, strict=f.strict)
         return PTile(data[None], None if poison is None else poison[None])
     view, shape, steps, idx, varying, full, nonempty = _geometry(f, op, a, op.shape)
@@ -279,12 +283,12 @@ def load(f, op):
         return PTile(data)
     cs = _coords(_starts(idx, steps), shape, nonempty)
     inb = _lanes(view, cs, nonempty)
-    # a broken check_bounds=False promise reads poison (strict off only); a tile entirely
-    # outside reads the padding fill (memory_model.tile_space_load)
+    # a broken check_bounds=False promise makes the lanes UNDETERMINED (strict off only); a
+    # tile entirely outside reads the padding fill (memory_model.tile_space_load)
     undet = ~full & (not op.check_bounds)
-    pad = mm.padding_fill(a.dtype, op.padding)
+    pad = mm.load_fill(a.dtype, op.padding, f.strict)
     fill = np.full((n,) + (1,) * len(shape), pad, dtype=a.dtype)
-    fill[undet] = mm.poison_fill(a.dtype)
+    fill[undet] = mm.load_fill(a.dtype, PaddingMode.UNDETERMINED, f.strict)
     full_shape = (n,) + shape
     if min(view.shape) == 0:
         data = np.broadcast_to(fill, full_shape).copy()
@@ -312,8 +316,8 @@ def store(f, op):
     data = np.broadcast_to(t.data, full_shape)
     log = f.log
     if full.all():
-        if t.poison is not None and f.strict and t.poison.any():
-            raise Fallback("UNDETERMINED padding stored")
+        if t.poison is not None and t.poison.any():
+            relied_on(f, op, "a value stored in bounds")
         tv = _tiled_for(f, op, a, view, shape, steps, True)
         key = _tile_key(idx, _moving(idx, varying))
         old = tv[key]
@@ -328,8 +332,8 @@ def store(f, op):
         return None
     cs = _coords(_starts(idx, steps), shape, nonempty)
     inb = np.broadcast_to(_lanes(view, cs, nonempty), full_shape)
-    if t.poison is not None and f.strict and (np.broadcast_to(t.poison, full_shape) & inb).any():
-        raise Fallback("UNDETERMINED padding stored")
+    if t.poison is not None and (np.broadcast_to(t.poison, full_shape) & inb).any():
+        relied_on(f, op, "a value stored in bounds")
     sel = tuple(np.broadcast_to(c, full_shape)[inb] for c in cs)
     new = data[inb]
     old = view[sel]
@@ -354,8 +358,8 @@ def _changed(old: np.ndarray, new: np.ndarray) -> np.ndarray:
 def _gs(f, op, *extra):
     """(index arrays, mask, index shape including the batch axis) of a gather/scatter."""
     n = f.n
-    idx = [_clean(f, f[v]) for v in op.indices]
-    mask = None if op.mask is None else _clean(f, f[op.mask])
+    idx = [_clean(f, op, f[v], "gather/scatter index") for v in op.indices]
+    mask = None if op.mask is None else _clean(f, op, f[op.mask], "gather/scatter mask")
     shapes = [np.shape(i) for i in idx] + [np.shape(x) for x in extra]
     if mask is not None:
         shapes.append(np.shape(mask))
@@ -398,8 +402,8 @@ def scatter(f, op):
     idx, mask, S = _gs(f, op, v.data)
     S_, ix, accessed = mm._positions(a, [np.broadcast_to(i, S) for i in idx], mask,
                                      op.check_bounds, f.strict, "scatter", S)
-    if v.poison is not None and f.strict and (np.broadcast_to(v.poison, S) & accessed).any():
-        raise Fallback("UNDETERMINED padding scattered")
+    if v.poison is not None and (np.broadcast_to(v.poison, S) & accessed).any():
+        relied_on(f, op, "a value scattered in bounds")
     sel = tuple(i[accessed] for i in ix)
     vals = np.broadcast_to(v.data, S)[accessed]
     blk = _bpos(f, S)[accessed]

@@ -21,7 +21,7 @@ _POLL = 255          # poll the watchdog every 256 iterations
 
 def _scalar(frame, v, what) -> int:
     t = frame[v]
-    check_not_poisoned(frame, t, what, always=True)
+    check_not_poisoned(frame, None, t, what, always=True)
     return t.data.item()
 
 
@@ -103,7 +103,7 @@ def loop(frame, op):
 @rule(ops.If)
 def if_(frame, op):
     c = frame[op.cond]
-    check_not_poisoned(frame, c, "branch condition")
+    check_not_poisoned(frame, op, c, "branch condition")
     sig = frame.run_region(op.then if c.data.item() else op.orelse, [])
     if sig is None:
         return []

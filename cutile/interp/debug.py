@@ -21,7 +21,7 @@ from .machine import check_not_poisoned, rule
 def print_(frame, op):
     tiles = [frame[a] for a in op.args]
     for i, t in enumerate(tiles):
-        check_not_poisoned(frame, t, f"printed argument #{i}")
+        check_not_poisoned(frame, op, t, f"printed argument #{i}")
     text = pf.render(pf.parse(op.fmt), [dt.to_float64(t.data) if a.type.dtype is
                                         dt.float8_e5m3fnu else t.data
                                         for t, a in zip(tiles, op.args)],
@@ -32,6 +32,6 @@ def print_(frame, op):
 @rule(ops.Assert)
 def assert_(frame, op):
     t = frame[op.cond]
-    check_not_poisoned(frame, t, "assert_ condition")
+    check_not_poisoned(frame, op, t, "assert_ condition")
     if not t.data.all():
         raise TileAssertionError(op.message, op.loc, frame.bid)

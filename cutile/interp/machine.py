@@ -73,16 +73,20 @@ def rule(*op_classes):
     return wrap
 
 
-def check_not_poisoned(frame: Frame, t: PTile, what: str, *, always: bool = False) -> None:
-    """R-UB-2: an UNDETERMINED-padded value observed (branch condition, loop bound).
+def check_not_poisoned(frame: Frame, op: Op | None, t: PTile, what: str, *,
+                       always: bool = False) -> None:
+    """R-UB-2: an UNDETERMINED-padded value observed (branch condition, loop bound, print).
 
-    With strict checking off the poison value is used as is, except for loop bounds
-    (``always``): the integer poison pattern is huge, so the loop would effectively hang.
+    With strict checking off the value (zero padding, ``undetermined``) is used with a
+    warning, except for loop bounds (``always``): a loop running on padding is an error
+    whatever the flag says.
     """
-    if t.poison is None or not (frame.strict or always):
+    if t.poison is None:
         return
-    from .memory import padding_origin
-    raise UB("R-UB-2", f"{what} depends on UNDETERMINED padding{padding_origin(frame)}")
+    from .undetermined import padding_origin, relied_on
+    if always:
+        raise UB("R-UB-2", f"{what} depends on UNDETERMINED padding{padding_origin(frame)}")
+    relied_on(frame, op, what)
 
 
 # A per-launch wall-clock limit set by a caller (``ct.tune``'s single_run_timeout_sec); the
@@ -239,16 +243,18 @@ def run_kernel(ir: KernelIR, grid: tuple, args: list, *, strict: bool | None = N
         frame.run_region(ir.body, [])
 
     from . import batch
-    if (blocks is None and recorder is None and grid[0] * grid[1] * grid[2]
-            >= batch.MIN_BATCH_BLOCKS and config.batch() and batch.batchable(ir)):
-        # Batches of blocks, exactly as one by one (interp/batch.py, docs/interpreter.md).
-        batch.run_batched(ir, grid, args, params, strict, block_ids(grid, seed), races,
-                          run_block, watchdog)
-        return races
-    order = block_order(grid, seed) if blocks is None else blocks
-    batch.LAST = {"mode": "per-block"}
-    for bid in order:
-        run_block(bid)
+    from .undetermined import launch_scope
+    with launch_scope():             # CUTILE_STRICT=0 warnings: once per line in the launch
+        if (blocks is None and recorder is None and grid[0] * grid[1] * grid[2]
+                >= batch.MIN_BATCH_BLOCKS and config.batch() and batch.batchable(ir)):
+            # Batches of blocks, exactly as one by one (interp/batch.py, docs/interpreter.md).
+            batch.run_batched(ir, grid, args, params, strict, block_ids(grid, seed), races,
+                              run_block, watchdog)
+            return races
+        order = block_order(grid, seed) if blocks is None else blocks
+        batch.LAST = {"mode": "per-block"}
+        for bid in order:
+            run_block(bid)
     return races
 
 

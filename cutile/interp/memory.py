@@ -3,60 +3,35 @@
 The exact semantics (tile space, order, steps, padding, discarded stores, bounds) live in
 ``memory_model``; these rules unpack IR operands and pass the block's strictness flag.
 
-UNDETERMINED padding (R-PAD-3): a load that pads with UNDETERMINED returns a poison mask, and
-the rule records the load's source location in the block's frame, so that an R-UB-2 error
-raised later by a store or a scatter (located at the store) also names the load(s) the
-padding came from.
+UNDETERMINED padding (R-PAD-3): a load that pads with UNDETERMINED returns a poison mask and
+records itself (``undetermined.note_load``), so that an R-UB-2 report at a store or a scatter
+also names the load(s) the padding came from; with ``CUTILE_STRICT=0`` the report is a
+warning and the lanes read as zeros (``undetermined``).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from ..enums import MemoryOrder, PaddingMode
+from ..enums import MemoryOrder
 from ..ir import ops
 from . import memory_model as mm
 from .machine import UB, PTile, rule
 from .races import _bits, window_addresses
-
-# Key of the frame's value table under which the locations of the UNDETERMINED-padded loads
-# executed so far by the block are kept (a list of ``Loc``, first-seen order).
-_UNDETERMINED_LOADS = object()
+from .undetermined import note_load, padding_origin, relied_on
 
 
-def _note_undetermined_load(frame, op) -> None:
-    locs = frame.values.setdefault(_UNDETERMINED_LOADS, [])
-    if op.loc not in locs:
-        locs.append(op.loc)
+def _check_clean(frame, op, t: PTile, what: str) -> None:
+    """R-UB-2 for values that steer memory accesses (indices, masks)."""
+    if t.poison is not None:
+        relied_on(frame, op, what)
 
 
-def padding_origin(frame) -> str:
-    """Suffix of R-UB-2 messages naming the UNDETERMINED load(s) this block executed so far.
-
-    Public so that other rules observing poison (branch conditions, reductions, prints) can
-    append it to their own R-UB-2 messages.
-    """
-    locs = [loc for loc in frame.values.get(_UNDETERMINED_LOADS, ()) if loc is not None]
-    if not locs:
-        return " (choose a padding_mode)"
-    where = ", ".join(f"{loc.filename}:{loc.line}" for loc in locs[:4])
-    more = f" and {len(locs) - 4} more" if len(locs) > 4 else ""
-    noun = "load" if len(locs) == 1 else "loads"
-    return (f"; the UNDETERMINED padding comes from the {noun} at {where}{more} "
-            f"(choose a padding_mode)")
-
-
-def _check_clean(frame, t: PTile, what: str) -> None:
-    """R-UB-2 for values that steer memory accesses (indices, masks); only when strict."""
-    if frame.strict and t.poison is not None:
-        raise UB("R-UB-2", f"{what} depends on UNDETERMINED padding" + padding_origin(frame))
-
-
-def _index(frame, values) -> tuple[int, ...]:
+def _index(frame, op, values) -> tuple[int, ...]:
     out = []
     for v in values:
         t = frame[v]
-        _check_clean(frame, t, "tile index")
+        _check_clean(frame, op, t, "tile index")
         out.append(int(t.data.item()))
     return tuple(out)
 
@@ -78,7 +53,7 @@ def array_stride(frame, op):
 @rule(ops.ArraySlice)
 def array_slice(frame, op):
     a = frame[op.array]
-    start, stop = _index(frame, (op.start, op.stop))
+    start, stop = _index(frame, op, (op.start, op.stop))
     n = a.shape[op.axis]
     if not 0 <= start <= stop <= n:
         if frame.strict:
@@ -121,11 +96,11 @@ def load(frame, op):
     a = frame[op.array]
     touched = _touched(frame, a)
     data, poison = mm.tile_space_load(
-        a, _index(frame, op.index), op.shape, order=op.order, steps=op.steps,
+        a, _index(frame, op, op.index), op.shape, order=op.order, steps=op.steps,
         padding=op.padding, check_bounds=op.check_bounds, strict=frame.strict, touched=touched)
     _record(frame, a, touched, False, op)
-    if poison is not None and op.padding is PaddingMode.UNDETERMINED:
-        _note_undetermined_load(frame, op)
+    if poison is not None:      # UNDETERMINED padding, or a broken check_bounds=False
+        note_load(frame, op)
     return PTile(data, poison)
 
 
@@ -134,24 +109,27 @@ def store(frame, op):
     t = frame[op.tile]
     touched = _touched(frame, frame[op.array])
     try:
-        mm.tile_space_store(frame[op.array], _index(frame, op.index), t.data, order=op.order,
-                            steps=op.steps, check_bounds=op.check_bounds, poison=t.poison,
-                            strict=frame.strict, touched=touched)
+        observed = mm.tile_space_store(
+            frame[op.array], _index(frame, op, op.index), t.data, order=op.order,
+            steps=op.steps, check_bounds=op.check_bounds, poison=t.poison,
+            strict=frame.strict, touched=touched)
     except mm.PoisonObserved as e:
         raise UB(e.rule, e.message + padding_origin(frame)) from None
     _record(frame, frame[op.array], touched, True, op)
+    if observed:                         # CUTILE_STRICT=0: written; warn
+        relied_on(frame, op, "a value stored in bounds")
 
 
 def _gs_indices(frame, op):
     idx = []
     for v in op.indices:
         t = frame[v]
-        _check_clean(frame, t, "gather/scatter index")
+        _check_clean(frame, op, t, "gather/scatter index")
         idx.append(t.data)
     mask = None
     if op.mask is not None:
         m = frame[op.mask]
-        _check_clean(frame, m, "gather/scatter mask")
+        _check_clean(frame, op, m, "gather/scatter mask")
         mask = m.data
     return tuple(idx), mask
 
@@ -167,10 +145,12 @@ def gather(frame, op):
     _record(frame, frame[op.array], touched, False)
     # Elements read from the array are clean; the others carry the padding value's poison.
     poison = None if pad.poison is None else pad.poison & ~accessed
-    if not op.check_bounds:  # only reachable with strict off: OOB lanes hold the poison fill
+    if not op.check_bounds:  # only reachable with strict off: OOB lanes are UNDETERMINED
         wanted = np.ones(accessed.shape, bool) if mask is None else mask
         oob = wanted & ~accessed
         poison = oob if poison is None else (poison | oob)
+        if oob.any():
+            note_load(frame, op)
     return PTile(data, poison)
 
 
@@ -180,8 +160,11 @@ def scatter(frame, op):
     v = frame[op.value]
     touched = _touched(frame, frame[op.array])
     try:
-        mm.scatter(frame[op.array], idx, v.data, mask=mask, check_bounds=op.check_bounds,
-                   poison=v.poison, strict=frame.strict, touched=touched)
+        observed = mm.scatter(frame[op.array], idx, v.data, mask=mask,
+                              check_bounds=op.check_bounds, poison=v.poison,
+                              strict=frame.strict, touched=touched)
     except mm.PoisonObserved as e:
         raise UB(e.rule, e.message + padding_origin(frame)) from None
     _record(frame, frame[op.array], touched, True)
+    if observed:                         # CUTILE_STRICT=0: written; warn
+        relied_on(frame, op, "a value scattered in bounds")

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from cutile import dtypes as dt
 from cutile.enums import PaddingMode
+from cutile.padding import float_fill, padding_fill
 
 __all__ = [
-    "OutOfBounds", "PoisonObserved", "atomic_positions", "gather", "padding_fill", "poison_fill",
+    "OutOfBounds", "PoisonObserved", "atomic_positions", "gather", "load_fill", "poison_fill",
     "scatter", "tile_space_load", "tile_space_store",
 ]
 
@@ -55,11 +55,6 @@ def point_addresses(array: np.ndarray, sel: tuple) -> np.ndarray:
     return out.ravel()
 
 
-def _is_float(dtype: np.dtype) -> bool:
-    # ml_dtypes floats (bfloat16, float8, float4) report kind "V" (or "f"); only b/i/u are not.
-    return dtype.kind not in "biu"
-
-
 def poison_fill(dtype) -> np.generic:
     """The R-PAD-3 poison scalar: NaN for floats, bytes 0x5A for ints, True for bool.
 
@@ -71,35 +66,20 @@ def poison_fill(dtype) -> np.generic:
         return np.True_
     if dtype.kind in "iu":
         return np.frombuffer(b"\x5a" * dtype.itemsize, dtype=dtype)[0]
-    return _float_fill(np.nan, dtype)
+    return float_fill(np.nan, dtype)
 
 
-def _float_fill(value: float, dtype: np.dtype) -> np.generic:
-    if dtype == dt.E5M3_NP:          # no infinities or negatives: those fills become NaN
-        return dt.e5m3_encode(np.array(value), satfinite=False)[()]
-    return np.array(value).astype(dtype)[()]
+def load_fill(dtype, padding: PaddingMode, strict: bool) -> np.generic:
+    """Scalar the interpreter places in out-of-bounds lanes for ``padding`` (R-PAD-1).
 
-
-_FLOAT_FILLS = {
-    PaddingMode.NEG_ZERO: -0.0, PaddingMode.NAN: np.nan,
-    PaddingMode.POS_INF: np.inf, PaddingMode.NEG_INF: -np.inf,
-}
-
-
-def padding_fill(dtype, padding: PaddingMode) -> np.generic:
-    """Scalar placed in out-of-bounds lanes for ``padding`` (R-PAD-1; R-PAD-3 for UNDETERMINED).
-
-    Float fills go through NumPy/ml_dtypes conversion, so formats without inf (float8_e4m3fn)
-    get that format's own conversion result (NaN).
+    UNDETERMINED lanes are also marked in the poison mask; their data is the R-PAD-3 poison
+    when ``strict`` (a value that shows a kernel relying on them, should the mask ever miss
+    it), else what cutile's GPU backend reads (``cutile.padding``: zero), so that with
+    ``CUTILE_STRICT=0`` both executors give the same bits.
     """
-    dtype = np.dtype(dtype)
-    if padding is PaddingMode.UNDETERMINED:
+    if padding is PaddingMode.UNDETERMINED and strict:
         return poison_fill(dtype)
-    if padding is PaddingMode.ZERO:
-        return np.zeros((), dtype)[()]
-    # R-PAD-2 (cutile): the type checker rejects these modes for int/bool arrays.
-    assert _is_float(dtype), f"padding mode {padding} on non-float dtype {dtype}"
-    return _float_fill(_FLOAT_FILLS[padding], dtype)
+    return padding_fill(dtype, padding)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -174,9 +154,10 @@ def tile_space_load(array: np.ndarray, index: tuple[int, ...], shape: tuple[int,
     strict-checking flag off, §6.6) nothing is raised: a tile entirely outside reads the
     ``padding`` fill, as the GPU's bounds-checked copy gives it (NVIDIA's own tests rely on
     that: test_tiled_view_padding_mode), UNDETERMINED lanes being poison as usual; a broken
-    ``check_bounds=False`` promise reads the R-PAD-3 poison fill whatever ``padding`` says.
-    With a ``touched`` list, the elements read are appended to it (``("win", view)``, for
-    races.py).
+    ``check_bounds=False`` promise makes the out-of-bounds lanes UNDETERMINED whatever
+    ``padding`` says.  The data of UNDETERMINED lanes is ``load_fill``'s: the poison value when
+    ``strict``, else zero (what cutile's GPU backend reads).  With a ``touched`` list, the
+    elements read are appended to it (``("win", view)``, for races.py).
     """
     view, src, dst, full = _window(array, index, shape, order, steps, check_bounds, strict,
                                    "load")
@@ -187,7 +168,7 @@ def tile_space_load(array: np.ndarray, index: tuple[int, ...], shape: tuple[int,
         return np.array(view[src], order="C"), None
     if not check_bounds:                 # a broken promise, only reachable with strict=False
         padding = PaddingMode.UNDETERMINED
-    tile = np.full(shape, padding_fill(array.dtype, padding), dtype=array.dtype)
+    tile = np.full(shape, load_fill(array.dtype, padding, strict), dtype=array.dtype)
     poison = None
     if padding is PaddingMode.UNDETERMINED:
         poison = np.ones(shape, dtype=bool)
@@ -201,7 +182,7 @@ def tile_space_load(array: np.ndarray, index: tuple[int, ...], shape: tuple[int,
 def tile_space_store(array: np.ndarray, index: tuple[int, ...], tile: np.ndarray, *,
                      order: tuple[int, ...], steps: tuple[int, ...] | None,
                      check_bounds: bool, poison: np.ndarray | None = None,
-                     strict: bool = True, touched: list | None = None) -> None:
+                     strict: bool = True, touched: list | None = None) -> bool:
     """``ct.store`` / ``TiledView.store`` of one tile (R-STORE-3/5, R-VIEW-6).
 
     ``tile`` already has the array's dtype and one dimension per array dimension.  The in-bounds
@@ -210,18 +191,21 @@ def tile_space_store(array: np.ndarray, index: tuple[int, ...], tile: np.ndarray
     dropped).  A poisoned lane landing in bounds raises PoisonObserved (R-UB-2) before anything
     is written, so a failing store leaves the array untouched; poisoned lanes that fall out of
     bounds are fine (the load-modify-store idiom of R-PAD-3).  With ``strict=False`` poisoned
-    lanes are written like any other (they hold the poison fill).  With a ``touched`` list,
-    ``("win", view, old values, new values)`` of the elements written is appended (races.py).
+    lanes are written like any other, and the result says whether any was (the caller warns).
+    With a ``touched`` list, ``("win", view, old values, new values)`` of the elements written
+    is appended (races.py).
     """
     tile = np.asarray(tile)
     assert tile.dtype == array.dtype, f"tile dtype {tile.dtype} != array dtype {array.dtype}"
     view, src, dst, _ = _window(array, index, tile.shape, order, steps, check_bounds, strict,
                                 "store")
     if src is None:
-        return
-    if poison is not None and strict:
+        return False
+    observed = False
+    if poison is not None:
         poison = np.broadcast_to(np.asarray(poison, dtype=bool), tile.shape)
-        if poison[dst].any():
+        observed = bool(poison[dst].any())
+        if observed and strict:
             pos = tuple(int(p) for p in np.argwhere(poison[dst])[0])
             pos = tuple(p + d.start for p, d in zip(pos, dst))
             raise PoisonObserved(f"store: tile element {pos} (tile index {tuple(index)}, array "
@@ -231,6 +215,7 @@ def tile_space_store(array: np.ndarray, index: tuple[int, ...], tile: np.ndarray
         sub = view[src]
         touched.append(("win", sub, np.array(sub), np.asarray(tile[dst])))
     view[src] = tile[dst]
+    return observed
 
 
 # ----------------------------------------------------------------------------------------------
@@ -288,8 +273,8 @@ def gather(array: np.ndarray, indices: tuple[np.ndarray, ...], *, mask: np.ndarr
     Accessed positions read ``array[ind0[k], ind1[k], ...]``; the others get ``padding[k]``.
     The index shape S is the broadcast of ``padding``, the indices and the mask (for a rank-0
     array ``indices == ()`` and S comes from ``padding``).  Out-of-bounds positions with
-    ``check_bounds=False`` raise R-UB-3 (with ``strict=False`` they get the R-PAD-3 poison value,
-    untracked: this signature has no poison output).  With ``with_accessed=True`` returns
+    ``check_bounds=False`` raise R-UB-3 (with ``strict=False`` they are UNDETERMINED and get
+    ``load_fill``'s value, zero; callers mark them poisoned).  With ``with_accessed=True`` returns
     ``(result, accessed)``: ``accessed`` (bool, index shape) marks the positions read from the
     array, so a caller can drop poison carried by ``padding`` there.
     """
@@ -299,7 +284,7 @@ def gather(array: np.ndarray, indices: tuple[np.ndarray, ...], *, mask: np.ndarr
     result = np.array(np.broadcast_to(padding, S), dtype=array.dtype, order="C")
     if not check_bounds:  # strict=False only: unmasked-in OOB positions would be UB
         wanted = np.ones(S, bool) if mask is None else np.broadcast_to(mask, S)
-        result[wanted & ~accessed] = poison_fill(array.dtype)
+        result[wanted & ~accessed] = load_fill(array.dtype, PaddingMode.UNDETERMINED, strict)
     if array.ndim == 0:
         result[accessed] = array[()]
         sel = ()
@@ -313,22 +298,24 @@ def gather(array: np.ndarray, indices: tuple[np.ndarray, ...], *, mask: np.ndarr
 
 def scatter(array: np.ndarray, indices: tuple[np.ndarray, ...], value: np.ndarray, *,
             mask: np.ndarray | None, check_bounds: bool, poison: np.ndarray | None = None,
-            strict: bool = True, touched: list | None = None) -> None:
+            strict: bool = True, touched: list | None = None) -> bool:
     """``ct.scatter`` (R-GS-3/5/6): write ``value[k]`` to ``array[ind[k]]`` where accessed.
 
     When several accessed positions address one element the value of the *last* of them in
     row-major order of the index shape survives (R-GS-6 leaves it unspecified; NumPy's fancy
     assignment does not promise an order, so duplicates are removed explicitly).  A poisoned
     value at an accessed position raises PoisonObserved (R-UB-2, R-PAD-3) before any write
-    (with ``strict=False`` it is written).
+    (with ``strict=False`` it is written, and the result says whether any was).
     """
     value = np.asarray(value)
     assert value.dtype == array.dtype, f"value dtype {value.dtype} != array dtype {array.dtype}"
     S, idx, accessed = _positions(array, indices, mask, check_bounds, strict, "scatter",
                                   value.shape)
-    if poison is not None and strict:
+    observed = False
+    if poison is not None:
         bad = np.broadcast_to(np.asarray(poison, dtype=bool), S) & accessed
-        if bad.any():
+        observed = bool(bad.any())
+        if observed and strict:
             k = tuple(int(p) for p in np.argwhere(bad)[0])
             raise PoisonObserved(f"scatter: value at position {k} of index shape {S} holds "
                                  f"UNDETERMINED padding and was stored in bounds at index "
@@ -340,7 +327,7 @@ def scatter(array: np.ndarray, indices: tuple[np.ndarray, ...], value: np.ndarra
                 touched.append(("pts", point_addresses(array, ()), np.ravel(array[()]),
                                 np.ravel(value[()])))
             array[()] = value[()]
-        return
+        return observed
     sel = tuple(ix[accessed] for ix in idx)
     vals = value[accessed]
     if vals.size > 1:
@@ -354,6 +341,7 @@ def scatter(array: np.ndarray, indices: tuple[np.ndarray, ...], value: np.ndarra
         touched.append(("pts", point_addresses(array, sel), np.ravel(array[sel]),
                         np.ravel(vals)))
     array[sel] = vals
+    return observed
 
 
 def atomic_positions(array: np.ndarray, indices: tuple[np.ndarray, ...], *,

@@ -34,7 +34,7 @@ def _cell(frame, op, shape, cell) -> tuple:
     out = []
     for d, (v, n, s) in enumerate(zip(op.index, shape, cell)):
         t = frame[v]
-        check_not_poisoned(frame, t, f"{type(op).__name__.lower()} index")
+        check_not_poisoned(frame, op, t, f"{type(op).__name__.lower()} index")
         i = int(t.data.item())
         if not 0 <= i < n // s:
             raise UB("R-SHAPE-10", f"{type(op).__name__.lower()} index {i} on axis {d} is "

@@ -395,8 +395,57 @@ def probe_misc(launch):
     return out
 
 
+@ct.kernel
+def k_undetermined_2d(a, out):
+    ct.store(out, (0, 0), ct.load(a, (0, 0), (4, 8)))
+
+
+def probe_undetermined(launch):
+    """UNDETERMINED padding (issue 22, docs/decisions.md): the bits of the padded lanes (the
+    real cuTile: small finite garbage; cutile's backend and its interpreter with
+    CUTILE_STRICT=0: zeros; the strict interpreter: R-UB-2) and NVIDIA's attention pattern
+    over 37 keys in tiles of 16 (finite padding: softmax attention, ``attention_err`` is the
+    largest difference from float64)."""
+    import os
+    import sys
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
+        os.path.abspath(__file__)))), "spec_tests"))
+    from backend_kernels import attention_ragged, attention_reference
+    out = {}
+
+    def attempt(name, fn):
+        try:
+            out.update(fn())
+        except Exception as e:  # noqa: BLE001 - cutile's strict interpreter reports R-UB-2
+            out[name] = f"{type(e).__name__}"
+
+    for name, dtype, bits in (("i32", np.int32, np.uint32), ("f32", np.float32, np.uint32),
+                              ("f16", np.float16, np.uint16)):
+        def pad1d(name=name, dtype=dtype, bits=bits):
+            u = np.full(8, -1, dtype)
+            launch((1,), k_undetermined, (np.arange(3, dtype=dtype), u))
+            return {f"pad1d_{name}_bits": u.view(bits)}
+        attempt(f"pad1d_{name}_bits", pad1d)
+
+    def pad2d():
+        u = np.full((4, 8), -1, np.float32)
+        launch((1,), k_undetermined_2d, (np.arange(15, dtype=np.float32).reshape(3, 5), u))
+        return {"pad2d_f32_bits": u.view(np.uint32)}
+    attempt("pad2d_f32_bits", pad2d)
+
+    def attention():
+        rng = np.random.default_rng(22)
+        q, k, v = (rng.standard_normal((2, r, 16)).astype(np.float32) for r in (20, 37, 37))
+        o = np.zeros_like(q)
+        launch((2, 2), attention_ragged, (q, k, v, o, 0.25, 16, 16, 16))
+        err = np.abs(o.astype(np.float64) - attention_reference(q, k, v, 0.25)).max()
+        return {"attention": o, "attention_err": np.array([err])}
+    attempt("attention", attention)
+    return out
+
+
 PROBES = [probe_promotion, probe_fma, probe_mma, probe_division, probe_convert, probe_nan,
-          probe_sums, probe_transcendental, probe_misc]
+          probe_sums, probe_transcendental, probe_misc, probe_undetermined]
 
 
 def run_all(launch) -> dict:

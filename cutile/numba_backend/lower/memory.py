@@ -13,9 +13,9 @@ coordinate`` once per dimension; a register adds its compile-time offset.
 from __future__ import annotations
 
 from ...enums import MemoryOrder, MemoryScope
-from ...interp.memory_model import padding_fill
 from ...ir import ops
 from ...ir.effects import FOREIGN
+from ...padding import padding_fill
 from ..codegen import AV
 from ..exprs import cast, from_storage, literal, select, to_storage
 from ..params import storage_itemsize
