@@ -54,6 +54,9 @@ class AV:
     roots: frozenset
     ndim: int
     dtype: object
+    # element 0 is a valid address even when the array is empty: true of kernel parameters
+    # (launch.py), not of views made in the kernel (an empty slice) or chosen by control flow
+    addressable: bool = False
 
     @property
     def root(self) -> int | None:
@@ -481,7 +484,7 @@ class Gen:
             if isinstance(p.type, ArrayType):
                 exprs.check_dtype(p.type.dtype, f"array parameter {pname!r}")
                 name = f"a{i}"
-                self.arrays[id(p)] = self.array_value(p, name)
+                self.arrays[id(p)] = AV(name, frozenset({i}), p.type.ndim, p.type.dtype, True)
             else:
                 exprs.check_dtype(p.type.dtype, f"scalar parameter {pname!r}")
                 name = f"s{i}"

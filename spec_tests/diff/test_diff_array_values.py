@@ -133,3 +133,27 @@ def test_atomic_on_list_item_chosen_at_run_time(i):
     for name in ref:
         assert_same(ref[name], got[name], what=name)
         assert ref[name].any() == (name.endswith(f"[{i}]")), name
+
+
+@ct.kernel
+def copy_slice(x, y, start: int, stop: int, T: Constant[int]):
+    t = ct.load(x.slice(0, start, stop), index=(0,), shape=(T,))
+    ct.store(y.slice(0, start, stop), index=(0,), tile=t)
+    z = ct.load(x.slice(0, start, stop), index=(0,), shape=(T,),
+                padding_mode=ct.PaddingMode.ZERO)
+    ct.store(y, index=(1,), tile=z + 1)
+
+
+@pytest.mark.parametrize("start,stop", [(4, 4), (0, 0), (16, 16), (4, 7), (15, 16)])
+def test_views_made_in_the_kernel_may_be_empty(start, stop):
+    """A slice of length 0 (at the start, inside, or at the end of its array) has no element
+    to read for masked-off lanes: both executors run its loads and stores as no-ops
+    (decisions.md), and the backend never reads outside the array."""
+    x = np.arange(16, dtype=np.int32) + 100
+    ref, got = run_both(copy_slice, (1,), (x, np.zeros(16, np.int32), start, stop, 8))
+    assert_same(ref[1], got[1], what="y")
+    want = np.zeros(16, np.int32)
+    want[start:stop] = x[start:stop]
+    want[8:16] = 1
+    want[8:8 + (stop - start)] += x[start:stop]
+    np.testing.assert_array_equal(ref[1], want)

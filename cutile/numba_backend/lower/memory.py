@@ -145,11 +145,15 @@ def load(g, op):
 
     def checked():
         out = []
+        # an out-of-bounds lane reads element 0 and takes the padding value: a parameter's
+        # element 0 is always addressable (launch.py gives empty arguments a one-element
+        # buffer), a view made in the kernel (an empty slice) may have none, so reads from
+        # one are skipped, block-uniformly, when it has no elements
+        some = None if a.addressable else g.let(" & ".join(f"({n} > 0)" for n in exts))
         for k in range(lay.nregs):
             ref, ok = _reg_access(g, op, a, lay, k, exts, bases, True)
-            # an out-of-bounds lane reads element 0 (launch.py gives empty arrays a valid
-            # address) and takes the padding value
-            out.append(select(ok, from_storage(ref, dtype), pad, dtype))
+            val = select(ok, from_storage(ref, dtype), pad, dtype)
+            out.append(val if some is None else f"({val} if {some} else {pad})")
         return out
 
     if ordered or lay.nregs < 2:
