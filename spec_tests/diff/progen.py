@@ -379,8 +379,9 @@ class _Gen:
     def block(self, env: list, depth: int, n_max: int) -> list:
         """Statements (lines, nested ones indented) that extend ``env`` in place."""
         out: list = []
-        n = self.int(1, n_max)
-        for _ in range(n):
+        for k in range(n_max):
+            if k and self.int(0, 4) == 0:       # "one more?" (4 in 5; shrinks to "no")
+                break
             self.statement(out, env, depth)
         return out
 
@@ -1318,9 +1319,9 @@ def programs(draw, cfg: Config | None = None) -> Program:
     g = _Gen(draw, cfg)
     body: list = ["b = ct.bid(0)"]
     env: list = [Val("b", dt.int32, ())]
-    n = g.int(1, cfg.max_stmts)
-    for _ in range(n):
-        g.statement(body, env, 0)
+    for _ in range(g.int(1, 2)):                # data to compute on
+        env.append(g.load(body, env))
+    body += g.block(env, 0, cfg.max_stmts)
     # every value that nothing reads is stored (the others now and then): results compared
     import re
     for v in env[1:]:
