@@ -709,10 +709,9 @@ class _Gen:
                               f"{a.name}.reshape({_shape_src(shape)})"])
             v = self.emit(out, form, a.dtype, shape, **fl)
         elif op == "transpose":
-            shape = (a.shape[-1],) + a.shape[1:-1] + (a.shape[0],) if nd == 2 else None
             if nd == 2:
                 form = self.pick([f"ct.transpose({a.name})", f"{a.name}.transpose()",
-                                  f"{a.name}.T" if False else f"ct.transpose({a.name}, 0, 1)"])
+                                  f"ct.transpose({a.name}, 0, 1)"])
                 v = self.emit(out, form, a.dtype, (a.shape[1], a.shape[0]), **fl)
             else:
                 perm = list(range(nd))
@@ -967,11 +966,12 @@ class _Gen:
             ishape = iv.shape if idx == (iv.name if iv else None) else (T,)
             u = self.pick_val(env, lambda w: _bcast(w.shape, ishape) == ishape) if ishape \
                 else None
-            upd = self.cast(u, d) if u is not None else self.pick(["1", "b"])
-            if upd in ("1", "b"):
-                upd = f"ct.{d.name}({upd})" if upd == "1" else f"b.astype(ct.{d.name})" \
-                    if False else f"ct.full({_shape_src(ishape) if ishape else '()'}, 3, " \
-                    f"ct.{d.name})" if ishape else f"ct.{d.name}(3)"
+            if u is not None:
+                upd = self.cast(u, d)
+            elif ishape:
+                upd = f"ct.full({_shape_src(ishape)}, 3, ct.{d.name})"
+            else:
+                upd = f"ct.{d.name}(3)"
             tgts = [Arr(self.new("t"), d, (size,), "atom")]
             if self.cfg.has("arrays") and self.cfg.has("array_atomics") and self.rare(3):
                 self.feats.add("array_atomics")
@@ -995,8 +995,8 @@ class _Gen:
                           (not w.dtype.is_float or d.is_float))
         upd = self.cast(u, d) if u is not None else f"ct.full(({T},), 2, ct.{d.name})"
         if op == "cas":
-            e = self.pick(["0", "upd"])
-            expr = f"ct.atomic_cas({t.name}, {idx}, {'ct.zeros((%d,), ct.%s)' % (T, d.name) if e == '0' else upd}, {upd})"
+            expected = self.pick([f"ct.zeros(({T},), ct.{d.name})", upd])
+            expr = f"ct.atomic_cas({t.name}, {idx}, {expected}, {upd})"
         else:
             expr = f"ct.atomic_{op}({t.name}, {idx}, {upd})"
         env.append(self.emit(out, expr, d, (T,)))
@@ -1306,9 +1306,8 @@ class _Gen:
                f"    return t, t * scale")
         self.helpers.append(src)
         x, y = self.new("v"), self.new("v")
-        sc = "2" if not d.is_bool else "2"
-        dd = d if not d.is_bool else dt.int32
-        out.append(f"{x}, {y} = {h}({a.name}, b, {sc})")
+        dd = d if not d.is_bool else dt.int32               # bool * 2 is int32
+        out.append(f"{x}, {y} = {h}({a.name}, b, 2)")
         env += [Val(x, d, (self.TM, self.TN)), Val(y, dd, (self.TM, self.TN))]
 
 
