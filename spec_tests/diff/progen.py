@@ -573,6 +573,8 @@ class _Gen:
             op = "&"
         if op in ("/", "//", "%") and bz or op in ("atan2", "pow") and zs:
             op = "+"
+        if op in ("<<", ">>") and (a.dtype.is_bool or bd is dt.bool_):
+            op = "+"                       # shifts take integers on both sides
         if op in ("&", "|", "^"):
             if bkind == "loose" and (a.dtype.is_bool or bsrc in ("2.0", "0.5", "-1.5", "1e-3")
                                      or not d.is_integral):
