@@ -1,6 +1,8 @@
 """Every environment knob of cutile, read in one place.
 
-- ``CUTILE_BACKEND``: ``interp`` (default while no GPU backend is usable), ``numba`` or ``auto``.
+- ``CUTILE_BACKEND``: ``interp`` (default while no GPU backend is usable), ``numba`` or ``auto``;
+  any other value is refused.  ``NUMBA_ENABLE_CUDASIM=1`` (Numba's switch) puts ``numba`` on
+  Numba's CUDA simulator.
 - ``CUTILE_STRICT``: ``1`` (default) makes the interpreter raise ``UndefinedBehaviorError`` on
   detected undefined behaviour; ``0`` degrades to the documented fallbacks (R-UB §6.6).
 - ``CUTILE_DUMP_IR``: ``1`` prints each specialised kernel's IR when it is compiled.
@@ -47,9 +49,24 @@ import os
 import re
 import sys
 
+BACKENDS = ("interp", "numba", "auto")
+
+
+def cuda_simulator() -> bool:
+    """``NUMBA_ENABLE_CUDASIM=1`` (Numba's own switch): the numba backend runs on Numba's CUDA
+    simulator, on the CPU, instead of a GPU."""
+    return os.environ.get("NUMBA_ENABLE_CUDASIM", "0").strip() not in ("", "0")
+
 
 def backend() -> str:
-    return os.environ.get("CUTILE_BACKEND", "auto").strip().lower() or "auto"
+    """``CUTILE_BACKEND``, checked: a misspelt name (``interpreter``, ``gpu``) is refused rather
+    than falling through to one of the executors."""
+    v = os.environ.get("CUTILE_BACKEND", "auto").strip().lower() or "auto"
+    if v not in BACKENDS:
+        raise ValueError(f"CUTILE_BACKEND={os.environ['CUTILE_BACKEND']!r} is not a backend; "
+                         f"expected one of {', '.join(BACKENDS)} ('numba' runs a GPU, or "
+                         f"Numba's CUDA simulator with NUMBA_ENABLE_CUDASIM=1)")
+    return v
 
 
 def strict() -> bool:

@@ -7,8 +7,6 @@ keep simulated launches small).  ``CUTILE_TEST_EXECUTORS=interp,numba`` override
 
 from __future__ import annotations
 
-import os
-
 from .. import config
 
 
@@ -24,8 +22,7 @@ def available_executors() -> tuple[str, ...]:
         return forced
     names = ["interp"]
     if _numba_importable():
-        sim = os.environ.get("NUMBA_ENABLE_CUDASIM", "0").strip() not in ("", "0")
         from ..executors import gpu_usable
-        if sim or gpu_usable():
+        if config.cuda_simulator() or gpu_usable():
             names.append("numba")
     return tuple(names)
