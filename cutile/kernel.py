@@ -178,7 +178,10 @@ class kernel:  # noqa: N801 - mirrors cuda.tile.kernel
         self.param_names = [p.name for p in params]
 
     def __call__(self, *args, **kwargs):
-        raise TypeError("Tile kernels cannot be called directly. Use cuda.tile.launch() instead.")
+        names = ", ".join(self.param_names) + ("," if len(self.param_names) == 1 else "")
+        raise TypeError(f"Tile kernels cannot be called directly. Launch it with "
+                        f"ct.launch(None, grid, {self.__name__}, ({names})) "
+                        f"(cuda.tile.launch() in cuda.tile); it runs once per block of grid")
 
     def inspect(self, *args, grid=(1,), threads: int | None = None, mma_acc: str | None = None):
         """What the Numba backend makes of this kernel for ``args`` (cutile only): generated

@@ -60,7 +60,7 @@ def build_kernel(kernel, spec, *, watch: dict | None = None) -> KernelIR:
     ctx = CompileContext(Builder())
     if watch is not None:
         ctx.watch, ctx.watch_file = watch, src.filename
-    params: list[Value] = []
+    params: list[Value] = ctx.params
     env = Env()
     for name, p in zip(kernel.param_names, spec.params):
         env.vars[name] = _param_value(p, name, params)
