@@ -39,6 +39,9 @@
   ``ct.compiler_timeout`` overrides it).
 - ``CUTILE_INTERP_TIMEOUT``: seconds one interpreter launch may run before it is stopped with
   the block and line where it was (default 300; ``0`` turns the watchdog off).
+- ``CUTILE_TRACEBACK``: ``full`` keeps cutile's own frames in the tracebacks of errors that
+  leave ``ct.launch``, ``cutile.debug`` and ``cutile.testing`` (default ``short``: trimmed to
+  the user's frames and kernel line, ``_traceback.py``).
 - ``CUTILE_FAILLOG`` (spec_tests only): append each test failure to this file as it happens.
 - ``CUTILE_DURLOG`` (spec_tests only): append each test's start and duration to this file.
 """
@@ -225,6 +228,14 @@ def compiler_timeout() -> float | None:
     if t <= 0:
         raise ValueError(f"CUDA_TILE_COMPILER_TIMEOUT_SEC must be positive, got {v}")
     return t
+
+
+def traceback_full() -> bool:
+    """``CUTILE_TRACEBACK=full``: errors keep cutile's frames (default ``short``)."""
+    v = os.environ.get("CUTILE_TRACEBACK", "short").strip().lower() or "short"
+    if v not in ("short", "full"):
+        raise ValueError(f"CUTILE_TRACEBACK must be 'short' or 'full', got {v!r}")
+    return v == "full"
 
 
 def interp_timeout() -> float | None:

@@ -21,6 +21,7 @@ import contextvars
 from contextlib import contextmanager
 
 from . import config
+from ._traceback import api_boundary
 from .device_arrays import DeviceArrayRef
 
 _override: str | None = None
@@ -151,6 +152,7 @@ def _host_leaves(leaves: list) -> tuple[list, list]:
     return out, back
 
 
+@api_boundary
 def inspect(kernel, args: tuple, *, grid=(1,), threads: int | None = None,
             mma_acc: str | None = None):
     """What the Numba backend makes of ``kernel`` for ``args``: generated source, threads

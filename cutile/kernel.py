@@ -18,6 +18,7 @@ import numpy as np
 
 from . import config
 from . import dtypes as dt
+from ._traceback import api_boundary
 from .errors import TileError
 
 T = TypeVar("T")
@@ -288,6 +289,7 @@ def _check_grid(grid) -> tuple[int, int, int]:
     return tuple(out)
 
 
+@api_boundary
 def launch(stream, grid, kernel_, kernel_args, /, *args, programmatic_dependent_launch=False,
            **kwargs):
     """Run ``kernel_`` over ``grid`` with ``kernel_args`` (R-LAUNCH-1..6).
@@ -315,7 +317,7 @@ def launch(stream, grid, kernel_, kernel_args, /, *args, programmatic_dependent_
     try:
         ir = kernel_.compile(spec)
     except TileError as e:
-        raise e.with_traceback(None) from None
+        raise e from None               # the internal chain is no concern of the user
     _check_writable(ir, spec)
     from .executors import run
     run(ir, g, spec, stream)

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._traceback import api_boundary
 from ..kernel import _check_grid
 
 
@@ -52,6 +53,7 @@ def _run(ir, g, leaves, back, blocks, recorder=None):
         dev.copy_to_device(host)
 
 
+@api_boundary
 def launch(grid, kernel, args: tuple, *, blocks=None) -> None:
     """``ct.launch`` on the interpreter, running only ``blocks`` (block ids, in that order;
     None: all).  Arrays are updated in place as by ``ct.launch``.
@@ -102,6 +104,7 @@ class Trace:
         return self.values(name)
 
 
+@api_boundary
 def trace(kernel, grid, args: tuple, watch: dict, *, blocks=None) -> Trace:
     """Run the launch on the interpreter and record, in every block, the variables named in
     ``watch`` ({line: name or names; an empty tuple: every live name}) after the statement on
@@ -164,6 +167,7 @@ class AccessMap:
         return png(self, path, kind)
 
 
+@api_boundary
 def access_map(kernel, grid, args: tuple, *, blocks=None) -> dict[str, AccessMap]:
     """Run the launch on the interpreter and return an ``AccessMap`` per array argument (by
     parameter name; tuple items as ``name[i]``).  Overlapping writes are recorded, not

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .._traceback import api_boundary
 from .compare import Mismatch, disagreeing, first_mismatches
 from .guarded import GUARD, embed, guard_intact, inner, poison
 
@@ -89,6 +90,7 @@ def pure_outputs(kernel, args: tuple) -> set[int]:
     return {leaves[i] for i in writes if ok[i] and i < len(leaves)}
 
 
+@api_boundary
 def run_on(kernel, grid, args: tuple, executor: str = "interp", *, poison_outputs=True,
            guard: int = GUARD, threads: int | None = None, mma_acc: str | None = None,
            device: bool = False) -> Run:
@@ -171,6 +173,7 @@ def _compare(ref: Run, got: Run, *, ulps, atol, rtol, signed_zero, limit: int,
                                        mism, counts), mism)
 
 
+@api_boundary
 def assert_executors_agree(kernel, grid, args: tuple, *, executors=("interp", "numba"),
                            ulps=0, atol=0.0, rtol=0.0, signed_zero: bool = True,
                            poison_outputs: bool = True, threads: int | None = None,
@@ -198,6 +201,7 @@ def assert_executors_agree(kernel, grid, args: tuple, *, executors=("interp", "n
     return ref.arrays
 
 
+@api_boundary
 def assert_matches(kernel, grid, args: tuple, reference_fn, *, executor: str | None = None,
                    ulps=0, atol=0.0, rtol=0.0, signed_zero: bool = True,
                    limit: int = 10) -> dict:
