@@ -66,3 +66,64 @@ def test_numba_backend_without_a_gpu_points_at_the_simulator(monkeypatch):
     with executors.backend("numba"), pytest.raises(RuntimeError, match=r"no usable CUDA GPU "
                                                    r"here; NUMBA_ENABLE_CUDASIM=1 runs it"):
         ct.launch(None, (1,), _inc, (np.zeros(4, np.float32), 4))
+
+
+def _demo():
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("demo", os.path.join(ROOT, "examples",
+                                                                       "demo.py"))
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_demo_says_why_numba_is_skipped_and_aligns_long_names(monkeypatch, capsys):
+    demo = _demo()
+    monkeypatch.setenv("NUMBA_ENABLE_CUDASIM", "0")
+    monkeypatch.setattr(executors, "_gpu_usable", False)
+    monkeypatch.setattr(demo, "EXAMPLES", ["transpose", "static_helpers"])
+    assert demo.main() == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[-2] == "numba: skipped (no GPU; NUMBA_ENABLE_CUDASIM=1 runs the simulator)"
+    table = lines[:3]
+    assert [ln.split()[0] for ln in table] == ["example", "transpose", "static_helpers"]
+    # every column starts (names) or ends (numbers) at the same place on every row
+    assert len({ln.index(ln.split()[1]) for ln in table}) == 1
+    assert len({len(ln) for ln in table}) == 1
+
+
+def test_demo_runs_on_the_simulator_when_it_is_on(monkeypatch, capsys):
+    if not config.cuda_simulator():
+        pytest.skip("needs Numba's CUDA simulator (NUMBA_ENABLE_CUDASIM=1); this machine runs "
+                    "Numba on its GPU")
+    demo = _demo()
+    monkeypatch.setattr(demo, "EXAMPLES", ["transpose"])
+    assert demo.main() == 0
+    out = capsys.readouterr().out
+    assert "numba-sim" in out.splitlines()[2] and "skipped" not in out
+
+
+def test_pytest_plugin_names_the_executors(monkeypatch):
+    from cutile.testing import pytest_plugin
+
+    class Item:
+        fixturenames = ("cutile_executor",)
+
+    monkeypatch.delenv("CUTILE_TEST_EXECUTORS", raising=False)
+    monkeypatch.setenv("NUMBA_ENABLE_CUDASIM", "0")
+    monkeypatch.setattr(executors, "_gpu_usable", False)
+    hook = pytest_plugin.pytest_report_collectionfinish
+    assert hook(None, None, [Item()]) == ("cutile executors: interp; numba: skipped (no GPU; "
+                                          "NUMBA_ENABLE_CUDASIM=1 runs the simulator)")
+    monkeypatch.setenv("NUMBA_ENABLE_CUDASIM", "1")
+    assert hook(None, None, [Item()]) == "cutile executors: interp, numba (CUDA simulator)"
+    assert hook(None, None, [object()]) is None          # sessions not using the fixture
+
+
+def test_pytest_plugin_line_in_a_pytest_run(tmp_path):
+    (tmp_path / "test_user.py").write_text("def test_it(cutile_executor):\n    pass\n")
+    env = dict(os.environ, PYTHONPATH=ROOT, CUTILE_TEST_EXECUTORS="interp")
+    r = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider",
+                        str(tmp_path / "test_user.py")],            # the plugin: an entry point
+                       capture_output=True, text=True, env=env, timeout=120, cwd=tmp_path)
+    assert "cutile executors: interp (CUTILE_TEST_EXECUTORS)" in r.stdout, r.stdout + r.stderr

@@ -21,6 +21,16 @@ def pytest_generate_tests(metafunc):
                              scope="session")
 
 
+def pytest_report_collectionfinish(config, start_path, items):
+    """Under "collected N items": the executors the ``cutile_executor`` tests run on, and why
+    Numba is left out, so a dropped ``[numba]`` variant does not go unnoticed.  Only for
+    sessions that use the fixture (the plugin is installed for every pytest run)."""
+    if any("cutile_executor" in getattr(item, "fixturenames", ()) for item in items):
+        from .executors import describe
+        return describe()
+    return None
+
+
 @pytest.fixture(scope="session")
 def cutile_executor(request) -> str:
     """The executor name, "interp" or "numba" (see ``available_executors``)."""
