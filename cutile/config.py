@@ -39,6 +39,9 @@
   ``ct.compiler_timeout`` overrides it).
 - ``CUTILE_INTERP_TIMEOUT``: seconds one interpreter launch may run before it is stopped with
   the block and line where it was (default 300; ``0`` turns the watchdog off).
+- ``CUTILE_PROGRESS``: ``auto`` (default) shows a one-line status on the terminal while a launch
+  or a kernel test runs longer than 2 s, ``1`` always (even when standard error is not a
+  terminal), ``0`` never (``progress.py``).
 - ``CUTILE_TRACEBACK``: ``full`` keeps cutile's own frames in the tracebacks of errors that
   leave ``ct.launch``, ``cutile.debug`` and ``cutile.testing`` (default ``short``: trimmed to
   the user's frames and kernel line, ``_traceback.py``).
@@ -228,6 +231,18 @@ def compiler_timeout() -> float | None:
     if t <= 0:
         raise ValueError(f"CUDA_TILE_COMPILER_TIMEOUT_SEC must be positive, got {v}")
     return t
+
+
+def progress() -> str:
+    """``CUTILE_PROGRESS``: ``auto`` (on a terminal), ``on`` or ``off``."""
+    v = os.environ.get("CUTILE_PROGRESS", "auto").strip().lower() or "auto"
+    if v in ("1", "on", "true", "yes"):
+        return "on"
+    if v in _OFF + ("false",):
+        return "off"
+    if v != "auto":
+        raise ValueError(f"CUTILE_PROGRESS must be auto, 1 or 0, got {v!r}")
+    return "auto"
 
 
 def traceback_full() -> bool:

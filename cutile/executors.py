@@ -117,6 +117,15 @@ def run(ir, grid, spec, stream) -> None:
     name, opts = _requested()
     if name == "auto":
         name = "numba" if gpu_usable() else "interp"
+    from . import progress
+    where = name if name == "interp" or not config.cuda_simulator() else "numba simulator"
+    blocks = grid[0] * grid[1] * grid[2]
+    # the interpreter counts its blocks; the Numba backend's are not visible from here
+    with progress.task(f"{ir.name} on {where}", blocks if name == "interp" else None):
+        _run(name, opts, ir, grid, spec, stream)
+
+
+def _run(name: str, opts: dict, ir, grid, spec, stream) -> None:
     if name == "interp":
         from .interp.machine import run_kernel
         leaves, back = _host_leaves(spec.leaves)

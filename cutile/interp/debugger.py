@@ -86,8 +86,10 @@ def breakpoint_(frame, op):
     names = live(frame, op)
     names.setdefault("bid", frame.bid)
     t0 = time.monotonic()
+    from ..progress import paused
     try:
-        stop_in_pdb(op.loc, names, frame.bid, s)
+        with paused():                        # no status line over the prompt
+            stop_in_pdb(op.loc, names, frame.bid, s)
     finally:
         # time at the prompt is not the kernel's: the launch's watchdog does not count it
         if frame.watchdog.deadline is not None:

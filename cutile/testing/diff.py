@@ -123,11 +123,14 @@ def run_on(kernel, grid, args: tuple, executor: str = "interp", *, poison_output
     grid = grid if isinstance(grid, tuple) else (grid,)
     run = Run(executor, {}, {})
     if executor == "interp":
+        from .. import progress
         from ..interp.machine import run_kernel
         from ..kernel import _check_grid
         spec = kernel.specialize(call)
         g = _check_grid(grid)
-        tracker = run_kernel(kernel.compile(spec), g, spec.leaves)
+        ir = kernel.compile(spec)
+        with progress.task(f"{ir.name} on interp", g[0] * g[1] * g[2]):
+            tracker = run_kernel(ir, g, spec.leaves)
         for name, buf, shape in bufs:
             view = inner(buf, shape, guard)
             if tracker is not None:

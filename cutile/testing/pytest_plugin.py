@@ -11,7 +11,56 @@ on, ``assert_matches(..., executor=cutile_executor)``, or launch inside
 
 from __future__ import annotations
 
+import os
+import sys
+
 import pytest
+
+_terminal = None                      # our own handle on the terminal, for progress.py
+
+
+def pytest_configure(config):
+    """Hand the terminal to ``cutile.progress``: pytest captures standard error while a test
+    runs, so a status line of a long test goes to a duplicate of the terminal's descriptor,
+    taken now, while capture is suspended."""
+    global _terminal
+    from .. import config as cfg
+    from .. import progress
+    mode = cfg.progress()
+    if mode == "off" or config.getoption("capture", "fd") == "no":
+        return                        # -s: standard error is the terminal already
+    try:
+        tty = sys.stderr.isatty()
+    except (AttributeError, ValueError):
+        tty = False
+    if not tty and mode != "on":
+        return                        # not a terminal (CI, pytest-xdist workers): nothing
+    _terminal = os.fdopen(os.dup(sys.stderr.fileno()), "w", buffering=1)
+
+    def free_columns() -> int:
+        reporter = config.pluginmanager.get_plugin("terminalreporter")
+        tw = getattr(reporter, "_tw", None)
+        if tw is None:
+            return 0
+        return tw.fullwidth - tw.width_of_current_line
+    progress.use_terminal(_terminal, free_columns)
+
+
+def pytest_unconfigure(config):
+    global _terminal
+    if _terminal is not None:
+        from .. import progress
+        progress.use_terminal(None, None)
+        _terminal.close()
+        _terminal = None
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_call(item):
+    """A test is a progress task; it shows (after 2 s) once it has launched a kernel."""
+    from .. import progress
+    with progress.task(item.name, quiet=True):
+        yield
 
 
 def pytest_generate_tests(metafunc):
