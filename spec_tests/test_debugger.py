@@ -200,6 +200,19 @@ def test_trace_records_per_block_and_iteration():
         dbg.trace(k.running_sum, (2,), (x, y, 4), watch={1: "acc"})
 
 
+def test_trace_refuses_a_misspelt_name_and_summarises_itself():
+    x = np.arange(2 * 12, dtype=np.float32).reshape(2, 12)
+    y = np.zeros(2, np.float32)
+    with pytest.raises(ValueError, match=rf"trace: no variable 'acx' after line {WATCHED} of "
+                                         r"running_sum; the variables there are T, acc, k, x, y"):
+        dbg.trace(k.running_sum, (2,), (x, y, 4), watch={WATCHED: ("acx", "k")})
+    with pytest.raises(ValueError, match=r"starts on line\(s\) \[1\]"):    # one of two lines
+        dbg.trace(k.running_sum, (2,), (x, y, 4), watch={WATCHED: "k", 1: "acc"})
+    t = dbg.trace(k.running_sum, (2,), (x, y, 4), watch={WATCHED: ("acc", "k")})
+    assert repr(t) == (f"Trace(12 records, 2 blocks: acc@{WATCHED} 6 x float32[4], "
+                       f"k@{WATCHED} 6 x int32)")
+
+
 def test_access_maps_of_a_copy_and_of_overlapping_writes():
     x = np.arange(10, dtype=np.float32)
     y = np.zeros_like(x)

@@ -81,11 +81,24 @@ def break_in(*blocks, stdin=None, stdout=None):
         _session.reset(token)
 
 
-@dataclass
+@dataclass(repr=False)
 class Trace:
     """What ``trace`` recorded: one record per block and watched line and name."""
 
     records: list           # (bid, line, name, value)
+
+    def __repr__(self) -> str:
+        """A summary (the records can be large): per name and line, how many values and of
+        what kind, e.g. ``Trace(6 records, 2 blocks: acc@32 6 x float32[4], k@32 ...)``."""
+        counts: dict = {}
+        first: dict = {}
+        for _, line, name, value in self.records:
+            counts[name, line] = counts.get((name, line), 0) + 1
+            first.setdefault((name, line), value)
+        parts = [f"{name}@{line} {n} x {_kind(first[name, line])}"
+                 for (name, line), n in counts.items()]
+        blocks = len({b for b, _, _, _ in self.records})
+        return f"Trace({len(self.records)} records, {blocks} blocks: {', '.join(parts)})"
 
     def values(self, name: str, line: int | None = None) -> np.ndarray:
         """The recorded values of ``name`` stacked along a first axis, one per record (in block
@@ -104,6 +117,12 @@ class Trace:
         return self.values(name)
 
 
+def _kind(v) -> str:
+    if isinstance(v, (np.ndarray, np.generic)):
+        return f"{v.dtype}{list(v.shape)}" if v.ndim else str(v.dtype)
+    return type(v).__name__
+
+
 @api_boundary
 def trace(kernel, grid, args: tuple, watch: dict, *, blocks=None) -> Trace:
     """Run the launch on the interpreter and record, in every block, the variables named in
@@ -120,11 +139,17 @@ def trace(kernel, grid, args: tuple, watch: dict, *, blocks=None) -> Trace:
             raise TypeError(f"watch keys are line numbers of the kernel's file, got {line!r}")
         w[line] = (names,) if isinstance(names, str) else tuple(names)
     ir, g, leaves, back = _prepare(kernel, grid, args, watch=w)
-    from ..ir import ops
-    from ..ir.core import walk
-    if not any(isinstance(op, ops.Watch) for op in walk(ir.body)):
-        raise ValueError(f"no statement of {kernel.__name__} starts on line(s) {sorted(w)} of "
-                         f"its file {ir.loc.filename if ir.loc else ''}")
+    live = ir.watch_live
+    missing_lines = sorted(set(w) - set(live))
+    if missing_lines:
+        raise ValueError(f"no statement of {kernel.__name__} starts on line(s) {missing_lines} "
+                         f"of its file {ir.loc.filename if ir.loc else ''}")
+    for line, names in sorted(w.items()):
+        unknown = [n for n in names if n not in live[line]]
+        if unknown:
+            raise ValueError(f"trace: no variable {', '.join(map(repr, unknown))} after line "
+                             f"{line} of {kernel.__name__}; the variables there are "
+                             f"{', '.join(sorted(live[line]))}")
     session = DebugSession()
     token = _session.set(session)
     try:
