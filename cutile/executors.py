@@ -18,7 +18,9 @@ runs (or ``auto`` has to probe for a GPU), never by ``import cutile``.
 from __future__ import annotations
 
 import contextvars
+from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Any
 
 from . import config
 from ._traceback import api_boundary
@@ -67,7 +69,8 @@ def set_backend(name: str | None) -> None:
 
 
 @contextmanager
-def backend(name: str, *, threads: int | None = None, mma_acc: str | None = None):
+def backend(name: str, *, threads: int | None = None,
+            mma_acc: str | None = None) -> Iterator[None]:
     """Run the launches inside the ``with`` block on ``name``; for ``numba``, optionally
     with ``threads`` per block (a power of two) and ``mma_acc`` (``"f32"`` or ``"exact"``).
 
@@ -162,8 +165,8 @@ def _host_leaves(leaves: list) -> tuple[list, list]:
 
 
 @api_boundary
-def inspect(kernel, args: tuple, *, grid=(1,), threads: int | None = None,
-            mma_acc: str | None = None):
+def inspect(kernel: Any, args: tuple, *, grid: tuple[int, ...] = (1,),
+            threads: int | None = None, mma_acc: str | None = None) -> Any:
     """What the Numba backend makes of ``kernel`` for ``args``: generated source, threads
     per block, shared memory per block, registers per thread (when Numba can compile for a
     GPU) and theoretical occupancy.  Returns a ``cutile.numba_backend.inspect.KernelInfo``.

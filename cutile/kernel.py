@@ -11,6 +11,7 @@ import inspect
 import re
 import threading
 import typing
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Annotated, Any, TypeVar
 
@@ -156,8 +157,10 @@ class kernel:  # noqa: N801 - mirrors cuda.tile.kernel
             return lambda f: cls(f, **options)
         return super().__new__(cls)
 
-    def __init__(self, function=None, /, *, num_ctas=None, occupancy=None, opt_level=3,
-                 num_worker_warps=None, numba_threads=None):
+    def __init__(self, function: Callable | None = None, /, *,
+                 num_ctas: int | ByTarget | None = None, occupancy: int | ByTarget | None = None,
+                 opt_level: int | ByTarget = 3, num_worker_warps: int | ByTarget | None = None,
+                 numba_threads: int | None = None) -> None:
         # numba_threads (cutile only): threads per block on the Numba backend for this kernel
         if not inspect.isfunction(function):
             raise TypeError(f"@ct.kernel expects a function, got {type(function).__name__}")
@@ -178,7 +181,7 @@ class kernel:  # noqa: N801 - mirrors cuda.tile.kernel
                 raise TileSyntaxError("Variadic kernel parameters are not supported")
         self.param_names = [p.name for p in params]
 
-    def __call__(self, *args, **kwargs):
+    def __call__(self, *args: Any, **kwargs: Any) -> typing.NoReturn:
         names = ", ".join(self.param_names) + ("," if len(self.param_names) == 1 else "")
         raise TypeError(f"Tile kernels cannot be called directly. Launch it with "
                         f"ct.launch(None, grid, {self.__name__}, ({names})) "
@@ -258,7 +261,7 @@ class kernel:  # noqa: N801 - mirrors cuda.tile.kernel
         return ir
 
 
-def function(func=None, /, *, host=False, tile=True):
+def function(func: Callable | None = None, /, *, host: bool = False, tile: bool = True) -> Any:
     """Mark a helper as a tile function (optional, R-KERN-5); ``host=True`` returns it as is."""
     def wrap(f):
         if host:
@@ -290,8 +293,8 @@ def _check_grid(grid) -> tuple[int, int, int]:
 
 
 @api_boundary
-def launch(stream, grid, kernel_, kernel_args, /, *args, programmatic_dependent_launch=False,
-           **kwargs):
+def launch(stream: Any, grid: tuple[int, ...], kernel_: kernel, kernel_args: tuple, /,
+           *args: Any, programmatic_dependent_launch: bool = False, **kwargs: Any) -> None:
     """Run ``kernel_`` over ``grid`` with ``kernel_args`` (R-LAUNCH-1..6).
 
     ``stream`` may be ``None``/0 or a stream object; the interpreter completes the launch

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from typing import IO, Any
 
 import numpy as np
 
@@ -54,7 +56,8 @@ def _run(ir, g, leaves, back, blocks, recorder=None):
 
 
 @api_boundary
-def launch(grid, kernel, args: tuple, *, blocks=None) -> None:
+def launch(grid: int | tuple[int, ...], kernel: Any, args: tuple, *,
+           blocks: Iterable[int | tuple[int, ...]] | None = None) -> None:
     """``ct.launch`` on the interpreter, running only ``blocks`` (block ids, in that order;
     None: all).  Arrays are updated in place as by ``ct.launch``.
 
@@ -65,7 +68,8 @@ def launch(grid, kernel, args: tuple, *, blocks=None) -> None:
 
 
 @contextlib.contextmanager
-def break_in(*blocks, stdin=None, stdout=None):
+def break_in(*blocks: int | tuple[int, ...], stdin: IO[str] | None = None,
+             stdout: IO[str] | None = None) -> Iterator[None]:
     """Inside the ``with`` block, ``breakpoint()`` in kernels stops only in ``blocks``
     (block ids; none given: every block); ``stdin``/``stdout`` drive pdb (scripts, tests).
 
@@ -124,7 +128,9 @@ def _kind(v) -> str:
 
 
 @api_boundary
-def trace(kernel, grid, args: tuple, watch: dict, *, blocks=None) -> Trace:
+def trace(kernel: Any, grid: int | tuple[int, ...], args: tuple,
+          watch: dict[int, str | tuple[str, ...]], *,
+          blocks: Iterable[int | tuple[int, ...]] | None = None) -> Trace:
     """Run the launch on the interpreter and record, in every block, the variables named in
     ``watch`` ({line: name or names; an empty tuple: every live name}) after the statement on
     that line of the kernel's source file executes.  Arrays are updated as by ``ct.launch``.
@@ -193,7 +199,8 @@ class AccessMap:
 
 
 @api_boundary
-def access_map(kernel, grid, args: tuple, *, blocks=None) -> dict[str, AccessMap]:
+def access_map(kernel: Any, grid: int | tuple[int, ...], args: tuple, *,
+               blocks: Iterable[int | tuple[int, ...]] | None = None) -> dict[str, AccessMap]:
     """Run the launch on the interpreter and return an ``AccessMap`` per array argument (by
     parameter name; tuple items as ``name[i]``).  Overlapping writes are recorded, not
     raised (they are what the map shows).  Arrays are updated as by ``ct.launch``.
