@@ -127,3 +127,15 @@ def test_pytest_plugin_line_in_a_pytest_run(tmp_path):
                         str(tmp_path / "test_user.py")],            # the plugin: an entry point
                        capture_output=True, text=True, env=env, timeout=120, cwd=tmp_path)
     assert "cutile executors: interp (CUTILE_TEST_EXECUTORS)" in r.stdout, r.stdout + r.stderr
+
+
+def test_docs_tell_a_newcomer_the_simulator_the_debugger_exit_and_the_test_time():
+    with open(os.path.join(ROOT, "docs", "getting_started.md")) as f:
+        start = f.read()
+    assert "NUMBA_ENABLE_CUDASIM=1 CUTILE_BACKEND=numba python3 my_kernel.py" in start
+    assert "NUMBA_ENABLE_CUDASIM=1 python3 examples/demo.py" in start
+    assert "**`q` aborts the launch**" in start
+    with open(os.path.join(ROOT, "README.md")) as f:
+        readme = f.read()
+    assert readme.count("```bash") == 2                  # still the two commands
+    assert "minutes on 2 cores" in readme and "`-n auto`" in readme
