@@ -1,9 +1,11 @@
 """pytest plugin (registered by cutile's ``pytest11`` entry point): the ``cutile_executor``
 fixture runs a test once per available executor and gives the executor's name.
 
-It holds no state (session-scoped, so Hypothesis' ``@given`` tests may use it): pass the name
-on, ``assert_matches(..., executor=cutile_executor)``, or launch inside
-``with cutile.executors.backend(cutile_executor):``.
+The fixture holds no state (session-scoped, so Hypothesis' ``@given`` tests may use it): pass
+the name on, ``assert_matches(..., executor=cutile_executor)``, or launch inside
+``with cutile.executors.backend(cutile_executor):``.  The plugin also names the executors
+under "collected N items" and draws ``cutile.progress``'s status line of long tests on the
+terminal.
 
 >>> def test_vec_add(cutile_executor):        # runs as [interp] and, where possible, [numba]
 ...     assert_matches(vec_add, grid, args, ref, executor=cutile_executor)
@@ -22,13 +24,13 @@ _terminal = None                      # our own handle on the terminal, for prog
 def pytest_configure(config):
     """Hand the terminal to ``cutile.progress``: pytest captures standard error while a test
     runs, so a status line of a long test goes to a duplicate of the terminal's descriptor,
-    taken now, while capture is suspended."""
+    taken now, while capture is suspended; it is drawn after what pytest wrote on the line."""
     global _terminal
     from .. import config as cfg
     from .. import progress
     mode = cfg.progress()
-    if mode == "off" or config.getoption("capture", "fd") == "no":
-        return                        # -s: standard error is the terminal already
+    if mode == "off":
+        return
     try:
         tty = sys.stderr.isatty()
     except (AttributeError, ValueError):
