@@ -55,17 +55,21 @@ def _raise_at():
 def _frame_at(loc) -> types.TracebackType | None:
     """A traceback entry whose frame stands at ``loc`` (the kernel's file, line, function).
 
-    The synthetic code calls ``_raise_at`` from the columns of the user's expression (padded
-    to its width), so Python draws its carets under the user's expression; where that cannot
-    be done, a raise statement spanning two lines makes it draw none."""
+    The synthetic function starts on the line above (pytest shows a frame's lines from its
+    first one) and calls ``_raise_at`` from the columns of the user's expression, padded to
+    its width, so Python draws its carets under the user's expression; where that cannot be
+    done, a raise statement spanning two lines makes it draw none."""
+    if loc.line < 2:
+        return None
     width = loc.end_col - loc.col if loc.end_col is not None else 0
-    if loc.line >= 2 and loc.col >= 1 and width >= 3:
-        src = "\n" * (loc.line - 2) + "if 1:\n" + " " * loc.col + "_(" + " " * (width - 3) + ")"
-    else:
-        src = "\n" * (loc.line - 1) + "raise (\n_At)"
+    name = loc.function if loc.function.isidentifier() else "kernel"
+    body = (" " * loc.col + "_(" + " " * (width - 3) + ")" if loc.col >= 1 and width >= 3
+            else " raise (\n_At)")
+    src = "\n" * (loc.line - 2) + f"def {name}():\n" + body
+    scope = {"_": _raise_at, "_At": _At, "__name__": "__cutile_kernel__"}
     try:
-        code = compile(src, loc.filename, "exec").replace(co_name=loc.function or "<kernel>")
-        exec(code, {"_": _raise_at, "_At": _At, "__name__": "__cutile_kernel__"})  # noqa: S102
+        exec(compile(src, loc.filename, "exec"), scope)  # noqa: S102 - defines the function
+        scope[name]()
     except _At as e:
         tb = e.__traceback__.tb_next
         e.__traceback__ = None
