@@ -120,15 +120,6 @@ def test_pytest_plugin_names_the_executors(monkeypatch):
     assert hook(None, None, [object()]) is None          # sessions not using the fixture
 
 
-def test_pytest_plugin_line_in_a_pytest_run(tmp_path):
-    (tmp_path / "test_user.py").write_text("def test_it(cutile_executor):\n    pass\n")
-    env = dict(os.environ, PYTHONPATH=ROOT, CUTILE_TEST_EXECUTORS="interp")
-    r = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider",
-                        str(tmp_path / "test_user.py")],            # the plugin: an entry point
-                       capture_output=True, text=True, env=env, timeout=120, cwd=tmp_path)
-    assert "cutile executors: interp (CUTILE_TEST_EXECUTORS)" in r.stdout, r.stdout + r.stderr
-
-
 def test_docs_tell_a_newcomer_the_simulator_the_debugger_exit_and_the_test_time():
     with open(os.path.join(ROOT, "docs", "getting_started.md")) as f:
         start = f.read()

@@ -103,7 +103,8 @@ def test_after_text_on_the_line_only_its_own_characters_are_redrawn(forced, monk
     assert text.endswith("\b" * len(line) + " " * len(line) + "\b" * len(line))
 
 
-def test_pytest_plugin_draws_on_the_terminal_during_a_test(tmp_path):
+def test_pytest_plugin_draws_on_the_terminal_and_names_the_executors(tmp_path):
+    """One pytest run for both of the plugin's lines (a pytest start costs seconds)."""
     (tmp_path / "test_user.py").write_text(textwrap.dedent("""
         import numpy as np
         import cutile as ct
@@ -114,15 +115,18 @@ def test_pytest_plugin_draws_on_the_terminal_during_a_test(tmp_path):
         def copy(x, y, T: ct.Constant[int]):
             ct.store(y, (ct.bid(0),), ct.load(x, (ct.bid(0),), (T,)))
 
-        def test_it():
+        def test_it(cutile_executor):
             x = np.arange(8, dtype=np.float32)
             ct.launch(None, (2,), copy, (x, np.zeros_like(x), 4))
     """))
-    env = dict(os.environ, PYTHONPATH=ROOT, CUTILE_PROGRESS="1", CUTILE_BACKEND="interp")
+    env = dict(os.environ, PYTHONPATH=ROOT, CUTILE_PROGRESS="1", CUTILE_BACKEND="interp",
+               CUTILE_TEST_EXECUTORS="interp")
     r = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider",
                         str(tmp_path / "test_user.py")], capture_output=True, text=True,
                        env=env, timeout=120, cwd=tmp_path)
     assert r.returncode == 0, r.stdout + r.stderr
     # standard error of the test is captured; the line reaches the terminal's own descriptor
-    assert re.search(r"cutile: test_it: 1 launch, \d+ s > copy on interp: block 2/2, \d+ s",
-                     r.stderr), r.stderr
+    assert re.search(r"cutile: test_it\[interp\]: 1 launch, \d+ s > copy on interp: block "
+                     r"2/2, \d+ s", r.stderr), r.stderr
+    # under "collected 1 item": the executors the cutile_executor tests run on
+    assert "cutile executors: interp (CUTILE_TEST_EXECUTORS)" in r.stdout
