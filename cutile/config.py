@@ -1,6 +1,8 @@
 """Every environment knob of cutile, read in one place.
 
-- ``CUTILE_BACKEND``: ``interp`` (default while no GPU backend is usable), ``numba`` or ``auto``.
+- ``CUTILE_BACKEND``: ``interp`` (default while no GPU backend is usable), ``numba`` or ``auto``;
+  any other value is refused.  ``NUMBA_ENABLE_CUDASIM=1`` (Numba's switch) puts ``numba`` on
+  Numba's CUDA simulator.
 - ``CUTILE_STRICT``: ``1`` (default) makes the interpreter raise ``UndefinedBehaviorError`` on
   detected undefined behaviour; ``0`` degrades to the documented fallbacks (R-UB §6.6):
   UNDETERMINED padding then reads as zeros, as on the GPU backend, with an
@@ -39,6 +41,12 @@
   ``ct.compiler_timeout`` overrides it).
 - ``CUTILE_INTERP_TIMEOUT``: seconds one interpreter launch may run before it is stopped with
   the block and line where it was (default 300; ``0`` turns the watchdog off).
+- ``CUTILE_PROGRESS``: ``auto`` (default) shows a one-line status on the terminal while a launch
+  or a kernel test runs longer than 2 s, ``1`` always (even when standard error is not a
+  terminal), ``0`` never (``progress.py``).
+- ``CUTILE_TRACEBACK``: ``full`` keeps cutile's own frames in the tracebacks of errors that
+  leave ``ct.launch``, ``cutile.debug`` and ``cutile.testing`` (default ``short``: trimmed to
+  the user's frames and kernel line, ``_traceback.py``).
 - ``CUTILE_FAILLOG`` (spec_tests only): append each test failure to this file as it happens.
 - ``CUTILE_DURLOG`` (spec_tests only): append each test's start and duration to this file.
 """
@@ -49,9 +57,24 @@ import os
 import re
 import sys
 
+BACKENDS = ("interp", "numba", "auto")
+
+
+def cuda_simulator() -> bool:
+    """``NUMBA_ENABLE_CUDASIM=1`` (Numba's own switch): the numba backend runs on Numba's CUDA
+    simulator, on the CPU, instead of a GPU."""
+    return os.environ.get("NUMBA_ENABLE_CUDASIM", "0").strip() not in ("", "0")
+
 
 def backend() -> str:
-    return os.environ.get("CUTILE_BACKEND", "auto").strip().lower() or "auto"
+    """``CUTILE_BACKEND``, checked: a misspelt name (``interpreter``, ``gpu``) is refused rather
+    than falling through to one of the executors."""
+    v = os.environ.get("CUTILE_BACKEND", "auto").strip().lower() or "auto"
+    if v not in BACKENDS:
+        raise ValueError(f"CUTILE_BACKEND={os.environ['CUTILE_BACKEND']!r} is not a backend; "
+                         f"expected one of {', '.join(BACKENDS)} ('numba' runs a GPU, or "
+                         f"Numba's CUDA simulator with NUMBA_ENABLE_CUDASIM=1)")
+    return v
 
 
 def strict() -> bool:
@@ -210,6 +233,26 @@ def compiler_timeout() -> float | None:
     if t <= 0:
         raise ValueError(f"CUDA_TILE_COMPILER_TIMEOUT_SEC must be positive, got {v}")
     return t
+
+
+def progress() -> str:
+    """``CUTILE_PROGRESS``: ``auto`` (on a terminal), ``on`` or ``off``."""
+    v = os.environ.get("CUTILE_PROGRESS", "auto").strip().lower() or "auto"
+    if v in ("1", "on", "true", "yes"):
+        return "on"
+    if v in _OFF + ("false",):
+        return "off"
+    if v != "auto":
+        raise ValueError(f"CUTILE_PROGRESS must be auto, 1 or 0, got {v!r}")
+    return "auto"
+
+
+def traceback_full() -> bool:
+    """``CUTILE_TRACEBACK=full``: errors keep cutile's frames (default ``short``)."""
+    v = os.environ.get("CUTILE_TRACEBACK", "short").strip().lower() or "short"
+    if v not in ("short", "full"):
+        raise ValueError(f"CUTILE_TRACEBACK must be 'short' or 'full', got {v!r}")
+    return v == "full"
 
 
 def interp_timeout() -> float | None:

@@ -18,22 +18,46 @@ runs (or ``auto`` has to probe for a GPU), never by ``import cutile``.
 from __future__ import annotations
 
 import contextvars
-import os
+from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Any
 
 from . import config
+from ._traceback import api_boundary
 from .device_arrays import DeviceArrayRef
 
 _override: str | None = None
 _scoped: contextvars.ContextVar = contextvars.ContextVar("cutile_backend", default=None)
 _gpu_usable: bool | None = None
 
-_NAMES = (None, "interp", "numba", "auto")
+_NAMES = (None,) + config.BACKENDS
 
 
 def _check(name) -> None:
     if name not in _NAMES:
-        raise ValueError(f"unknown backend {name!r}; expected 'interp', 'numba' or 'auto'")
+        raise ValueError(f"unknown backend {name!r}; expected one of "
+                         f"{', '.join(config.BACKENDS)}")
+
+
+# the packages the Numba backend imports (numba-cuda installs the ``numba.cuda`` in use)
+_NUMBA_PACKAGES = ("numba", "numba_cuda", "llvmlite")
+
+
+def numba_backend():
+    """``cutile.numba_backend``, or an error that says what to install when Numba is not."""
+    try:
+        import numba.cuda  # noqa: F401 - the backend imports it lazily, deep in a launch
+
+        from . import numba_backend
+    except ModuleNotFoundError as e:
+        if (e.name or "").split(".")[0] not in _NUMBA_PACKAGES:
+            raise
+        raise ModuleNotFoundError(
+            f"the numba backend needs Numba and numba-cuda, which are not installed here "
+            f"(importing {e.name!r} failed): python3 -m pip install 'numba>=0.60' "
+            f"'numba-cuda>=0.20', or run on the interpreter (CUTILE_BACKEND=interp)",
+            name=e.name) from None
+    return numba_backend
 
 
 def set_backend(name: str | None) -> None:
@@ -45,7 +69,8 @@ def set_backend(name: str | None) -> None:
 
 
 @contextmanager
-def backend(name: str, *, threads: int | None = None, mma_acc: str | None = None):
+def backend(name: str, *, threads: int | None = None,
+            mma_acc: str | None = None) -> Iterator[None]:
     """Run the launches inside the ``with`` block on ``name``; for ``numba``, optionally
     with ``threads`` per block (a power of two) and ``mma_acc`` (``"f32"`` or ``"exact"``).
 
@@ -66,7 +91,7 @@ def gpu_usable() -> bool:
     """A real CUDA GPU through Numba (the simulator does not count).  Probed once."""
     global _gpu_usable
     if _gpu_usable is None:
-        if os.environ.get("NUMBA_ENABLE_CUDASIM", "0").strip() not in ("", "0"):
+        if config.cuda_simulator():
             _gpu_usable = False
         else:
             try:
@@ -95,6 +120,15 @@ def run(ir, grid, spec, stream) -> None:
     name, opts = _requested()
     if name == "auto":
         name = "numba" if gpu_usable() else "interp"
+    from . import progress
+    where = name if name == "interp" or not config.cuda_simulator() else "numba simulator"
+    blocks = grid[0] * grid[1] * grid[2]
+    # the interpreter counts its blocks; the Numba backend's are not visible from here
+    with progress.task(f"{ir.name} on {where}", blocks if name == "interp" else None):
+        _run(name, opts, ir, grid, spec, stream)
+
+
+def _run(name: str, opts: dict, ir, grid, spec, stream) -> None:
     if name == "interp":
         from .interp.machine import run_kernel
         leaves, back = _host_leaves(spec.leaves)
@@ -102,9 +136,13 @@ def run(ir, grid, spec, stream) -> None:
         for dev, host in back:                  # device arrays: copy the results back
             dev.copy_to_device(host)
         return
-    from .numba_backend import run as numba_run
-    numba_run(ir, grid, spec.leaves, stream, threads=opts.get("threads"),
-              mma_acc=opts.get("mma_acc"))
+    backend = numba_backend()
+    if not config.cuda_simulator() and not gpu_usable():
+        raise RuntimeError("the numba backend was selected but Numba finds no usable CUDA GPU "
+                           "here; NUMBA_ENABLE_CUDASIM=1 runs it on Numba's CUDA simulator "
+                           "(slow), CUTILE_BACKEND=interp on the interpreter")
+    backend.run(ir, grid, spec.leaves, stream, threads=opts.get("threads"),
+                mma_acc=opts.get("mma_acc"))
 
 
 def _host_leaves(leaves: list) -> tuple[list, list]:
@@ -126,8 +164,9 @@ def _host_leaves(leaves: list) -> tuple[list, list]:
     return out, back
 
 
-def inspect(kernel, args: tuple, *, grid=(1,), threads: int | None = None,
-            mma_acc: str | None = None):
+@api_boundary
+def inspect(kernel: Any, args: tuple, *, grid: tuple[int, ...] = (1,),
+            threads: int | None = None, mma_acc: str | None = None) -> Any:
     """What the Numba backend makes of ``kernel`` for ``args``: generated source, threads
     per block, shared memory per block, registers per thread (when Numba can compile for a
     GPU) and theoretical occupancy.  Returns a ``cutile.numba_backend.inspect.KernelInfo``.
@@ -136,6 +175,7 @@ def inspect(kernel, args: tuple, *, grid=(1,), threads: int | None = None,
     >>> print(info.source); info.threads, info.shared_bytes, info.occupancy
     """
     from .kernel import _check_grid
+    numba_backend()
     from .numba_backend.inspect import inspect_kernel
     spec = kernel.specialize(args)
     ir = kernel.compile(spec)

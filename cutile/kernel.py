@@ -11,6 +11,7 @@ import inspect
 import re
 import threading
 import typing
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Annotated, Any, TypeVar
 
@@ -18,6 +19,7 @@ import numpy as np
 
 from . import config
 from . import dtypes as dt
+from ._traceback import api_boundary
 from .errors import TileError
 
 T = TypeVar("T")
@@ -155,8 +157,10 @@ class kernel:  # noqa: N801 - mirrors cuda.tile.kernel
             return lambda f: cls(f, **options)
         return super().__new__(cls)
 
-    def __init__(self, function=None, /, *, num_ctas=None, occupancy=None, opt_level=3,
-                 num_worker_warps=None, numba_threads=None):
+    def __init__(self, function: Callable | None = None, /, *,
+                 num_ctas: int | ByTarget | None = None, occupancy: int | ByTarget | None = None,
+                 opt_level: int | ByTarget = 3, num_worker_warps: int | ByTarget | None = None,
+                 numba_threads: int | None = None) -> None:
         # numba_threads (cutile only): threads per block on the Numba backend for this kernel
         if not inspect.isfunction(function):
             raise TypeError(f"@ct.kernel expects a function, got {type(function).__name__}")
@@ -177,8 +181,11 @@ class kernel:  # noqa: N801 - mirrors cuda.tile.kernel
                 raise TileSyntaxError("Variadic kernel parameters are not supported")
         self.param_names = [p.name for p in params]
 
-    def __call__(self, *args, **kwargs):
-        raise TypeError("Tile kernels cannot be called directly. Use cuda.tile.launch() instead.")
+    def __call__(self, *args: Any, **kwargs: Any) -> typing.NoReturn:
+        names = ", ".join(self.param_names) + ("," if len(self.param_names) == 1 else "")
+        raise TypeError(f"Tile kernels cannot be called directly. Launch it with "
+                        f"ct.launch(None, grid, {self.__name__}, ({names})) "
+                        f"(cuda.tile.launch() in cuda.tile); it runs once per block of grid")
 
     def inspect(self, *args, grid=(1,), threads: int | None = None, mma_acc: str | None = None):
         """What the Numba backend makes of this kernel for ``args`` (cutile only): generated
@@ -254,7 +261,7 @@ class kernel:  # noqa: N801 - mirrors cuda.tile.kernel
         return ir
 
 
-def function(func=None, /, *, host=False, tile=True):
+def function(func: Callable | None = None, /, *, host: bool = False, tile: bool = True) -> Any:
     """Mark a helper as a tile function (optional, R-KERN-5); ``host=True`` returns it as is."""
     def wrap(f):
         if host:
@@ -285,8 +292,9 @@ def _check_grid(grid) -> tuple[int, int, int]:
     return tuple(out)
 
 
-def launch(stream, grid, kernel_, kernel_args, /, *args, programmatic_dependent_launch=False,
-           **kwargs):
+@api_boundary
+def launch(stream: Any, grid: tuple[int, ...], kernel_: kernel, kernel_args: tuple, /,
+           *args: Any, programmatic_dependent_launch: bool = False, **kwargs: Any) -> None:
     """Run ``kernel_`` over ``grid`` with ``kernel_args`` (R-LAUNCH-1..6).
 
     ``stream`` may be ``None``/0 or a stream object; the interpreter completes the launch
@@ -312,7 +320,7 @@ def launch(stream, grid, kernel_, kernel_args, /, *args, programmatic_dependent_
     try:
         ir = kernel_.compile(spec)
     except TileError as e:
-        raise e.with_traceback(None) from None
+        raise e from None               # the internal chain is no concern of the user
     _check_writable(ir, spec)
     from .executors import run
     run(ir, g, spec, stream)

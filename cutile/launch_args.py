@@ -258,8 +258,16 @@ def _dataclass_spec(x, path: str, leaves: list) -> ArgSpec:
 def classify_args(kernel, args: tuple) -> Spec:
     names = kernel.param_names
     if len(args) != len(names):
+        sig = f"{kernel.__name__}({', '.join(names)})"
+        if len(args) < len(names):
+            missing = ", ".join(repr(n) for n in names[len(args):])
+            detail = f"no value for {missing}"
+        else:
+            detail = f"{len(args) - len(names)} argument(s) too many"
         raise TypeError(f"Kernel expects {len(names)} arguments but {len(args)} "
-                        f"{'was' if len(args) == 1 else 'were'} given")
+                        f"{'was' if len(args) == 1 else 'were'} given: kernel {sig} got "
+                        f"{detail} (the fourth argument of ct.launch is the tuple of all its "
+                        f"arguments)")
     plans = kernel.__dict__.get("_param_plans")
     if plans is None:
         anns = kernel.annotations()

@@ -164,3 +164,39 @@ def test_private_paths_kernels_import_from():
     cc = compilation.CallingConvention.cutile_python_v1()
     assert (cc.name, cc.code) == ("cutile_python_v1", "c1")
     assert cc == compilation.CallingConvention.from_code("c1")
+
+
+# -- type hints and help text of the public API (issue 23) --------------------------------------
+def test_public_api_carries_type_hints_and_py_typed():
+    import inspect
+    import os
+
+    import cutile.debug as dbg
+    import cutile.testing as tst
+    from cutile import executors
+    pkg = os.path.dirname(ct.__file__)
+    assert os.path.exists(os.path.join(pkg, "py.typed"))                  # PEP 561 marker
+    with open(os.path.join(os.path.dirname(pkg), "pyproject.toml")) as f:
+        assert 'cutile = ["py.typed"]' in f.read()                        # ... installed
+    api = [ct.launch, ct.kernel.__init__, ct.function, ct.set_backend, executors.backend,
+           executors.inspect, dbg.launch, dbg.break_in, dbg.trace, dbg.access_map, tst.run_on,
+           tst.assert_matches, tst.assert_executors_agree, tst.available_executors, ct.load,
+           ct.store, ct.bid, ct.num_blocks, ct.cdiv]
+    for fn in api:
+        sig = inspect.signature(fn)
+        bare = [p.name for p in sig.parameters.values()
+                if p.annotation is p.empty and p.name != "self"]
+        assert not bare and sig.return_annotation is not sig.empty, (fn, bare)
+
+
+def test_help_of_an_op_shows_the_call_and_explains_the_parameters():
+    import pydoc
+    text = pydoc.render_doc(ct.load, renderer=pydoc.plaintext)
+    assert "ct.load(array, /, index, shape, *, order='C', " \
+           "padding_mode=ct.PaddingMode.UNDETERMINED, check_bounds=True" in text
+    for word in ("index", "shape", "padding_mode", "order", "check_bounds", "memory_order",
+                 "Returns a tile", ">>> "):
+        assert word in text
+    assert "R-LOAD-1..7 in docs/language.md" in text        # the rule ids say where they live
+    assert len(text.splitlines()) >= 25
+    assert ct.sum.__doc__.startswith("ct.sum(x, /, axis=None, *, keepdims=False")

@@ -125,6 +125,57 @@ def test_breakpoint_under_pytest_s(tmp_path):
     assert "1 passed" in r.stdout
 
 
+QUIT_SCRIPT = textwrap.dedent("""
+    import bdb
+    import numpy as np
+    import cutile as ct
+    import debug_kernels as k
+    x = np.arange(12, dtype=np.float32)
+    y = np.zeros_like(x)
+    try:
+        ct.launch(None, (3,), k.scale, (x, y, 4))
+    except bdb.BdbQuit as e:
+        print("caught:", e)
+    print("after", y.tolist())
+""")
+
+
+@pytest.mark.parametrize("command", ["q", "!import sys; sys.exit(1)"])
+def test_quitting_the_debugger_aborts_the_launch_with_piped_stdin(tmp_path, command):
+    """docs/debugging.md: ``q`` aborts the launch (it used to go on to the next block) with a
+    ``bdb.BdbQuit`` the user can catch; ``sys.exit()`` typed at the prompt does the same."""
+    script = tmp_path / "script.py"
+    script.write_text(QUIT_SCRIPT)
+    env = dict(os.environ, CUTILE_BACKEND="interp", PYTHONPATH=PYPATH)
+    r = subprocess.run([sys.executable, str(script)], input=f"c\n{command}\nc\n", text=True,
+                       capture_output=True, env=env, timeout=120, cwd=ROOT)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.count("breakpoint in block") == 2               # block 2 never stopped
+    assert f"caught: the kernel debugger was quit in block (1, 0, 0) at {KFILE}:{STOP}" \
+        in r.stdout
+    assert "after [0.0, 2.0, 4.0, 6.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0]" in r.stdout
+
+
+def test_quit_raises_launch_aborted_and_end_of_input_quits_too():
+    from cutile.interp.debugger import LaunchAborted
+    x = np.arange(12, dtype=np.float32)
+    y = np.zeros_like(x)
+    with pytest.raises(LaunchAborted, match=r"block \(0, 0, 0\)"):
+        drive("q\n", lambda: ct.launch(None, (3,), k.scale, (x, y, 4)))
+    with pytest.raises(LaunchAborted, match=r"block \(2, 0, 0\)"):          # EOF, as in pdb
+        drive("c\nc\n", lambda: ct.launch(None, (3,), k.scale, (x, y, 4)))
+    assert y[:8].tolist() == (x[:8] * 2).tolist() and not y[8:].any()
+
+
+def test_time_at_the_debugger_prompt_is_not_counted_by_the_watchdog(monkeypatch):
+    monkeypatch.setenv("CUTILE_INTERP_TIMEOUT", "0.5")
+    x = np.arange(8, dtype=np.float32)
+    y = np.zeros_like(x)
+    drive("!import time; time.sleep(0.7)\nc\nc\n",
+          lambda: ct.launch(None, (2,), k.scale, (x, y, 4)))
+    assert np.array_equal(y, x * 2)
+
+
 def test_debug_launch_runs_only_the_chosen_blocks():
     x = np.arange(16, dtype=np.float32)
     y = np.full_like(x, -1)
@@ -147,6 +198,19 @@ def test_trace_records_per_block_and_iteration():
     assert np.array_equal(y, x.sum(1))
     with pytest.raises(ValueError, match="no statement of running_sum starts on line"):
         dbg.trace(k.running_sum, (2,), (x, y, 4), watch={1: "acc"})
+
+
+def test_trace_refuses_a_misspelt_name_and_summarises_itself():
+    x = np.arange(2 * 12, dtype=np.float32).reshape(2, 12)
+    y = np.zeros(2, np.float32)
+    with pytest.raises(ValueError, match=rf"trace: no variable 'acx' after line {WATCHED} of "
+                                         r"running_sum; the variables there are T, acc, k, x, y"):
+        dbg.trace(k.running_sum, (2,), (x, y, 4), watch={WATCHED: ("acx", "k")})
+    with pytest.raises(ValueError, match=r"starts on line\(s\) \[1\]"):    # one of two lines
+        dbg.trace(k.running_sum, (2,), (x, y, 4), watch={WATCHED: "k", 1: "acc"})
+    t = dbg.trace(k.running_sum, (2,), (x, y, 4), watch={WATCHED: ("acc", "k")})
+    assert repr(t) == (f"Trace(12 records, 2 blocks: acc@{WATCHED} 6 x float32[4], "
+                       f"k@{WATCHED} 6 x int32)")
 
 
 def test_access_maps_of_a_copy_and_of_overlapping_writes():

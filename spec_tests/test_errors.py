@@ -504,3 +504,112 @@ def test_float_dtype_called_on_a_string_constant():
     np.testing.assert_array_equal(x, [-np.inf, -np.inf, 1.5, 1.5])
     expect_error(k_float_of_bad_string, (x,), ct.TileTypeError,
                  "could not convert string 'one' to a float", "bad_str")
+
+
+# -- wording that tells a newcomer what to write instead (issue 23) ---------------------------
+@ct.kernel
+def k_dict_comp(a):
+    d = {i: i for i in range(3)}  # E:dict_comp
+
+
+@ct.kernel
+def k_list_comp(a):
+    d = [i for i in range(3)]  # E:list_comp
+
+
+@ct.kernel
+def k_np_exp(a, T: ct.Constant[int]):
+    ct.store(a, (0,), np.exp(ct.load(a, (0,), (T,))))  # E:np_exp
+
+
+@ct.kernel
+def k_math_sqrt(a, T: ct.Constant[int]):
+    ct.store(a, (0,), ct.load(a, (0,), (T,)) * math.sqrt(2.0))  # E:math_sqrt
+
+
+@ct.kernel
+def k_math_sqrt_folded(a, T: ct.Constant[int]):
+    ct.store(a, (0,), ct.load(a, (0,), (T,)) * ct.static_eval(math.sqrt(2.0)))
+
+
+@ct.kernel
+def k_param_shape(a, T: int):
+    ct.store(a, (0,), ct.load(a, (0,), (T,)))  # E:rt_param_shape
+
+
+@ct.kernel
+def k_runtime_shape_derived(a, T: ct.Constant[int]):
+    n = ct.bid(0) + T
+    ct.store(a, (0,), ct.load(a, (0,), (n,)))  # E:runtime_derived
+
+
+@pytest.mark.parametrize("kernel,fragment,marker", [
+    (k_dict_comp, "dict comprehensions are not supported in tile code; use a tuple", "dict_comp"),
+    (k_list_comp, r"list comprehensions are not supported in tile code; use tuple\(\.\.\. for x "
+                  r"in ct\.static_iter", "list_comp"),
+])
+def test_each_container_construct_is_named(kernel, fragment, marker):
+    expect_error(kernel, (F32,), ct.TileSyntaxError, fragment, marker)
+
+
+def test_numpy_and_math_calls_point_at_the_ct_operation():
+    from cutile.errors import UnsupportedCallError
+    expect_error(k_np_exp, (F32.copy(), 4), UnsupportedCallError,
+                 r"np\.exp\(\) is not supported in device code; use ct\.exp\(\.\.\.\)", "np_exp")
+    e = expect_error(k_math_sqrt, (F32.copy(), 4), UnsupportedCallError,
+                     r"math\.sqrt\(\) is not supported in device code; use ct\.sqrt", "math_sqrt")
+    assert "ct.static_eval(math.sqrt(2.0))" in str(e)         # the constant's portable spelling
+    x = np.ones(4, np.float32)
+    ct.launch(None, (1,), k_math_sqrt_folded, (x, 4))       # ... which works
+    np.testing.assert_array_equal(x, np.float32(math.sqrt(2.0)))
+
+
+def test_runtime_value_as_a_tile_shape_says_declare_it_constant():
+    expect_error(k_param_shape, (F32, 4), ct.TileTypeError,
+                 r"item #0 is the kernel parameter 'T', a runtime int32 value, but a tile shape "
+                 r"must be known at compile time; declare it `T: ct.Constant\[int\]`",
+                 "rt_param_shape")
+    expect_error(k_runtime_shape_derived, (F32, 4), ct.TileTypeError,
+                 r"item #0 is a runtime int32 value, but a tile shape must be known at compile "
+                 r"time; compute it from literals and `ct.Constant\[int\]` parameters",
+                 "runtime_derived")
+
+
+def test_missing_launch_argument_names_the_kernel_and_the_parameter():
+    with pytest.raises(TypeError, match=r"Kernel expects 2 arguments but 1 was given: kernel "
+                                        r"two_args\(a, b\) got no value for 'b'"):
+        ct.launch(None, (1,), two_args, (F32,))
+    with pytest.raises(TypeError, match=r"1 argument\(s\) too many"):
+        ct.launch(None, (1,), two_args, (F32, F32, F32))
+
+
+def test_calling_a_kernel_directly_shows_the_ct_launch_call():
+    with pytest.raises(TypeError, match=r"cannot be called directly\. Launch it with "
+                                        r"ct\.launch\(None, grid, two_args, \(a, b\)\)"):
+        two_args(F32, F32)
+
+
+@ct.kernel
+def k_racy(dst, T: ct.Constant[int]):
+    ct.store(dst, (0,), ct.load(dst, (0,), (T,)) + 1.0)
+
+
+@interp_only_ub
+def test_data_race_names_the_array():
+    with pytest.raises(ct.UndefinedBehaviorError, match=r"of array 'dst' that block \(0, 0, 0\) "
+                                                        r"wrote"):
+        ct.launch(None, (2,), k_racy, (np.zeros(4, np.float32), 4))
+
+
+def test_kernel_typed_at_the_prompt_or_piped_says_define_it_in_a_file():
+    import os
+    import subprocess
+    import sys
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    code = ("import numpy as np\nimport cutile as ct\n@ct.kernel\ndef k(x):\n"
+            "    ct.store(x, (0,), ct.load(x, (0,), (4,)))\n\n"
+            "ct.launch(None, (1,), k, (np.zeros(4, np.float32),))\n")
+    r = subprocess.run([sys.executable, "-"], input=code, capture_output=True, text=True,
+                       env=dict(os.environ, PYTHONPATH=root), timeout=120)
+    assert "Cannot read the source of k" in r.stderr
+    assert "define the kernel in a file or a notebook cell" in r.stderr

@@ -22,6 +22,9 @@ class TileOp:
         self.host = host
         self.op_name = name or impl.__name__
         self.signature = inspect.signature(impl)
+        # help(ct.load) shows an instance's docstring, not a signature: put the call first
+        self.__doc__ = f"{_call_text(self.op_name, self.signature)}\n\n" \
+                       f"{inspect.cleandoc(impl.__doc__ or '')}"
 
     def __call__(self, *args: Any, **kwargs: Any):
         from ..frontend.context import in_static_eval
@@ -34,6 +37,28 @@ class TileOp:
 
     def __repr__(self) -> str:
         return f"<cutile op {self.op_name}>"
+
+
+def _call_text(name: str, sig: inspect.Signature) -> str:
+    """``ct.load(array, /, index, shape, *, order='C', padding_mode=ct.PaddingMode....)``:
+    the call as a user writes it (the annotations are in ``__annotations__``)."""
+    import enum
+    params = list(sig.parameters.values())
+    parts = []
+    for i, p in enumerate(params):
+        before = params[i - 1].kind if i else None
+        if p.kind is p.KEYWORD_ONLY and before not in (p.KEYWORD_ONLY, p.VAR_POSITIONAL):
+            parts.append("*")
+        text = {p.VAR_POSITIONAL: "*", p.VAR_KEYWORD: "**"}.get(p.kind, "") + p.name
+        if p.default is not p.empty:
+            d = p.default
+            text += "=" + (f"ct.{type(d).__name__}.{d.name}" if isinstance(d, enum.Enum)
+                           else repr(d))
+        parts.append(text)
+        after = params[i + 1].kind if i + 1 < len(params) else None
+        if p.kind is p.POSITIONAL_ONLY and after is not p.POSITIONAL_ONLY:
+            parts.append("/")
+    return f"ct.{name}({', '.join(parts)})"
 
 
 def tile_op(impl: Callable | None = None, *, host: Callable | None = None, name: str | None = None):

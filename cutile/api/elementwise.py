@@ -184,7 +184,7 @@ def _host_cdiv(x, y):
 
 
 @tile_op(host=_host_cdiv)
-def cdiv(x, y, /):
+def cdiv(x: int, y: int, /) -> int:
     """Ceiling division (R-DIV-4).  On the host: ``(x - 1) // y + 1``."""
     return binary("cdiv", x, y)
 

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ..errors import TileTypeError
 from ..frontend import coerce
 from ..frontend.context import current
 from ..frontend.values import Const
 from ..ir import ops
 from ._registry import tile_op
+
+if TYPE_CHECKING:
+    from .classes import Tile
 
 
 def _axis(axis) -> int:
@@ -19,7 +24,7 @@ def _axis(axis) -> int:
 
 
 @tile_op
-def bid(axis):
+def bid(axis: int) -> Tile:
     """This block's coordinate along grid ``axis`` (int32).
 
     >>> @ct.kernel
@@ -30,6 +35,6 @@ def bid(axis):
 
 
 @tile_op
-def num_blocks(axis):
+def num_blocks(axis: int) -> Tile:
     """The grid's extent along ``axis`` (int32)."""
     return current().emit_value(ops.NumBlocks(_axis(axis)))

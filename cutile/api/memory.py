@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from .. import dtypes as dt
 from ..enums import MemoryOrder, MemoryScope, PaddingMode
 from ..errors import TileTypeError, TileValueError
@@ -11,6 +13,9 @@ from ..frontend.context import current
 from ..frontend.values import ArrayV, Const, FVal, TileV, TupleV, ViewV, describe
 from ..ir import ops
 from ._registry import tile_op
+
+if TYPE_CHECKING:
+    from .classes import Array, Tile
 
 # -- argument checks ---------------------------------------------------------------------------
 
@@ -153,14 +158,38 @@ def _emit_load(arr: ArrayV, idx: tuple, shape: tuple, scalar: bool, order, paddi
 
 # -- load / store ------------------------------------------------------------------------------
 @tile_op
-def load(array, /, index, shape, *, order="C", padding_mode=PaddingMode.UNDETERMINED,
-         check_bounds=True, latency=None, allow_tma=None, memory_order=MemoryOrder.WEAK,
-         memory_scope=MemoryScope.NONE):
-    """Load the tile at tile-space ``index`` of ``array`` (R-LOAD-1..7).
+def load(array: Array, /, index: int | tuple[int, ...], shape: int | tuple[int, ...], *,
+         order: str | tuple[int, ...] = "C",
+         padding_mode: PaddingMode = PaddingMode.UNDETERMINED, check_bounds: bool = True,
+         latency: int | None = None, allow_tma: bool | None = None,
+         memory_order: MemoryOrder = MemoryOrder.WEAK,
+         memory_scope: MemoryScope = MemoryScope.NONE) -> Tile:
+    """Load one tile of ``array``: the ``shape`` block at tile-space position ``index``.
 
-    Out-of-bounds elements of a partial tile take the ``padding_mode`` fill.
+    The array is cut into tiles of ``shape``; ``index`` numbers them (one entry per
+    dimension), so tile ``(i, j)`` holds elements ``[i*TM:(i+1)*TM, j*TN:(j+1)*TN]``.
+
+    - ``index``: signed integers, one per array dimension (a bare int for a 1-D array); often
+      ``ct.bid(0)``.
+    - ``shape``: compile-time powers of two, one per dimension (``ct.Constant[int]``
+      parameters or literals); ``()`` loads the single element at ``index`` as a 0-D tile.
+    - ``padding_mode``: the value of the elements of a partial tile that lie outside the array:
+      ``ZERO``, ``NEG_ZERO``, ``NAN``, ``POS_INF``, ``NEG_INF``, or ``UNDETERMINED`` (default:
+      do not rely on them; the interpreter raises ``UndefinedBehaviorError`` where they reach
+      a store or a branch).  Pad with the neutral element of what follows (ZERO before a sum,
+      NEG_INF before a max).
+    - ``order``: ``"C"``, ``"F"`` or a permutation: load from the array with its axes permuted
+      (``order=(1, 0)`` loads a tile of the transpose).
+    - ``check_bounds=False`` promises every element is inside the array (out of bounds is
+      then undefined behaviour); ``latency`` and ``allow_tma`` are performance hints.
+    - ``memory_order``/``memory_scope``: ``WEAK`` (default) or, with a scope, ``RELAXED`` or
+      ``ACQUIRE`` for loads that synchronise with other blocks (docs/ops_atomic.md).
+
+    Returns a tile of the array's dtype and of ``shape``.  The rules, with every error
+    message, are R-LOAD-1..7 in docs/language.md.
 
     >>> t = ct.load(a, index=(ct.bid(0),), shape=(128,), padding_mode=ct.PaddingMode.ZERO)
+    >>> m = ct.load(x, (ct.bid(0), k), (TM, TK))                    # tile (bid, k) of 2-D x
     """
     arr = coerce.require_array(coerce.fval(array))
     idx = _index(index, arr.ndim)
@@ -187,9 +216,22 @@ def _store_tile(value: FVal, arr: ArrayV, context: str) -> TileV:
 
 
 @tile_op
-def store(array, /, index, tile, *, order="C", check_bounds=True, latency=None, allow_tma=None,
-          memory_order=MemoryOrder.WEAK, memory_scope=MemoryScope.NONE):
-    """Store ``tile`` at tile-space ``index``; out-of-bounds lanes are discarded (R-STORE-1..5).
+def store(array: Array, /, index: int | tuple[int, ...], tile: Tile | int | float, *,
+          order: str | tuple[int, ...] = "C", check_bounds: bool = True,
+          latency: int | None = None, allow_tma: bool | None = None,
+          memory_order: MemoryOrder = MemoryOrder.WEAK,
+          memory_scope: MemoryScope = MemoryScope.NONE) -> None:
+    """Store ``tile`` into ``array`` at tile-space position ``index`` (see ``ct.load``: the
+    array is cut into tiles of the tile's shape, ``index`` numbers them).
+
+    - Elements of a partial tile that fall outside the array are dropped (no padding).
+    - ``tile`` is cast to the array's dtype when that loses nothing (an int32 tile into a
+      float32 array); a narrowing store (float32 into float16) is a ``TileTypeError``: write
+      ``tile.astype(array.dtype)``.  A scalar or 0-D tile stores one element at ``index``.
+    - ``order``, ``check_bounds``, ``latency``, ``allow_tma`` as for ``ct.load``;
+      ``memory_order`` ``WEAK`` (default) or, with a scope, ``RELAXED`` or ``RELEASE``.
+
+    The rules are R-STORE-1..5 in docs/language.md.
 
     >>> ct.store(out, index=(ct.bid(0),), tile=t)
     """

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from typing import IO, Any
 
 import numpy as np
 
+from .._traceback import api_boundary
 from ..kernel import _check_grid
 
 
@@ -52,7 +55,9 @@ def _run(ir, g, leaves, back, blocks, recorder=None):
         dev.copy_to_device(host)
 
 
-def launch(grid, kernel, args: tuple, *, blocks=None) -> None:
+@api_boundary
+def launch(grid: int | tuple[int, ...], kernel: Any, args: tuple, *,
+           blocks: Iterable[int | tuple[int, ...]] | None = None) -> None:
     """``ct.launch`` on the interpreter, running only ``blocks`` (block ids, in that order;
     None: all).  Arrays are updated in place as by ``ct.launch``.
 
@@ -63,7 +68,8 @@ def launch(grid, kernel, args: tuple, *, blocks=None) -> None:
 
 
 @contextlib.contextmanager
-def break_in(*blocks, stdin=None, stdout=None):
+def break_in(*blocks: int | tuple[int, ...], stdin: IO[str] | None = None,
+             stdout: IO[str] | None = None) -> Iterator[None]:
     """Inside the ``with`` block, ``breakpoint()`` in kernels stops only in ``blocks``
     (block ids; none given: every block); ``stdin``/``stdout`` drive pdb (scripts, tests).
 
@@ -79,11 +85,24 @@ def break_in(*blocks, stdin=None, stdout=None):
         _session.reset(token)
 
 
-@dataclass
+@dataclass(repr=False)
 class Trace:
     """What ``trace`` recorded: one record per block and watched line and name."""
 
     records: list           # (bid, line, name, value)
+
+    def __repr__(self) -> str:
+        """A summary (the records can be large): per name and line, how many values and of
+        what kind, e.g. ``Trace(6 records, 2 blocks: acc@32 6 x float32[4], k@32 ...)``."""
+        counts: dict = {}
+        first: dict = {}
+        for _, line, name, value in self.records:
+            counts[name, line] = counts.get((name, line), 0) + 1
+            first.setdefault((name, line), value)
+        parts = [f"{name}@{line} {n} x {_kind(first[name, line])}"
+                 for (name, line), n in counts.items()]
+        blocks = len({b for b, _, _, _ in self.records})
+        return f"Trace({len(self.records)} records, {blocks} blocks: {', '.join(parts)})"
 
     def values(self, name: str, line: int | None = None) -> np.ndarray:
         """The recorded values of ``name`` stacked along a first axis, one per record (in block
@@ -102,7 +121,16 @@ class Trace:
         return self.values(name)
 
 
-def trace(kernel, grid, args: tuple, watch: dict, *, blocks=None) -> Trace:
+def _kind(v) -> str:
+    if isinstance(v, (np.ndarray, np.generic)):
+        return f"{v.dtype}{list(v.shape)}" if v.ndim else str(v.dtype)
+    return type(v).__name__
+
+
+@api_boundary
+def trace(kernel: Any, grid: int | tuple[int, ...], args: tuple,
+          watch: dict[int, str | tuple[str, ...]], *,
+          blocks: Iterable[int | tuple[int, ...]] | None = None) -> Trace:
     """Run the launch on the interpreter and record, in every block, the variables named in
     ``watch`` ({line: name or names; an empty tuple: every live name}) after the statement on
     that line of the kernel's source file executes.  Arrays are updated as by ``ct.launch``.
@@ -117,11 +145,17 @@ def trace(kernel, grid, args: tuple, watch: dict, *, blocks=None) -> Trace:
             raise TypeError(f"watch keys are line numbers of the kernel's file, got {line!r}")
         w[line] = (names,) if isinstance(names, str) else tuple(names)
     ir, g, leaves, back = _prepare(kernel, grid, args, watch=w)
-    from ..ir import ops
-    from ..ir.core import walk
-    if not any(isinstance(op, ops.Watch) for op in walk(ir.body)):
-        raise ValueError(f"no statement of {kernel.__name__} starts on line(s) {sorted(w)} of "
-                         f"its file {ir.loc.filename if ir.loc else ''}")
+    live = ir.watch_live
+    missing_lines = sorted(set(w) - set(live))
+    if missing_lines:
+        raise ValueError(f"no statement of {kernel.__name__} starts on line(s) {missing_lines} "
+                         f"of its file {ir.loc.filename if ir.loc else ''}")
+    for line, names in sorted(w.items()):
+        unknown = [n for n in names if n not in live[line]]
+        if unknown:
+            raise ValueError(f"trace: no variable {', '.join(map(repr, unknown))} after line "
+                             f"{line} of {kernel.__name__}; the variables there are "
+                             f"{', '.join(sorted(live[line]))}")
     session = DebugSession()
     token = _session.set(session)
     try:
@@ -164,7 +198,9 @@ class AccessMap:
         return png(self, path, kind)
 
 
-def access_map(kernel, grid, args: tuple, *, blocks=None) -> dict[str, AccessMap]:
+@api_boundary
+def access_map(kernel: Any, grid: int | tuple[int, ...], args: tuple, *,
+               blocks: Iterable[int | tuple[int, ...]] | None = None) -> dict[str, AccessMap]:
     """Run the launch on the interpreter and return an ``AccessMap`` per array argument (by
     parameter name; tuple items as ``name[i]``).  Overlapping writes are recorded, not
     raised (they are what the map shows).  Arrays are updated as by ``ct.launch``.

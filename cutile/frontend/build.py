@@ -60,7 +60,7 @@ def build_kernel(kernel, spec, *, watch: dict | None = None) -> KernelIR:
     ctx = CompileContext(Builder())
     if watch is not None:
         ctx.watch, ctx.watch_file = watch, src.filename
-    params: list[Value] = []
+    params: list[Value] = ctx.params
     env = Env()
     for name, p in zip(kernel.param_names, spec.params):
         env.vars[name] = _param_value(p, name, params)
@@ -79,5 +79,7 @@ def build_kernel(kernel, spec, *, watch: dict | None = None) -> KernelIR:
         _deep_recursion(-1)
     # one name per IR parameter (a tuple, list or dataclass argument gives several)
     ir = KernelIR(func.__name__, params, [p.hint for p in params], body, src.loc(node))
+    if watch is not None:
+        ir.watch_live = ctx.watch_live        # cutile.debug.trace checks the names against it
     fuse_fma(ir)
     return ir

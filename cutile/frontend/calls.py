@@ -54,7 +54,31 @@ def dispatch(comp, fn: FVal, args, kwargs, node, env) -> FVal:
     if isinstance(f, type):
         raise UnsupportedCallError(
             f'Creating instances of type "{name}" is not supported in device code')
+    module = getattr(f, "__module__", None) or ""
+    if module.split(".")[0] in ("numpy", "math", "cmath"):
+        raise UnsupportedCallError(_host_math_message(f, name, args, node))
     raise UnsupportedCallError(f"{name}() is not supported in device code")
+
+
+def _host_math_message(f, name: str, args, node) -> str:
+    """A NumPy or ``math`` function called in tile code: what to call instead, the ``ct``
+    operation of the same name, or a compile-time value for constant arguments (cuda.tile
+    does not fold host math either: ``ct.static_eval`` is the portable way)."""
+    import cutile
+
+    from ..api._registry import TileOp
+    call = isinstance(node, ast.Call)
+    written = ast.unparse(node.func) if call else name
+    msg = f"{written}() is not supported in device code"
+    if isinstance(getattr(cutile, name, None), TileOp):
+        msg += f"; use ct.{name}(...), which works on tiles and scalars"
+    else:
+        msg += "; NumPy and math functions do not run in tile code (docs/language.md lists " \
+               "the ct operations)"
+    if call and args and all(isinstance(a, Const) for a in args):
+        msg += (f"; for a compile-time constant, compute it outside the kernel or write "
+                f"ct.static_eval({ast.unparse(node)})")
+    return msg
 
 
 def call_op(op, args, kwargs) -> FVal:

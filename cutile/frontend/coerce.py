@@ -209,9 +209,10 @@ def const_shape(v: FVal, ndim: int | None = None, what: str = "shape") -> tuple[
         shape: tuple = (int(v.value),)
     elif isinstance(v, TupleV):
         items = []
-        for it in v.items:
+        for i, it in enumerate(v.items):
             if not isinstance(it, Const):
-                raise TileTypeError(f"Expected a constant integer tuple for {what}")
+                raise TileTypeError(f"Expected a constant integer tuple for {what}"
+                                    + runtime_shape_hint(it, f"item #{i}"))
             if not isinstance(it.value, int) or isinstance(it.value, bool):
                 raise TileTypeError(f"Expected a tuple of integers for {what}, got {it.value!r}")
             items.append(int(it.value))
@@ -219,11 +220,26 @@ def const_shape(v: FVal, ndim: int | None = None, what: str = "shape") -> tuple[
     elif isinstance(v, Const) and isinstance(v.value, tuple):
         return const_shape(fval(v.value), ndim, what)
     else:
-        raise TileTypeError(f"Expected a constant integer tuple for {what}, got {describe(v)}")
+        raise TileTypeError(f"Expected a constant integer tuple for {what}, got {describe(v)}"
+                            + runtime_shape_hint(v, "it"))
     if ndim is not None and shape != () and len(shape) != ndim:
         raise TileTypeError(f"Expected shape length to be {ndim}, got {len(shape)}")
     check_power_of_two_shape(shape)
     return shape
+
+
+def runtime_shape_hint(v: FVal, which: str) -> str:
+    """Why a runtime scalar cannot be a tile shape, and the fix: a kernel parameter becomes a
+    compile-time constant when declared ``ct.Constant[int]`` (R-CONST-2)."""
+    if not (isinstance(v, TileV) and v.shape == ()):
+        return ""
+    from .context import current
+    if v.value in current().params:
+        return (f": {which} is the kernel parameter {v.value.hint!r}, a runtime "
+                f"{v.dtype.name} value, but a tile shape must be known at compile time; "
+                f"declare it `{v.value.hint}: ct.Constant[int]`")
+    return (f": {which} is a runtime {v.dtype.name} value, but a tile shape must be known at "
+            f"compile time; compute it from literals and `ct.Constant[int]` parameters")
 
 
 def normalize_axis(axis: int, ndim: int, what: str = "Axis") -> int:

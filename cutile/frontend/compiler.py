@@ -438,9 +438,22 @@ class FunctionCompiler(LoopCompiler):
                 items.append(self.expr(e, env))
         return TupleV(tuple(items))
 
+    # what each container construct is called, and what to write instead
+    _CONTAINERS = {
+        ast.List: ("list displays", "use a tuple"),
+        ast.ListComp: ("list comprehensions",
+                       "use tuple(... for x in ct.static_iter(...)) or a for loop"),
+        ast.Dict: ("dict displays", "use a tuple, or separate variables"),
+        ast.DictComp: ("dict comprehensions", "use a tuple, or separate variables"),
+        ast.Set: ("set displays", "use a tuple"),
+        ast.SetComp: ("set comprehensions",
+                      "use tuple(... for x in ct.static_iter(...)) or a for loop"),
+    }
+
     def expr_List(self, node, env):
-        raise TileSyntaxError("Unsupported syntax: list displays are not supported in tile code; "
-                              "use a tuple")
+        what, instead = self._CONTAINERS[type(node)]
+        raise TileSyntaxError(f"Unsupported syntax: {what} are not supported in tile code; "
+                              f"{instead}")
 
     expr_ListComp = expr_Dict = expr_Set = expr_DictComp = expr_SetComp = expr_List
 

@@ -35,6 +35,9 @@ class CompileContext:
         # ``cutile.debug.trace`` watchpoints: {line: names} in ``watch_file`` (None: off)
         self.watch: dict | None = None
         self.watch_file: str | None = None
+        self.watch_live: dict = {}        # watched line -> the names live there (any emission)
+        # the kernel's runtime parameters (IR values), for diagnostics
+        self.params: list = []
 
     def emit(self, op: Op) -> Op:
         return self.builder.emit(op, self.loc)

@@ -49,6 +49,7 @@ def emit_breakpoint(comp, args, kwargs, env):
 def emit_watch(comp, line: int, wanted: tuple, env) -> None:
     """After the statement on a watched ``line``: record the named variables (``trace``)."""
     names, layout, values = live_names(env)
+    current().watch_live.setdefault(line, set()).update(names)    # for trace's name check
     keep = [i for i, n in enumerate(names) if not wanted or n in wanted]
     current().emit(ops.Watch(line, tuple(names[i] for i in keep),
                              tuple(layout[i] for i in keep), values))

@@ -35,7 +35,11 @@ def _parse(func) -> tuple[ast.FunctionDef, SourceInfo]:
         lines, first = inspect.getsourcelines(code)
         filename = inspect.getsourcefile(code) or "<unknown>"
     except (OSError, TypeError) as e:
-        raise TileSyntaxError(f"Cannot read the source of {func.__qualname__}: {e}") from None
+        raise TileSyntaxError(f"Cannot read the source of {func.__qualname__}: {e}; a kernel "
+                              f"is compiled from its source text, which Python keeps only for "
+                              f"files and notebook cells, not for code typed into the "
+                              f"interactive prompt or piped on stdin: define the kernel in a "
+                              f"file or a notebook cell") from None
     text = "".join(lines)
     dedented = textwrap.dedent(text)
     shift = _indent(text) - _indent(dedented)

@@ -29,6 +29,7 @@ from ..enums import MemoryOrder
 from ..errors import TileInternalError
 from ..ir.core import KernelIR, Op, Region, Value, walk
 from ..ir.types import TileType
+from ..progress import advance
 from .machine import _TERMINATORS, PTile, Signal
 
 BATCHED: dict[type, Callable] = {}
@@ -406,6 +407,7 @@ def run_batched(ir: KernelIR, grid: tuple, args: list, params: list, strict: boo
         try:
             frame.run_region(ir.body, [], top=True)
             log.commit()
+            advance(frame.n)                    # blocks done (progress.py)
         except Exception as e:      # anything: the per-block machine decides, exactly
             log.rollback()
             stats["fallbacks"] += 1

@@ -4,10 +4,12 @@ watchpoints.  What is active (block filter, trace records) lives in a ``DebugSes
 
 from __future__ import annotations
 
+import bdb
 import contextvars
 import os
 import pdb
 import sys
+import time
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -83,7 +85,15 @@ def breakpoint_(frame, op):
         return None
     names = live(frame, op)
     names.setdefault("bid", frame.bid)
-    stop_in_pdb(op.loc, names, frame.bid, s)
+    t0 = time.monotonic()
+    from ..progress import paused
+    try:
+        with paused():                        # no status line over the prompt
+            stop_in_pdb(op.loc, names, frame.bid, s)
+    finally:
+        # time at the prompt is not the kernel's: the launch's watchdog does not count it
+        if frame.watchdog.deadline is not None:
+            frame.watchdog.deadline += time.monotonic() - t0
     return None
 
 
@@ -98,10 +108,45 @@ def watch(frame, op):
     return None
 
 
+class LaunchAborted(bdb.BdbQuit):
+    """``q`` (or end of input, Ctrl-C at the prompt, ``sys.exit()``) in the kernel debugger:
+    the launch stops here.  A ``bdb.BdbQuit``, as ``q`` raises in Python's own pdb."""
+
+
+class _KernelPdb(pdb.Pdb):
+    """pdb whose ways out end the launch.  The kernel is not a traced Python frame, so pdb's
+    own ``q`` would only leave this stop (the launch went on to the next block); here ``q``,
+    end of input, Ctrl-C at the prompt and ``sys.exit()`` typed at it all mark the session
+    as quitting, and ``stop_in_pdb`` then raises ``LaunchAborted``."""
+
+    _abort: BaseException | None = None
+
+    def cmdloop(self, intro=None):
+        try:
+            return super().cmdloop(intro)
+        except KeyboardInterrupt:
+            self.message("--KeyboardInterrupt--")
+            self.set_quit()
+
+    def default(self, line):
+        self._abort = None
+        super().default(line)
+        if self._abort is not None:           # sys.exit() or Ctrl-C in an evaluated statement
+            self.set_quit()
+            return 1
+        return None
+
+    def error(self, msg):
+        exc = sys.exc_info()[1]               # pdb reports the statement's exception here
+        if isinstance(exc, (SystemExit, KeyboardInterrupt)):
+            self._abort = exc
+        super().error(msg)
+
+
 def stop_in_pdb(loc, names: dict, bid: tuple, s: DebugSession) -> None:
     """Enter pdb on a frame that stands at the user's source line, whose locals are the
     kernel's live names.  ``list`` shows the kernel's source; ``c`` continues to the next
-    stop (the next block, or the next breakpoint)."""
+    stop (the next block, or the next breakpoint); ``q`` raises ``LaunchAborted``."""
     header = (f"cutile: breakpoint in block {bid} at {loc.filename}:{loc.line}"
               + (f" (in {loc.function})" if loc.function else ""))
     namespace = dict(names)
@@ -115,9 +160,12 @@ def stop_in_pdb(loc, names: dict, bid: tuple, s: DebugSession) -> None:
     target = holder["f"]
     # nosigint: pdb's `continue` would otherwise install its own SIGINT handler for the rest of
     # the process, so a later Ctrl-C enters pdb instead of raising KeyboardInterrupt
-    debugger = pdb.Pdb(stdin=s.stdin, stdout=s.stdout, nosigint=True)
+    debugger = _KernelPdb(stdin=s.stdin, stdout=s.stdout, nosigint=True)
     debugger.prompt = "(cutile-pdb) "
     out = s.stdout or sys.stdout
     print(header, file=out)
     debugger.reset()
     debugger.interaction(target, None)
+    if debugger.quitting:
+        raise LaunchAborted(f"the kernel debugger was quit in block {bid} at "
+                            f"{loc.filename}:{loc.line}; the launch was aborted")

@@ -21,6 +21,7 @@ from .. import config
 from ..errors import TileInternalError, TileUnsupportedFeatureError, UndefinedBehaviorError
 from ..ir.core import KernelIR, Op, Region, Value
 from ..ir.types import TileType
+from ..progress import advance
 from .memory_model import OutOfBounds
 from .races import check_overlapping_args, tracker_for
 
@@ -241,6 +242,7 @@ def run_kernel(ir: KernelIR, grid: tuple, args: list, *, strict: bool | None = N
         for p, a in zip(ir.params, params):
             frame.values[p] = a
         frame.run_region(ir.body, [])
+        advance()
 
     from . import batch
     from .undetermined import launch_scope

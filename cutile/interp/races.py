@@ -190,15 +190,21 @@ def tracker_for(ir, grid: tuple, args: list) -> RaceTracker | None:
               if isinstance(a, np.ndarray) and (written is None or i in written)]
     if not arrays:
         return None
-    return RaceTracker(grid, {id(_root(a)) for a in arrays})
+    names: dict = {}                      # buffer -> parameter names, for the report
+    for p, a in zip(ir.params, args):
+        if isinstance(a, np.ndarray) and p.hint:
+            names.setdefault(id(_root(a)), []).append(p.hint)
+    return RaceTracker(grid, {id(_root(a)) for a in arrays}, names)
 
 
 class RaceTracker:
     """Per-launch record of which block wrote / read each element (see the module doc)."""
 
-    def __init__(self, grid: tuple = (1, 1, 1), roots: set | None = None):
+    def __init__(self, grid: tuple = (1, 1, 1), roots: set | None = None,
+                 names: dict | None = None):
         self.grid = grid
         self.roots = roots                # ids of the tracked buffers (None: all)
+        self.names = names or {}          # id of a buffer -> the parameters naming it
         self._bufs: dict = {}             # (id(root), itemsize) -> (root, low, writer, reader)
         self._atomics: dict = {}          # same key -> (atomic accessor, atomic modifier)
         self._pending: list = []          # deferred state updates (batches), applied in order
@@ -316,12 +322,12 @@ class RaceTracker:
         if bad.any():
             bad = self._unordered(bad, wv, None if times is None else times[0][slots], block)
             if bad.any():
-                self._race("accesses atomically", bad, wv, bid, "wrote")
+                self._race(array, "accesses atomically", bad, wv, bid, "wrote")
         bad = changed & (rv != _NONE) & (rv != block)
         if bad.any():
             bad = self._unordered(bad, rv, None if times is None else times[1][slots], block)
             if bad.any():
-                self._race("modifies atomically", bad, rv, bid, "read")
+                self._race(array, "modifies atomically", bad, rv, bid, "read")
         for st, sel in ((acc, slice(None)), (mod, changed)):
             cur = st[slots[sel]]
             st[slots[sel]] = np.where(cur == _NONE, block, np.where(cur == block, cur, _MANY))
@@ -377,12 +383,12 @@ class RaceTracker:
         if bad.any():
             bad = self._unordered(bad, wv, None if tv is None else tv[0], block)
             if bad.any():
-                self._race("reads", bad, wv, bid, "wrote")
+                self._race(array, "reads", bad, wv, bid, "wrote")
         at = self._atomic_views(array, access)
         if at is not None:
             bad = (at[1] != _NONE) & (at[1] != block)
             if bad.any():
-                self._race("reads", bad, at[1], bid, "modified atomically")
+                self._race(array, "reads", bad, at[1], bid, "modified atomically")
         other = (rv != _NONE) & (rv != block)
         if tv is not None and other.any():
             # a read ordered after the previous reader's replaces it (one reader, not many)
@@ -411,18 +417,18 @@ class RaceTracker:
         if bad.any():
             bad = self._unordered(bad, wv, None if tv is None else tv[0], block)
             if bad.any():
-                self._race("writes", bad, wv, bid, "wrote")
+                self._race(array, "writes", bad, wv, bid, "wrote")
         bad = changed & (rv != _NONE) & (rv != block)
         if bad.any():
             bad = self._unordered(bad, rv, None if tv is None else tv[1], block)
             if bad.any():
-                self._race("writes", bad, rv, bid, "read")
+                self._race(array, "writes", bad, rv, bid, "read")
         at = self._atomic_views(array, access)
         if at is not None:
             acc = at[0].reshape(wv.shape)
             bad = changed & (acc != _NONE) & (acc != block)
             if bad.any():
-                self._race("writes", bad, acc, bid, "accessed atomically")
+                self._race(array, "writes", bad, acc, bid, "accessed atomically")
         if slots is None:
             wv[changed] = block
             if tv is not None:
@@ -432,16 +438,18 @@ class RaceTracker:
             if tv is not None:
                 tv[2][0][slots[changed.ravel()]] = self.sync.clock
 
-    def _race(self, verb: str, bad: np.ndarray, state: np.ndarray, bid: tuple,
-              what: str) -> None:
+    def _race(self, array: np.ndarray, verb: str, bad: np.ndarray, state: np.ndarray,
+              bid: tuple, what: str) -> None:
         k = tuple(int(i) for i in np.argwhere(bad)[0])
         other = int(state[k])
         g0, g1 = self.grid[0], self.grid[1]
         by = "another block" if other == _MANY else \
             f"block {(other % g0, other // g0 % g1, other // (g0 * g1))}"
         where = f"tile element {k}" if bad.ndim > 1 or len(k) > 1 else f"accessed element {k[0]}"
+        names = self.names.get(id(_root(array)))
+        of = "an array" if not names else "array " + " / ".join(repr(n) for n in names)
         raise OutOfBounds(
-            "R-EXEC-4", f"data race: block {bid} {verb} an element ({where}) of an array that "
+            "R-EXEC-4", f"data race: block {bid} {verb} an element ({where}) of {of} that "
                         f"{by} {what} in the same launch; blocks run concurrently in an "
                         f"unspecified order, so the result is undefined (communicate through "
                         f"atomics, or give each block its own elements)")

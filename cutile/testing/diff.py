@@ -10,12 +10,18 @@ their index, both values and the block that wrote them.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
+from .._traceback import api_boundary
 from .compare import Mismatch, disagreeing, first_mismatches
 from .guarded import GUARD, embed, guard_intact, inner, poison
+
+# a tolerance: one number, or one per dtype name ({"float16": 1})
+Bound = float | dict
 
 
 class ExecutorMismatch(AssertionError):
@@ -89,9 +95,10 @@ def pure_outputs(kernel, args: tuple) -> set[int]:
     return {leaves[i] for i in writes if ok[i] and i < len(leaves)}
 
 
-def run_on(kernel, grid, args: tuple, executor: str = "interp", *, poison_outputs=True,
-           guard: int = GUARD, threads: int | None = None, mma_acc: str | None = None,
-           device: bool = False) -> Run:
+@api_boundary
+def run_on(kernel: Any, grid: int | tuple[int, ...], args: tuple, executor: str = "interp", *,
+           poison_outputs: bool = True, guard: int = GUARD, threads: int | None = None,
+           mma_acc: str | None = None, device: bool = False) -> Run:
     """Launch ``kernel`` on ``executor`` ("interp" or "numba") over guarded copies of the
     array arguments (arrays the kernel only writes are poisoned first); the caller's arrays
     are not touched.  Returns the arrays afterwards.
@@ -121,11 +128,14 @@ def run_on(kernel, grid, args: tuple, executor: str = "interp", *, poison_output
     grid = grid if isinstance(grid, tuple) else (grid,)
     run = Run(executor, {}, {})
     if executor == "interp":
+        from .. import progress
         from ..interp.machine import run_kernel
         from ..kernel import _check_grid
         spec = kernel.specialize(call)
         g = _check_grid(grid)
-        tracker = run_kernel(kernel.compile(spec), g, spec.leaves)
+        ir = kernel.compile(spec)
+        with progress.task(f"{ir.name} on interp", g[0] * g[1] * g[2]):
+            tracker = run_kernel(ir, g, spec.leaves)
         for name, buf, shape in bufs:
             view = inner(buf, shape, guard)
             if tracker is not None:
@@ -171,10 +181,13 @@ def _compare(ref: Run, got: Run, *, ulps, atol, rtol, signed_zero, limit: int,
                                        mism, counts), mism)
 
 
-def assert_executors_agree(kernel, grid, args: tuple, *, executors=("interp", "numba"),
-                           ulps=0, atol=0.0, rtol=0.0, signed_zero: bool = True,
-                           poison_outputs: bool = True, threads: int | None = None,
-                           mma_acc: str | None = None, limit: int = 10) -> dict:
+@api_boundary
+def assert_executors_agree(kernel: Any, grid: int | tuple[int, ...], args: tuple, *,
+                           executors: tuple[str, ...] = ("interp", "numba"),
+                           ulps: Bound = 0, atol: Bound = 0.0, rtol: Bound = 0.0,
+                           signed_zero: bool = True, poison_outputs: bool = True,
+                           threads: int | None = None, mma_acc: str | None = None,
+                           limit: int = 10) -> dict[str, np.ndarray]:
     """Run ``kernel`` on every executor in ``executors`` and assert that each leaves every
     array argument exactly as the first one does (or within ``ulps`` / ``atol + rtol*|ref|``;
     each bound may be a number or a dict by dtype, e.g. ``ulps={"float16": 1}``).
@@ -198,9 +211,11 @@ def assert_executors_agree(kernel, grid, args: tuple, *, executors=("interp", "n
     return ref.arrays
 
 
-def assert_matches(kernel, grid, args: tuple, reference_fn, *, executor: str | None = None,
-                   ulps=0, atol=0.0, rtol=0.0, signed_zero: bool = True,
-                   limit: int = 10) -> dict:
+@api_boundary
+def assert_matches(kernel: Any, grid: int | tuple[int, ...], args: tuple,
+                   reference_fn: Callable[..., Any], *, executor: str | None = None,
+                   ulps: Bound = 0, atol: Bound = 0.0, rtol: Bound = 0.0,
+                   signed_zero: bool = True, limit: int = 10) -> dict[str, np.ndarray]:
     """Run ``kernel`` (on ``executor``, default: the interpreter) and assert that its array
     arguments afterwards equal ``reference_fn(*args)``, computed in NumPy from copies of the
     inputs: a dict of expected arrays by parameter name, or one array / a tuple of arrays

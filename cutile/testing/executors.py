@@ -7,8 +7,6 @@ keep simulated launches small).  ``CUTILE_TEST_EXECUTORS=interp,numba`` override
 
 from __future__ import annotations
 
-import os
-
 from .. import config
 
 
@@ -17,15 +15,35 @@ def _numba_importable() -> bool:
     return importlib.util.find_spec("numba") is not None
 
 
+def numba_unavailable() -> str | None:
+    """Why the Numba backend cannot run here, as one line a user can act on (None: it can, on
+    a GPU or on the simulator)."""
+    if not _numba_importable():
+        return ("numba: skipped (Numba is not installed; python3 -m pip install numba "
+                "numba-cuda)")
+    if config.cuda_simulator():
+        return None
+    from ..executors import gpu_usable
+    if gpu_usable():
+        return None
+    return "numba: skipped (no GPU; NUMBA_ENABLE_CUDASIM=1 runs the simulator)"
+
+
 def available_executors() -> tuple[str, ...]:
     """("interp",) plus "numba" where the Numba backend can run (a GPU, or the simulator)."""
     forced = config.test_executors()
     if forced:
         return forced
-    names = ["interp"]
-    if _numba_importable():
-        sim = os.environ.get("NUMBA_ENABLE_CUDASIM", "0").strip() not in ("", "0")
-        from ..executors import gpu_usable
-        if sim or gpu_usable():
-            names.append("numba")
-    return tuple(names)
+    return ("interp",) if numba_unavailable() else ("interp", "numba")
+
+
+def describe() -> str:
+    """The executors tests run on, for the pytest header: which, where Numba runs, and why
+    it does not when it does not."""
+    names = available_executors()
+    how = {"numba": "numba (CUDA simulator)" if config.cuda_simulator() else "numba (GPU)"}
+    line = "cutile executors: " + ", ".join(how.get(n, n) for n in names)
+    if config.test_executors():
+        return line + " (CUTILE_TEST_EXECUTORS)"
+    why = numba_unavailable()
+    return line + (f"; {why}" if why else "")

@@ -1,9 +1,11 @@
 """pytest plugin (registered by cutile's ``pytest11`` entry point): the ``cutile_executor``
 fixture runs a test once per available executor and gives the executor's name.
 
-It holds no state (session-scoped, so Hypothesis' ``@given`` tests may use it): pass the name
-on, ``assert_matches(..., executor=cutile_executor)``, or launch inside
-``with cutile.executors.backend(cutile_executor):``.
+The fixture holds no state (session-scoped, so Hypothesis' ``@given`` tests may use it): pass
+the name on, ``assert_matches(..., executor=cutile_executor)``, or launch inside
+``with cutile.executors.backend(cutile_executor):``.  The plugin also names the executors
+under "collected N items" and draws ``cutile.progress``'s status line of long tests on the
+terminal.
 
 >>> def test_vec_add(cutile_executor):        # runs as [interp] and, where possible, [numba]
 ...     assert_matches(vec_add, grid, args, ref, executor=cutile_executor)
@@ -11,7 +13,56 @@ on, ``assert_matches(..., executor=cutile_executor)``, or launch inside
 
 from __future__ import annotations
 
+import os
+import sys
+
 import pytest
+
+_terminal = None                      # our own handle on the terminal, for progress.py
+
+
+def pytest_configure(config):
+    """Hand the terminal to ``cutile.progress``: pytest captures standard error while a test
+    runs, so a status line of a long test goes to a duplicate of the terminal's descriptor,
+    taken now, while capture is suspended; it is drawn after what pytest wrote on the line."""
+    global _terminal
+    from .. import config as cfg
+    from .. import progress
+    mode = cfg.progress()
+    if mode == "off":
+        return
+    try:
+        tty = sys.stderr.isatty()
+    except (AttributeError, ValueError):
+        tty = False
+    if not tty and mode != "on":
+        return                        # not a terminal (CI, pytest-xdist workers): nothing
+    _terminal = os.fdopen(os.dup(sys.stderr.fileno()), "w", buffering=1)
+
+    def free_columns() -> int:
+        reporter = config.pluginmanager.get_plugin("terminalreporter")
+        tw = getattr(reporter, "_tw", None)
+        if tw is None:
+            return 0
+        return tw.fullwidth - tw.width_of_current_line
+    progress.use_terminal(_terminal, free_columns)
+
+
+def pytest_unconfigure(config):
+    global _terminal
+    if _terminal is not None:
+        from .. import progress
+        progress.use_terminal(None, None)
+        _terminal.close()
+        _terminal = None
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_call(item):
+    """A test is a progress task; it shows (after 2 s) once it has launched a kernel."""
+    from .. import progress
+    with progress.task(item.name, quiet=True):
+        yield
 
 
 def pytest_generate_tests(metafunc):
@@ -19,6 +70,16 @@ def pytest_generate_tests(metafunc):
         from .executors import available_executors
         metafunc.parametrize("cutile_executor", available_executors(), indirect=True,
                              scope="session")
+
+
+def pytest_report_collectionfinish(config, start_path, items):
+    """Under "collected N items": the executors the ``cutile_executor`` tests run on, and why
+    Numba is left out, so a dropped ``[numba]`` variant does not go unnoticed.  Only for
+    sessions that use the fixture (the plugin is installed for every pytest run)."""
+    if any("cutile_executor" in getattr(item, "fixturenames", ()) for item in items):
+        from .executors import describe
+        return describe()
+    return None
 
 
 @pytest.fixture(scope="session")
