@@ -172,7 +172,11 @@ def _note_interrupt(e: KeyboardInterrupt, op: Op, bid: tuple) -> None:
         return
     e._cutile_noted = True
     where = f"{op.loc}\n{op.loc.traceback()}" if op.loc is not None else type(op).__name__
-    e.add_note(f"cutile interpreter: interrupted in block {bid} at {where}")
+    note = f"cutile interpreter: interrupted in block {bid} at {where}"
+    if hasattr(e, "add_note"):                     # Python >= 3.11
+        e.add_note(note)
+    else:                                          # Python 3.10: the same text, by hand
+        e.__notes__ = [*getattr(e, "__notes__", []), note]
 
 
 _TERMINATORS = {"Yield": "yield", "Continue": "continue", "Break": "break", "Return": "return"}
