@@ -1,0 +1,123 @@
+"""``import cuda.tile`` (and ``cuda.tile.X``) resolved to ``cutile``, through a ``sys.meta_path``
+finder installed by the pytest plugin.
+
+Resolution of ``cuda.tile.<path>``, first match wins:
+
+1. ``nvsuite.shim.<path>``: hand-written stand-ins for the NVIDIA internals the suite's
+   ``conftest.py``/``util.py`` and many tests import (``_compile``, ``_cext``, ``_bytecode``,
+   ``_ir.typing_support``, ...), using cutile's real equivalent where one exists;
+2. ``cutile.<path>``: the same module of cutile.  A private path (a part starting with ``_``)
+   gets a forwarding module whose missing names are stand-ins (``nvsuite.placeholder``), so
+   ``from cuda.tile._exception import FunctionDesc`` does not stop a whole file from
+   collecting; a public path is cutile's module itself (a missing public name is a real gap);
+3. a private path cutile lacks: a module of stand-ins;
+4. otherwise not found (``ModuleNotFoundError``: a public module cutile lacks).
+
+The finder sits first on ``sys.meta_path`` so that ``cuda.tile.compilation`` is never loaded a
+second time from cutile's files under another name.  The loader replaces the module it was
+given by the target in ``sys.modules``, which ``importlib`` then returns (cutile's own
+``__spec__`` is left alone).
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.abc
+import importlib.machinery
+import importlib.util
+import sys
+
+from .placeholder import NotApplicableModule
+
+ALIAS = "cuda.tile"
+SHIM = "nvsuite.shim"
+# ``cuda.tile_internal`` (NVIDIA's MLIR/FileCheck extension): importing it skips the test.
+INTERNAL = "cuda.tile_internal"
+
+
+def _module_exists(name: str) -> bool:
+    try:
+        return importlib.util.find_spec(name) is not None
+    except (ImportError, AttributeError, ValueError):
+        return False
+
+
+def _is_private(rel: str) -> bool:
+    return any(part.startswith("_") for part in rel.split("."))
+
+
+class _Loader(importlib.abc.Loader):
+    def __init__(self, make):
+        self._make = make
+
+    def create_module(self, spec):
+        return None
+
+    def exec_module(self, module):
+        sys.modules[module.__name__] = self._make(module.__name__)
+
+
+class CudaTileFinder(importlib.abc.MetaPathFinder):
+    """Maps ``cuda.tile[.X]`` onto cutile (see the module docstring)."""
+
+    def find_spec(self, fullname, path=None, target=None):
+        if fullname == INTERNAL or fullname.startswith(INTERNAL + "."):
+            return importlib.machinery.ModuleSpec(fullname, _Loader(_skip_internal),
+                                                  is_package=True)
+        if fullname != ALIAS and not fullname.startswith(ALIAS + "."):
+            return None
+        rel = fullname[len(ALIAS) + 1:]
+        if not rel:
+            return importlib.machinery.ModuleSpec(fullname, _Loader(lambda n: _cutile("")))
+        if _module_exists(f"{SHIM}.{rel}"):
+            make = lambda n: importlib.import_module(f"{SHIM}.{rel}")   # noqa: E731
+        elif _module_exists(f"cutile.{rel}"):
+            make = (lambda n: _Forwarding(n, _cutile(rel))) if _is_private(rel) \
+                else (lambda n: _cutile(rel))
+        elif _is_private(rel):
+            make = _stand_in_module
+        else:
+            return None
+        return importlib.machinery.ModuleSpec(fullname, _Loader(make), is_package=True)
+
+
+def _cutile(rel: str):
+    return importlib.import_module("cutile" + (f".{rel}" if rel else ""))
+
+
+class _Forwarding(NotApplicableModule):
+    """cutile's module under a private ``cuda.tile`` path; names it lacks are stand-ins."""
+
+    def __init__(self, name, real):
+        super().__init__(name, real.__doc__)
+        self.__dict__["_nvsuite_real"] = real
+        self.__path__ = []
+
+    def __getattr__(self, name):
+        try:
+            return getattr(self.__dict__["_nvsuite_real"], name)
+        except AttributeError:
+            return super().__getattr__(name)
+
+
+def _stand_in_module(name: str):
+    mod = NotApplicableModule(name, "NVIDIA cuTile internal without a cutile equivalent")
+    mod.__path__ = []
+    return mod
+
+
+def _skip_internal(name: str):
+    from .placeholder import skip_not_applicable
+    skip_not_applicable(f"{name} is NVIDIA's internal MLIR extension (FileCheck of Tile IR)")
+
+
+_FINDER = CudaTileFinder()
+
+
+def install() -> None:
+    """Put the finder first on ``sys.meta_path`` (idempotent) and bind ``cuda.tile``."""
+    if _FINDER not in sys.meta_path:
+        sys.meta_path.insert(0, _FINDER)
+    for name in [n for n in sys.modules if n == ALIAS or n.startswith(ALIAS + ".")]:
+        del sys.modules[name]          # a real cuda.tile imported before us must not win
+    import cuda.tile  # noqa: F401

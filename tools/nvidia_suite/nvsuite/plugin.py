@@ -1,0 +1,153 @@
+"""The pytest plugin (``-p nvsuite.plugin``) that lets NVIDIA's suite run unchanged on cutile.
+
+At import (before the suite's ``conftest.py`` is loaded) it installs the ``cuda.tile`` finder,
+and in CPU mode (``NVSUITE_MODE=cpu``) maps CUDA tensors to host ones (``cpu_mode``).  It also
+
+* stands in for ``pytest-benchmark`` when that is not installed (the suite's conftest defines
+  its hooks, which pytest refuses unless someone declares them); ``benchmark`` then skips;
+* skips as not applicable a test that ``unittest.mock.patch``-es an NVIDIA internal (e.g.
+  counting ``cuda.tile._compile.compile_tile`` calls): cutile never calls the stand-in;
+* appends one JSON line per test outcome to ``$NVSUITE_RESULTS`` (nodeid, outcome, phase,
+  first line of the failure or the skip reason), plus the collected count, so a run killed by
+  the driver's timeout still leaves what it finished.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import unittest.mock
+
+import pytest
+
+from . import finder
+from .placeholder import NotApplicable, NotApplicableModule, skip_not_applicable
+
+finder.install()
+if os.environ.get("NVSUITE_MODE", "gpu") == "cpu":
+    from . import cpu_mode
+    cpu_mode.enable()
+
+try:
+    import pytest_benchmark  # noqa: F401
+    HAVE_BENCHMARK = True
+except ImportError:
+    HAVE_BENCHMARK = False
+
+
+# -- mock.patch of NVIDIA internals -------------------------------------------------------------
+def _is_stand_in(obj) -> bool:
+    mod = getattr(obj, "__name__", "")
+    return isinstance(obj, (NotApplicable, NotApplicableModule)) or \
+        (isinstance(mod, str) and mod.startswith("nvsuite.shim"))
+
+
+_orig_enter = unittest.mock._patch.__enter__
+
+
+def _patch_enter(self):
+    target = self.getter()
+    if _is_stand_in(target):
+        skip_not_applicable(f"the test patches {getattr(target, '__name__', target)}."
+                            f"{self.attribute}, an NVIDIA cuTile internal cutile never calls")
+    return _orig_enter(self)
+
+
+unittest.mock._patch.__enter__ = _patch_enter
+
+
+# -- export_kernel to NVIDIA's binary formats -----------------------------------------------------
+def _wrap_export_kernel() -> None:
+    """cutile's ``export_kernel`` always refuses (no cubin / Tile IR bytecode without
+    ``tileiras``): tests that export (bytecode inspection, FileCheck, export compatibility)
+    skip as not applicable instead of failing on that refusal."""
+    import functools
+
+    import cutile.compilation as comp
+    import cutile.compilation.signature as sig
+    orig = sig.export_kernel
+
+    @functools.wraps(orig)
+    def export_kernel(*args, **kwargs):
+        fmt = kwargs.get("output_format", "?")
+        skip_not_applicable(f"ct.compilation.export_kernel(output_format={fmt!r}) writes "
+                            "NVIDIA's binary formats, which need tileiras")
+
+    comp.export_kernel = sig.export_kernel = export_kernel
+
+
+_wrap_export_kernel()
+
+
+# -- pytest-benchmark stand-in ------------------------------------------------------------------
+class _BenchmarkHookspecs:
+    @pytest.hookspec
+    def pytest_benchmark_update_machine_info(self, config, machine_info):
+        """pytest-benchmark's hook (declared here only when it is not installed)."""
+
+    @pytest.hookspec
+    def pytest_benchmark_update_json(self, config, benchmarks, output_json):
+        """pytest-benchmark's hook (declared here only when it is not installed)."""
+
+
+def pytest_addhooks(pluginmanager):
+    if not HAVE_BENCHMARK:
+        pluginmanager.add_hookspecs(_BenchmarkHookspecs)
+
+
+if not HAVE_BENCHMARK:
+    @pytest.fixture
+    def benchmark():
+        pytest.skip("pytest-benchmark is not installed (benchmarks are not conformance tests)")
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "use_mlir: needs NVIDIA's MLIR extension")
+    if not HAVE_BENCHMARK:
+        config.addinivalue_line("markers", "benchmark: pytest-benchmark group")
+
+
+# -- per-test results ---------------------------------------------------------------------------
+def _emit(rec: dict) -> None:
+    path = os.environ.get("NVSUITE_RESULTS")
+    if path:
+        with open(path, "a", encoding="utf-8") as f:
+            f.write(json.dumps(rec) + "\n")
+
+
+def _first_line(report) -> str:
+    if report.skipped and isinstance(report.longrepr, tuple):
+        return str(report.longrepr[2]).removeprefix("Skipped: ")
+    crash = getattr(getattr(report, "longrepr", None), "reprcrash", None)
+    if crash is not None:
+        return crash.message.splitlines()[0] if crash.message else ""
+    text = str(report.longrepr or "").strip().splitlines()
+    # a collection error's text: take the last 'E ' line, else the last line
+    errs = [ln[2:].strip() for ln in text if ln.startswith("E ")]
+    return (errs[-1] if errs else (text[-1] if text else ""))[:500]
+
+
+def pytest_collection_finish(session):
+    _emit({"event": "collected", "count": len(session.items)})
+
+
+def pytest_collectreport(report):
+    if report.failed:
+        _emit({"event": "test", "nodeid": report.nodeid, "phase": "collect", "outcome": "error",
+               "message": _first_line(report)})
+    elif report.skipped:
+        _emit({"event": "test", "nodeid": report.nodeid, "phase": "collect",
+               "outcome": "skipped", "message": _first_line(report)})
+
+
+def pytest_runtest_logreport(report):
+    if report.when == "call" or report.outcome != "passed":
+        outcome = report.outcome
+        if hasattr(report, "wasxfail"):
+            outcome = "xpassed" if report.passed else "xfailed"
+        elif report.failed and report.when != "call":
+            outcome = "error"
+        msg = report.wasxfail if hasattr(report, "wasxfail") else \
+            ("" if report.passed else _first_line(report))
+        _emit({"event": "test", "nodeid": report.nodeid, "phase": report.when,
+               "outcome": outcome, "message": msg, "duration": round(report.duration, 3)})
