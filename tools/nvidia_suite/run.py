@@ -35,6 +35,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 NA_PREFIX = "not applicable:"
+_RUNNING: set = set()            # pytest process groups to kill if the driver is stopped
 COLUMNS = ("collected", "passed", "failed", "errors", "n/a", "skipped", "timeout")
 
 PYTEST_INI = """\
@@ -74,8 +75,22 @@ def select_files(test_dir: str, only: list[str], skip: list[str]) -> list[str]:
 
 
 # -- running one file ---------------------------------------------------------------------------
+def _limit_memory(gib: float):
+    """A ``preexec_fn`` capping the pytest process's address space: in CPU mode a test that
+    allocates tens of GiB (``test_list.py::*int64_index*``: 4 x 4 GiB) then fails with an
+    allocation error instead of exhausting a shared machine."""
+    if not gib:
+        return None
+
+    def apply():
+        import resource
+        limit = int(gib * 2**30)
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    return apply
+
+
 def run_file(name: str, test_dir: str, out: str, env: dict, timeout: float,
-             pytest_args: list[str]) -> dict:
+             pytest_args: list[str], max_mem_gib: float = 0) -> dict:
     log = os.path.join(out, "logs", name.removesuffix(".py") + ".log")
     jsonl = os.path.join(out, "jsonl", name.removesuffix(".py") + ".jsonl")
     if os.path.exists(jsonl):
@@ -88,7 +103,9 @@ def run_file(name: str, test_dir: str, out: str, env: dict, timeout: float,
     timed_out = False
     with open(log, "w") as logf:
         proc = subprocess.Popen(cmd, cwd=test_dir, env=env, stdout=logf,
-                                stderr=subprocess.STDOUT, start_new_session=True)
+                                stderr=subprocess.STDOUT, start_new_session=True,
+                                preexec_fn=_limit_memory(max_mem_gib))
+        _RUNNING.add(proc)
         try:
             rc = proc.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
@@ -96,7 +113,9 @@ def run_file(name: str, test_dir: str, out: str, env: dict, timeout: float,
             os.killpg(proc.pid, signal.SIGKILL)
             rc = proc.wait()
             logf.write(f"\n[nvsuite] killed after {timeout:.0f} s\n")
-    return summarize(name, jsonl, rc, timed_out, time.time() - t0)
+        finally:
+            _RUNNING.discard(proc)
+    return summarize(name, jsonl, rc, timed_out, time.time() - t0, test_dir)
 
 
 def _classify(outcome: str, message: str) -> str:
@@ -111,7 +130,8 @@ def _classify(outcome: str, message: str) -> str:
     return "skipped"                                    # other skips, xfailed
 
 
-def summarize(name: str, jsonl: str, rc: int, timed_out: bool, seconds: float) -> dict:
+def summarize(name: str, jsonl: str, rc: int, timed_out: bool, seconds: float,
+              test_dir: str = "") -> dict:
     collected = 0
     tests: dict[str, dict] = {}
     if os.path.exists(jsonl):
@@ -124,20 +144,24 @@ def summarize(name: str, jsonl: str, rc: int, timed_out: bool, seconds: float) -
                 if rec["event"] == "collected":
                     collected = rec["count"]
                     continue
-                kind = _classify(rec["outcome"], rec.get("message") or "")
+                msg = rec.get("message") or ""
+                if test_dir:                            # the temporary path differs per run
+                    msg = msg.replace(test_dir + os.sep, "")
+                kind = _classify(rec["outcome"], msg)
                 prev = tests.get(rec["nodeid"])
                 # keep the first non-pass record (a call failure beats a teardown error)
                 if prev is None or prev["kind"] == "passed":
                     tests[rec["nodeid"]] = {"kind": kind, "outcome": rec["outcome"],
                                             "phase": rec.get("phase"),
-                                            "message": (rec.get("message") or "")[:500]}
+                                            "message": msg[:500]}
     counts = {c: 0 for c in COLUMNS}
     for t in tests.values():
         counts[t["kind"]] += 1
     counts["collected"] = max(collected, len(tests))
     if timed_out:
         counts["timeout"] = counts["collected"] - len(tests)
-    elif rc not in (0, 1, 5) and counts["collected"] == len(tests) == 0:
+    elif rc != 5 and not os.path.exists(jsonl) or (rc not in (0, 1, 5)
+                                                      and counts["collected"] == len(tests) == 0):
         counts["errors"] += 1                           # pytest itself failed (rc 2/3/4, crash)
         tests[f"{name}::<pytest rc {rc}>"] = {"kind": "errors", "outcome": "error",
                                               "phase": "session", "message": f"pytest rc {rc}"}
@@ -176,6 +200,49 @@ def table(results: list[dict]) -> str:
     return "\n".join(lines)
 
 
+def _kill_all() -> None:
+    for proc in list(_RUNNING):
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except OSError:
+            pass
+
+
+def _on_sigterm(*_):
+    raise KeyboardInterrupt
+
+
+def write_results(out: str, results: list[dict], meta: dict) -> None:
+    text = table(results)
+    print(text)
+    with open(os.path.join(out, "table.txt"), "w") as f:
+        f.write(text + "\n")
+    with open(os.path.join(out, "results.json"), "w") as f:
+        json.dump({"meta": meta,
+                   "files": {r["file"]: {k: r[k] for k in ("rc", "timed_out", "seconds",
+                                                           "counts")} for r in results},
+                   "tests": {n: t for r in results for n, t in r["tests"].items()}},
+                  f, indent=1)
+    print(f"results: {out}/results.json, table: {out}/table.txt")
+
+
+def merge(out: str, paths: list[str]) -> None:
+    """One results.json and table from several runs' (e.g. one device call per part of the
+    suite); a file present in several keeps the last one's outcome."""
+    files: dict[str, dict] = {}
+    metas = []
+    for path in paths:
+        data = json.load(open(path))
+        metas.append(data["meta"])
+        per_file: dict[str, dict] = {}
+        for n, t in data["tests"].items():
+            per_file.setdefault(n.split("::")[0].rsplit("/", 1)[-1], {})[n] = t
+        for name, info in data["files"].items():
+            files[name] = dict(info, file=name, tests=per_file.get(name, {}))
+    os.makedirs(out, exist_ok=True)
+    write_results(out, list(files.values()), {"merged": metas})
+
+
 def compare(a_path: str, b_path: str) -> None:
     """Tests that pass in A and do not pass in B, with B's first failure line."""
     a = json.load(open(a_path))["tests"]
@@ -206,11 +273,20 @@ def main(argv=None) -> int:
     p.add_argument("--only", action="append", help="file globs to run (comma-separated)")
     p.add_argument("--skip", action="append", help="file globs to leave out")
     p.add_argument("--out", default=None, help="output folder (default: a temporary one)")
+    p.add_argument("--max-mem", type=float, default=None, metavar="GIB",
+                   help="address-space cap per pytest process (default: 6 in CPU mode, none "
+                        "on the GPU, where CUDA maps far more address space than it uses)")
     p.add_argument("--pytest-args", default="", help="extra pytest arguments, one string")
-    p.add_argument("--compare", nargs=2, metavar=("A.json", "B.json"))
+    p.add_argument("--compare", nargs=2, metavar=("A.json", "B.json"),
+                   help="list the tests that pass in A and not in B")
+    p.add_argument("--merge", nargs="+", metavar="RESULTS.json",
+                   help="combine several runs' results.json into --out")
     args = p.parse_args(argv)
     if args.compare:
         compare(*args.compare)
+        return 0
+    if args.merge:
+        merge(os.path.abspath(args.out or "."), args.merge)
         return 0
     if not args.tests:
         p.error("--tests is required (or --compare)")
@@ -219,6 +295,8 @@ def main(argv=None) -> int:
     for sub in ("logs", "jsonl"):
         os.makedirs(os.path.join(out, sub), exist_ok=True)
     work = tempfile.mkdtemp(prefix="nvsuite-tests-")
+    signal.signal(signal.SIGTERM, _on_sigterm)
+    pool = None
     try:
         test_dir = extract_tests(args.tests, work)
         files = select_files(test_dir, _globs(args.only), _globs(args.skip))
@@ -235,33 +313,30 @@ def main(argv=None) -> int:
         print(f"{len(files)} files, mode={args.mode}, backend={args.backend}, jobs={args.jobs}, "
               f"timeout={args.timeout:.0f}s, out={out}", flush=True)
         results = []
-        with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
-            futs = [pool.submit(run_file, f, test_dir, out, env, args.timeout, pytest_args)
-                    for f in order]
-            for fut in concurrent.futures.as_completed(futs):
-                r = fut.result()
-                results.append(r)
-                c = r["counts"]
-                print(f"  {r['file']}: {c['passed']}/{c['collected']} passed, {c['failed']} "
-                      f"failed, {c['errors']} errors, {c['n/a']} n/a"
-                      f"{', TIMED OUT' if r['timed_out'] else ''} ({r['seconds']:.0f} s)",
-                      flush=True)
+        pool = concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs))
+        max_mem = args.max_mem if args.max_mem is not None else (6 if args.mode == "cpu" else 0)
+        futs = [pool.submit(run_file, f, test_dir, out, env, args.timeout, pytest_args, max_mem)
+                for f in order]
+        for fut in concurrent.futures.as_completed(futs):
+            r = fut.result()
+            results.append(r)
+            c = r["counts"]
+            print(f"  {r['file']}: {c['passed']}/{c['collected']} passed, {c['failed']} "
+                  f"failed, {c['errors']} errors, {c['n/a']} n/a"
+                  f"{', TIMED OUT' if r['timed_out'] else ''} ({r['seconds']:.0f} s)",
+                  flush=True)
+        pool.shutdown()
+    except KeyboardInterrupt:                   # Ctrl-C, or SIGTERM (a device call's limit)
+        if pool is not None:
+            pool.shutdown(wait=False, cancel_futures=True)
+        _kill_all()
+        print("interrupted: writing the files finished so far", flush=True)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
-    text = table(results)
-    print(text)
-    with open(os.path.join(out, "table.txt"), "w") as f:
-        f.write(text + "\n")
     meta = {"mode": args.mode, "backend": args.backend, "tests": args.tests,
             "python": sys.version.split()[0], "date": time.strftime("%Y-%m-%d %H:%M:%S")}
-    with open(os.path.join(out, "results.json"), "w") as f:
-        json.dump({"meta": meta,
-                   "files": {r["file"]: {k: r[k] for k in ("rc", "timed_out", "seconds",
-                                                           "counts")} for r in results},
-                   "tests": {n: t for r in results for n, t in r["tests"].items()}},
-                  f, indent=1)
-    print(f"results: {out}/results.json, logs: {out}/logs/")
+    write_results(out, results, meta)
     return 0
 
 

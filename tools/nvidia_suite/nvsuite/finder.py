@@ -31,8 +31,11 @@ from .placeholder import NotApplicableModule
 
 ALIAS = "cuda.tile"
 SHIM = "nvsuite.shim"
-# ``cuda.tile_internal`` (NVIDIA's MLIR/FileCheck extension): importing it skips the test.
-INTERNAL = "cuda.tile_internal"
+# NVIDIA packages beside ``cuda.tile`` that cutile has no counterpart of: importing one skips
+# (the test, or at module level the file) as not applicable.
+FOREIGN = {"cuda.tile_internal": "NVIDIA's internal MLIR extension (FileCheck of Tile IR)",
+           "cutile_cache": "NVIDIA's on-disk cubin cache package and its CLI (cutile's cache is "
+                           "cutile.cache, with another format)"}
 
 
 def _module_exists(name: str) -> bool:
@@ -61,8 +64,9 @@ class CudaTileFinder(importlib.abc.MetaPathFinder):
     """Maps ``cuda.tile[.X]`` onto cutile (see the module docstring)."""
 
     def find_spec(self, fullname, path=None, target=None):
-        if fullname == INTERNAL or fullname.startswith(INTERNAL + "."):
-            return importlib.machinery.ModuleSpec(fullname, _Loader(_skip_internal),
+        top = next((f for f in FOREIGN if fullname == f or fullname.startswith(f + ".")), None)
+        if top is not None:
+            return importlib.machinery.ModuleSpec(fullname, _Loader(_skip_foreign(top)),
                                                   is_package=True)
         if fullname != ALIAS and not fullname.startswith(ALIAS + "."):
             return None
@@ -106,9 +110,11 @@ def _stand_in_module(name: str):
     return mod
 
 
-def _skip_internal(name: str):
-    from .placeholder import skip_not_applicable
-    skip_not_applicable(f"{name} is NVIDIA's internal MLIR extension (FileCheck of Tile IR)")
+def _skip_foreign(top: str):
+    def make(name: str):
+        from .placeholder import skip_not_applicable
+        skip_not_applicable(f"{name}: {FOREIGN[top]}")
+    return make
 
 
 _FINDER = CudaTileFinder()

@@ -79,6 +79,37 @@ def _wrap_export_kernel() -> None:
 _wrap_export_kernel()
 
 
+def _add_pyfunc() -> None:
+    """NVIDIA's kernel objects keep the Python function as ``_pyfunc`` (private; the suite
+    re-wraps it, ``ct.kernel(k._pyfunc)``, to get a fresh compile cache).  cutile's is
+    ``kernel.function``: a read-only alias for the suite."""
+    import cutile
+    if not hasattr(cutile.kernel, "_pyfunc"):
+        cutile.kernel._pyfunc = property(lambda self: self.function)
+
+
+_add_pyfunc()
+
+
+def _other_calling_conventions() -> None:
+    """1.7's calling conventions v2/v3 are layouts of a compiled cubin's parameters; cutile
+    has no binaries and implements v1 only, so a test asking for another one skips."""
+    from cutile.compilation import CallingConvention as CC
+
+    def refuse(version):
+        def make(*args, **kwargs):
+            skip_not_applicable(f"CallingConvention.cutile_python_v{version}() is a cubin "
+                                "parameter layout of NVIDIA's; cutile implements v1 only")
+        return staticmethod(make)
+
+    for v in (2, 3):
+        if not hasattr(CC, f"cutile_python_v{v}"):
+            setattr(CC, f"cutile_python_v{v}", refuse(v))
+
+
+_other_calling_conventions()
+
+
 # -- pytest-benchmark stand-in ------------------------------------------------------------------
 class _BenchmarkHookspecs:
     @pytest.hookspec
