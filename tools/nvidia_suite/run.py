@@ -303,8 +303,8 @@ def main(argv=None) -> int:
         if not files:
             sys.exit("no test files selected")
         env = dict(os.environ, NVSUITE_MODE=args.mode, CUTILE_BACKEND=args.backend)
-        env["PYTHONPATH"] = os.pathsep.join(
-            [HERE, ROOT] + [x for x in env.get("PYTHONPATH", "").split(os.pathsep) if x])
+        env["PYTHONPATH"] = os.pathsep.join([os.path.join(HERE, "site"), HERE, ROOT] + [
+            x for x in env.get("PYTHONPATH", "").split(os.pathsep) if x])
         if args.mode == "cpu" and args.backend == "numba":
             env["NUMBA_ENABLE_CUDASIM"] = "1"
         pytest_args = args.pytest_args.split()

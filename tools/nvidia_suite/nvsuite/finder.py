@@ -117,13 +117,21 @@ def _skip_foreign(top: str):
     return make
 
 
+def _ours(mod) -> bool:
+    return isinstance(mod, NotApplicableModule) or \
+        getattr(mod, "__name__", "").startswith(("cutile", "nvsuite"))
+
+
 _FINDER = CudaTileFinder()
 
 
-def install() -> None:
-    """Put the finder first on ``sys.meta_path`` (idempotent) and bind ``cuda.tile``."""
+def install(bind: bool = True) -> None:
+    """Put the finder first on ``sys.meta_path`` (idempotent); with ``bind``, import
+    ``cuda.tile`` now (a real cuda.tile imported before us is dropped first)."""
     if _FINDER not in sys.meta_path:
         sys.meta_path.insert(0, _FINDER)
-    for name in [n for n in sys.modules if n == ALIAS or n.startswith(ALIAS + ".")]:
-        del sys.modules[name]          # a real cuda.tile imported before us must not win
-    import cuda.tile  # noqa: F401
+    if bind:
+        for name in [n for n in sys.modules if n == ALIAS or n.startswith(ALIAS + ".")]:
+            if not _ours(sys.modules[name]):
+                del sys.modules[name]
+        import cuda.tile  # noqa: F401

@@ -10,13 +10,25 @@ code such as ``{"launch": _cext.launch}`` or ``BytecodeVersion.V_13_2`` must not
 
 from __future__ import annotations
 
+import threading
 import types
 
 PREFIX = "not applicable:"
+# Set by the pytest plugin.  Elsewhere (a Python subprocess a test starts, which gets the
+# finder from ``site/sitecustomize.py``) and in threads other than pytest's, a skip would be
+# swallowed or end a thread silently, so a plain error is raised instead: the test then fails
+# rather than passing without having run.
+IN_PYTEST = False
+
+
+class NotApplicableError(RuntimeError):
+    """An NVIDIA internal was used where a pytest skip cannot reach the test."""
 
 
 def skip_not_applicable(what: str):
     """Skip the running test (or, at import time, the whole module)."""
+    if not IN_PYTEST or threading.current_thread() is not threading.main_thread():
+        raise NotApplicableError(f"{PREFIX} {what}")
     import pytest
     pytest.skip(f"{PREFIX} {what}", allow_module_level=True)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 
+from cutile import launch  # noqa: F401  (1.7's ct.launch is this module's launch)
 from cutile.compilation import CallingConvention  # noqa: F401  (cutile has c1 only)
 
 from ..placeholder import fallback_getattr
