@@ -2,14 +2,20 @@
 
 At import (before the suite's ``conftest.py`` is loaded) it installs the ``cuda.tile`` finder,
 and in CPU mode (``NVSUITE_MODE=cpu``) maps CUDA tensors to host ones (``cpu_mode``).  It also
+adapts the few places where the suite reaches past the public API:
 
+* ``ct.compilation.export_kernel`` (cubin / Tile IR bytecode, refused by cutile) and
+  ``CallingConvention.cutile_python_v2/v3`` (cubin parameter layouts; cutile has v1) skip the
+  test as not applicable;
+* a test that ``unittest.mock.patch``-es an NVIDIA internal (e.g. counting
+  ``cuda.tile._compile.compile_tile`` calls) skips as not applicable: cutile never calls it;
+* ``kernel._pyfunc`` (1.7's private name for the Python function) reads ``kernel.function``;
 * stands in for ``pytest-benchmark`` when that is not installed (the suite's conftest defines
   its hooks, which pytest refuses unless someone declares them); ``benchmark`` then skips;
-* skips as not applicable a test that ``unittest.mock.patch``-es an NVIDIA internal (e.g.
-  counting ``cuda.tile._compile.compile_tile`` calls): cutile never calls the stand-in;
 * appends one JSON line per test outcome to ``$NVSUITE_RESULTS`` (nodeid, outcome, phase,
   first line of the failure or the skip reason), plus the collected count, so a run killed by
-  the driver's timeout still leaves what it finished.
+  the driver's timeout still leaves what it finished.  A failure caused by a stand-in used in
+  a subprocess or a thread (``NotApplicableError``) is recorded as a not-applicable skip.
 """
 
 from __future__ import annotations
