@@ -68,21 +68,35 @@ class CudaTileFinder(importlib.abc.MetaPathFinder):
         if top is not None:
             return importlib.machinery.ModuleSpec(fullname, _Loader(_skip_foreign(top)),
                                                   is_package=True)
-        if fullname != ALIAS and not fullname.startswith(ALIAS + "."):
-            return None
-        rel = fullname[len(ALIAS) + 1:]
-        if not rel:
-            return importlib.machinery.ModuleSpec(fullname, _Loader(lambda n: _cutile("")))
-        if _module_exists(f"{SHIM}.{rel}"):
-            make = lambda n: importlib.import_module(f"{SHIM}.{rel}")   # noqa: E731
-        elif _module_exists(f"cutile.{rel}"):
-            make = (lambda n: _Forwarding(n, _cutile(rel))) if _is_private(rel) \
-                else (lambda n: _cutile(rel))
-        elif _is_private(rel):
-            make = _stand_in_module
+        if fullname.startswith("cutile.") and _is_private(fullname[len("cutile."):]):
+            # ``from cuda.tile import _cext`` imports ``cutile._cext`` (cuda.tile *is* cutile):
+            # a private name cutile's files lack resolves as ``cuda.tile._cext`` would
+            if importlib.machinery.PathFinder.find_spec(fullname, path) is not None:
+                return None
+            make = _resolve(fullname[len("cutile."):], cutile_has=False)
+        elif fullname == ALIAS:
+            make = lambda n: _cutile("")   # noqa: E731
+        elif fullname.startswith(ALIAS + "."):
+            make = _resolve(fullname[len(ALIAS) + 1:])
         else:
             return None
+        if make is None:
+            return None
         return importlib.machinery.ModuleSpec(fullname, _Loader(make), is_package=True)
+
+
+def _resolve(rel: str, cutile_has: bool | None = None):
+    """The module factory for ``cuda.tile.<rel>`` (see the module docstring), or None."""
+    if _module_exists(f"{SHIM}.{rel}"):
+        return lambda n: importlib.import_module(f"{SHIM}.{rel}")
+    if cutile_has is None:
+        cutile_has = _module_exists(f"cutile.{rel}")
+    if cutile_has:
+        return (lambda n: _Forwarding(n, _cutile(rel))) if _is_private(rel) \
+            else (lambda n: _cutile(rel))
+    if _is_private(rel):
+        return _stand_in_module
+    return None
 
 
 def _cutile(rel: str):
