@@ -90,12 +90,15 @@ def _limit_memory(gib: float):
 
 
 def run_file(name: str, test_dir: str, out: str, env: dict, timeout: float,
-             pytest_args: list[str], max_mem_gib: float = 0) -> dict:
-    log = os.path.join(out, "logs", name.removesuffix(".py") + ".log")
-    jsonl = os.path.join(out, "jsonl", name.removesuffix(".py") + ".jsonl")
+             pytest_args: list[str], max_mem_gib: float = 0, shard: tuple = (0, 1)) -> dict:
+    stem = name.removesuffix(".py") + (f".s{shard[0]}" if shard[1] > 1 else "")
+    log = os.path.join(out, "logs", stem + ".log")
+    jsonl = os.path.join(out, "jsonl", stem + ".jsonl")
     if os.path.exists(jsonl):
         os.remove(jsonl)
     env = dict(env, NVSUITE_RESULTS=jsonl)
+    if shard[1] > 1:
+        env["NVSUITE_SHARD"] = f"{shard[0]}/{shard[1]}"
     cmd = [sys.executable, "-m", "pytest", "-c", os.path.join(os.path.dirname(test_dir),
            "pytest.ini"), "-p", "nvsuite.plugin", "-p", "no:cacheprovider", "-q", "-rfE",
            "--tb=short", *pytest_args, name]
@@ -116,6 +119,21 @@ def run_file(name: str, test_dir: str, out: str, env: dict, timeout: float,
         finally:
             _RUNNING.discard(proc)
     return summarize(name, jsonl, rc, timed_out, time.time() - t0, test_dir)
+
+
+def combine_shards(parts: list[dict]) -> dict:
+    """One file's result from its shards' (counts add up; wall time is the longest shard's)."""
+    if len(parts) == 1:
+        return parts[0]
+    tests = {n: t for p in parts for n, t in p["tests"].items()}   # a module-level skip or
+    counts = {c: 0 for c in COLUMNS}                                # error shows in every shard
+    for t in tests.values():
+        counts[t["kind"]] += 1
+    counts["timeout"] = sum(p["counts"]["timeout"] for p in parts)
+    counts["collected"] = len(tests) + counts["timeout"]
+    return {"file": parts[0]["file"], "rc": max(p["rc"] for p in parts),
+            "timed_out": any(p["timed_out"] for p in parts),
+            "seconds": max(p["seconds"] for p in parts), "counts": counts, "tests": tests}
 
 
 def _classify(outcome: str, message: str) -> str:
@@ -270,6 +288,10 @@ def main(argv=None) -> int:
     p.add_argument("--backend", choices=("interp", "numba"), default="interp")
     p.add_argument("--jobs", type=int, default=1, help="test files run at a time")
     p.add_argument("--timeout", type=float, default=600, help="seconds per file")
+    p.add_argument("--shards", type=int, default=1, metavar="K",
+                   help="run each big file as K pytest processes (every K-th test each)")
+    p.add_argument("--shard-min-kb", type=float, default=16,
+                   help="files at least this big (KiB) are sharded (default 16)")
     p.add_argument("--only", action="append", help="file globs to run (comma-separated)")
     p.add_argument("--skip", action="append", help="file globs to leave out")
     p.add_argument("--out", default=None, help="output folder (default: a temporary one)")
@@ -315,10 +337,19 @@ def main(argv=None) -> int:
         results = []
         pool = concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs))
         max_mem = args.max_mem if args.max_mem is not None else (6 if args.mode == "cpu" else 0)
-        futs = [pool.submit(run_file, f, test_dir, out, env, args.timeout, pytest_args, max_mem)
-                for f in order]
+        tasks = [(f, (i, k)) for f in order
+                 for k in [args.shards if os.path.getsize(os.path.join(test_dir, f))
+                           >= args.shard_min_kb * 1024 else 1] for i in range(k)]
+        futs = [pool.submit(run_file, f, test_dir, out, env, args.timeout, pytest_args, max_mem,
+                            shard) for f, shard in tasks]
+        parts: dict[str, list] = {}
         for fut in concurrent.futures.as_completed(futs):
-            r = fut.result()
+            part = fut.result()
+            done = parts.setdefault(part["file"], [])
+            done.append(part)
+            if len(done) < sum(1 for f, _ in tasks if f == part["file"]):
+                continue
+            r = combine_shards(done)
             results.append(r)
             c = r["counts"]
             print(f"  {r['file']}: {c['passed']}/{c['collected']} passed, {c['failed']} "

@@ -186,6 +186,20 @@ def _not_applicable_elsewhere(report) -> str:
     return ""
 
 
+def pytest_collection_modifyitems(config, items):
+    """``NVSUITE_SHARD=i/k``: keep every k-th test from the i-th (the driver's ``--shards``
+    runs one big file as k processes)."""
+    shard = os.environ.get("NVSUITE_SHARD", "")
+    if not shard:
+        return
+    i, k = (int(x) for x in shard.split("/"))
+    keep = items[i::k]
+    dropped = [it for j, it in enumerate(items) if j % k != i]
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+    items[:] = keep
+
+
 def pytest_collection_finish(session):
     _emit({"event": "collected", "count": len(session.items)})
 
