@@ -148,6 +148,13 @@ if not HAVE_BENCHMARK:
         pytest.skip("pytest-benchmark is not installed (benchmarks are not conformance tests)")
 
 
+def pytest_report_header(config):
+    from cutile import executors
+    sim = os.environ.get("NUMBA_ENABLE_CUDASIM", "0") not in ("", "0")
+    return (f"nvsuite: mode={os.environ.get('NVSUITE_MODE', 'gpu')}, cutile executor="
+            f"{executors.selected()}{' (CUDA simulator)' if sim else ''}")
+
+
 def pytest_configure(config):
     config.addinivalue_line("markers", "use_mlir: needs NVIDIA's MLIR extension")
     if not HAVE_BENCHMARK:
