@@ -38,7 +38,7 @@ from ..errors import (
 from ..ir import ops
 from ..ir.core import KernelIR, walk
 from ..ir.types import ArrayType, TileType
-from . import diskcache, fulltile, rt
+from . import compat, diskcache, fulltile, rt
 from .codegen import FOREIGN, Gen, kernel_fn_name
 from .emitter import describe_op
 from .params import Packer, argument_types, layout, refs, storage_bits
@@ -336,6 +336,8 @@ def compile_kernel(ir: KernelIR, T: int, mma_acc: str | None = None,
 
 
 def _compile(ir: KernelIR, T: int, mma_acc: str, full: frozenset = frozenset()) -> Compiled:
+    if not rt.simulator():
+        compat.check_gpu_toolchain()        # before anything Numba compiles (compat.py)
     gen = generate(ir, T, mma_acc, full=full)
     gen.smem.check(device_smem_limit(), ir.name)
     check_compute_capability(gen.min_cc, device_compute_capability())
