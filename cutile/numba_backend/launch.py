@@ -43,6 +43,7 @@ from .codegen import FOREIGN, Gen, kernel_fn_name
 from .emitter import describe_op
 from .params import Packer, argument_types, layout, refs, storage_bits
 from .pointer_rt import strided_copy
+from .printf_rt import to_sys_stdout
 from .smem import H100_OPTIN_LIMIT, SOFT_BUDGET
 
 # Thread counts: the simulator runs every thread as a Python thread, so keep it small there.
@@ -84,6 +85,7 @@ class Compiled:
         self.variants: dict[tuple, Variant] = {}
         self.n_arrays = sum(isinstance(p.type, ArrayType) for p in ir.params)
         self.asserts = list(gen.asserts)                 # (message, loc) per assert_
+        self.prints = any(isinstance(op, ops.Print) for op in walk(ir.body))
         # the on-disk cache key of the generated kernel (diskcache.py)
         self.cache_key = diskcache.source_key(source, gen.consts, T, gen.mma_acc)
 
@@ -555,6 +557,9 @@ def run(ir: KernelIR, grid: tuple, leaves: list, stream=None, *, threads: int | 
                 # that are the intended semantics (R-MATH-4).
                 warnings.simplefilter("ignore", RuntimeWarning)
                 ck.dispatcher[cuda_grid(grid), T, st, ck.dyn_smem](*args)
+        elif ck.prints:                 # its text on sys.stdout before we return (printf_rt.py)
+            with to_sys_stdout(st.synchronize):
+                _launch_gpu(ck, cuda_grid(grid), args, st, core)
         else:
             _launch_gpu(ck, cuda_grid(grid), args, st, core)
     except Exception as e:
