@@ -566,3 +566,24 @@ def test_release_atomic_waits_for_the_whole_block():
     head = ln[:xchg]
     fence = max(i for i, s in enumerate(head) if s == "cuda.threadfence()")
     assert "cuda.syncthreads()" in head[fence:]
+
+
+@ct.kernel
+def math_kernel(a, b, h, o, p, r):
+    x = ct.load(a, (0,), (32,))
+    y = ct.load(b, (0,), (32,))
+    ct.store(o, (0,), ct.sin(x) + ct.pow(x, y) + ct.tanh(x))
+    ct.store(p, (0,), ct.exp(x, rounding_mode=ct.RoundingMode.APPROX))
+    ct.store(r, (0,), ct.log2(ct.load(h, (0,), (32,))))
+
+
+def test_float32_math_is_the_float64_function_rounded_once_R_MATH_10():
+    """float32 (and float16, through float32) transcendentals give the interpreter's bits: the
+    float64 function rounded once (exprs.math32), not libdevice's float32 functions (2-3 ulp);
+    APPROX keeps the float32 function."""
+    h = np.zeros(32, np.float16)
+    src = gen(math_kernel, (F32[0], F32[1], h, F32[2], F32[3], h.copy())).source
+    for fn in ("sin", "pow", "tanh", "log2"):
+        assert f"f32(libdevice.{fn}(f64(" in src, fn
+        assert f"libdevice.{fn}f(" not in src, fn
+    assert "libdevice.expf(" in src and "libdevice.exp(" not in src
