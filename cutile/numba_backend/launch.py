@@ -345,10 +345,9 @@ def _compile(ir: KernelIR, T: int, mma_acc: str, full: frozenset = frozenset()) 
     check_compute_capability(gen.min_cc, device_compute_capability())
     source = gen.source
     bounds = None
-    mb = min_blocks(ir, T)
-    if mb is not None and not rt.simulator():     # the simulator's jit takes no bounds
-        bounds = (T, mb)
-        source += f"\n# launch_bounds={bounds}: ptxas fits {mb} blocks of {T} threads per SM\n"
+    if not rt.simulator():                        # the simulator's jit takes no bounds
+        bounds = gpu_launch_bounds(ir, T)
+        source += f"\n# launch_bounds={bounds}\n"
     digest = hashlib.sha1(source.encode()).hexdigest()[:10]
     filename = f"<cutile-numba:{ir.name}:{digest}>"
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
@@ -358,6 +357,15 @@ def _compile(ir: KernelIR, T: int, mma_acc: str, full: frozenset = frozenset()) 
     from numba import cuda
     jit = cuda.jit(launch_bounds=bounds) if bounds else cuda.jit
     return Compiled(ir, gen, source, filename, jit(ns[kernel_fn_name(ir)]), T)
+
+
+def gpu_launch_bounds(ir: KernelIR, T: int) -> tuple:
+    """``launch_bounds`` of the kernel compiled at ``T`` threads: ``(T,)``, so that ptxas keeps
+    registers per thread within 65536 / T (spilling if it must; without it a 512-thread block
+    of a 128 x 128 tile took 134 registers and could not launch: too many resources), plus
+    ``min_blocks`` blocks per SM when there is such a bound."""
+    mb = min_blocks(ir, T)
+    return (T,) if mb is None else (T, mb)
 
 
 def min_blocks(ir: KernelIR, T: int) -> int | None:
