@@ -566,3 +566,47 @@ def test_release_atomic_waits_for_the_whole_block():
     head = ln[:xchg]
     fence = max(i for i, s in enumerate(head) if s == "cuda.threadfence()")
     assert "cuda.syncthreads()" in head[fence:]
+
+
+@ct.kernel
+def math_kernel(a, b, h, o, p, r):
+    x = ct.load(a, (0,), (32,))
+    y = ct.load(b, (0,), (32,))
+    ct.store(o, (0,), ct.sin(x) + ct.pow(x, y) + ct.tanh(x))
+    ct.store(p, (0,), ct.exp(x, rounding_mode=ct.RoundingMode.APPROX))
+    ct.store(r, (0,), ct.log2(ct.load(h, (0,), (32,))))
+
+
+def test_float32_math_is_the_float64_function_rounded_once_R_MATH_10():
+    """float32 (and float16, through float32) transcendentals give the interpreter's bits: the
+    float64 function rounded once (exprs.math32), not libdevice's float32 functions (2-3 ulp);
+    APPROX keeps the float32 function."""
+    h = np.zeros(32, np.float16)
+    src = gen(math_kernel, (F32[0], F32[1], h, F32[2], F32[3], h.copy())).source
+    for fn in ("sin", "pow", "tanh", "log2"):
+        assert f"f32(libdevice.{fn}(f64(" in src, fn
+        assert f"libdevice.{fn}f(" not in src, fn
+    assert "libdevice.expf(" in src and "libdevice.exp(" not in src
+
+
+@ct.kernel
+def new_axes_k(x, y, T0: Constant[int], T1: Constant[int]):
+    t = ct.load(x, (ct.bid(0), ct.bid(1)), (T0, T1))
+    ct.store(y, (ct.bid(0), 0, 0, ct.bid(1)), t[:, None, None, :])
+
+
+def test_every_gpu_kernel_bounds_its_threads(monkeypatch):
+    """launch_bounds always names the block size on a GPU, so ptxas keeps a thread within
+    65536 / T registers: NVIDIA's test_new_axis_indexing (a 128 x 128 float32 tile, 512
+    threads, t[:, None, None, :]) took 134 registers without it and could not launch
+    (test_backend_ptx.py compiles it); with min_blocks the bound also names blocks per SM."""
+    from backend_kernels import attention_fwd
+
+    from cutile.numba_backend import launch
+    monkeypatch.delenv("CUTILE_NUMBA_MIN_BLOCKS", raising=False)
+    x = np.zeros((128, 128), np.float32)
+    ir = new_axes_k.compile(new_axes_k.specialize((x, x.reshape(128, 1, 1, 128), 128, 128)))
+    assert launch.gpu_launch_bounds(ir, 512) == (512,)
+    q = np.zeros((2, 128, 64), np.float16)
+    att = attention_fwd.compile(attention_fwd.specialize((q, q, q, q, 0.125, 64, 64, 64)))
+    assert launch.gpu_launch_bounds(att, 128) == (128, 4)

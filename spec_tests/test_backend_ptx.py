@@ -93,6 +93,22 @@ def narrow(a, b, o, T: Constant[int]):
     ct.store(o, (0,), r.astype(ct.bfloat16))
 
 
+@ct.kernel
+def new_axes(x, y, T0: Constant[int], T1: Constant[int]):
+    t = ct.load(x, (ct.bid(0), ct.bid(1)), (T0, T1))
+    ct.store(y, (ct.bid(0), 0, 0, ct.bid(1)), t[:, None, None, :])
+
+
+@ct.kernel
+def math_ops(a, b, h, o, r, T: Constant[int]):
+    x = ct.load(a, (0,), (T,))
+    y = ct.load(b, (0,), (T,))
+    ct.store(o, (0,), ct.sin(x) + ct.pow(x, y) + ct.tanh(x) + ct.atan2(x, y)
+             + ct.exp(x, rounding_mode=ct.RoundingMode.APPROX))
+    hh = ct.load(h, (0,), (T,))
+    ct.store(r, (0,), ct.pack_to_bytes(ct.log2(hh)))
+
+
 def test_generated_kernels_compile_with_numba_and_contract_only_fma():
     f32 = np.zeros(256, np.float32)
     m32 = np.zeros((64, 64), np.float32)
@@ -110,6 +126,12 @@ def test_generated_kernels_compile_with_numba_and_contract_only_fma():
         "softmax": (softmax, (m32, m32, 64), 32, "f32"),
         "mixed": (mixed, (f32, np.zeros(64, np.float16), np.zeros(64, np.int8),
                           np.zeros(64, np.uint64), np.zeros(64, np.bool_), f32, 64), 32, "f32"),
+        # 512 threads, as a GPU picks for a 128 x 128 tile: without launch_bounds ptxas gave
+        # 134 registers, more than a 512-thread block may have (65536 / 512): no launch
+        "new_axes": (new_axes, (np.zeros((128, 128), np.float32),
+                                np.zeros((128, 1, 1, 128), np.float32), 128, 128), 512, "f32"),
+        "math": (math_ops, (f32, f32, np.zeros(64, np.float16), f32, np.zeros(128, np.uint8),
+                            64), 32, "f32"),
     }
     jobs, names = [], []
     for name, (k, args, T, acc) in cases.items():
@@ -119,6 +141,8 @@ def test_generated_kernels_compile_with_numba_and_contract_only_fma():
     res = dict(zip(names, ptxcheck.run_in_subprocess(jobs, ROOT)))
     for name, r in res.items():
         assert r["ok"], f"{name}: {r.get('error')}"
+        T = cases[name][2]
+        assert r["regs"] is None or r["regs"] * T <= 65536, (name, r["regs"], T)
 
     def fmas(name):
         return sum("fma.rn.f32" in ln for ln in res[name]["ptx"].splitlines())

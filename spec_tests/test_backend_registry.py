@@ -145,6 +145,41 @@ def test_import_cutile_does_not_import_numba():
     assert out.stdout.strip() == "[]"
 
 
+_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_NUMPY_25 = """
+import numpy as np
+del np.row_stack                   # what NumPy 2.5 removed
+import cutile as ct
+from cutile.errors import TileUnsupportedFeatureError
+from cutile.numba_backend.launch import compile_kernel
+
+@ct.kernel
+def k(a):
+    ct.store(a, (0,), ct.load(a, (0,), (4,)) + 1)
+
+a = np.zeros(4, np.float32)
+try:
+    compile_kernel(k.compile(k.specialize((a,))), 32)
+except TileUnsupportedFeatureError as e:
+    print(e)
+"""
+
+
+def test_numpy_without_row_stack_gives_an_install_hint(tmp_path):
+    """numba-cuda <= 0.30.4 loads a module using np.row_stack at its first GPU compile; under
+    NumPy 2.5 the backend refuses with what to install (compat.py), not Numba's
+    AttributeError.  A fresh process: the failed import must not touch this one's Numba."""
+    env = {k: v for k, v in os.environ.items() if k != "CUTILE_BACKEND"}
+    env["NUMBA_ENABLE_CUDASIM"] = "0"
+    probe = tmp_path / "probe.py"           # a file: the frontend reads the kernel's source
+    probe.write_text(_NUMPY_25)
+    out = subprocess.run([sys.executable, str(probe)], capture_output=True, text=True,
+                         env=env | {"PYTHONPATH": _ROOT}, cwd=_ROOT)
+    assert out.returncode == 0, out.stderr
+    assert "row_stack" in out.stdout and "pip install 'numpy>=1.24,<2.5'" in out.stdout, \
+        out.stdout
+
+
 @ct.kernel
 def _atomic_add(a):
     ct.atomic_add(a, ct.arange(4, dtype=ct.int32), 1.0)

@@ -1,40 +1,80 @@
 """Bit patterns of register values, for ``bitcast`` and ``pack_to_bytes``/``unpack_from_bytes``.
 
 ``to_bits`` gives an element's pattern as an unsigned integer of its width (float4: the code
-in the low nibble of a u8), ``from_bits`` the register value of a pattern.  Registers hold
-bfloat16/float8/float4 as float32 (exact), so those go through their storage encoding
-(``exprs.to_storage``); float16 goes through ``f16_bits``/``f16_from_bits`` below (exact for
-every non-NaN value; a float16 NaN becomes the canonical quiet NaN 0x7E00 with its sign —
-the one place the backend's bits may differ from the interpreter's, which keeps payloads).
+in the low nibble of a u8), ``from_bits`` the register value of a pattern, exactly as the
+interpreter reinterprets bytes, NaN payloads included.  Registers hold bfloat16/float8/float4
+as float32, so those go through their storage encoding (``exprs.to_storage``; a float8 NaN
+carries its byte in the float32 payload, see ``minifloat.py``); float16 registers are
+reinterpreted in place by ``f16_as_u16``/``u16_as_f16``: an LLVM bitcast of the ``half`` on
+the GPU, a NumPy view under the simulator (no arithmetic, which would quieten or
+canonicalise a NaN).
 """
 
 from __future__ import annotations
 
+import numpy as np
+
 from .. import dtypes as dt
 from . import exprs
 
-DEVICE_SOURCE = '''
-def f16_bits(v):
-    s = 0x8000 if math.copysign(1.0, v) < 0 else 0
-    if v != v:
-        return s | 0x7E00
-    return mf_bits(v, 10, -14, 15, 0x8000, 0x7E00, 0x7C00)
+
+def sim_f16_as_u16(v):
+    return np.array(v, dtype=np.float16).view(np.uint16)[()]
 
 
-def f16_from_bits(b):
-    b = int(b)
-    e = (b >> 10) & 31
-    m = b & 1023
-    if e == 31:
-        v = math.inf if m == 0 else math.nan
-    elif e == 0:
-        v = math.ldexp(float(m), -24)
-    else:
-        v = math.ldexp(float(m + 1024), e - 25)
-    return -v if (b >> 15) & 1 else v
-'''
+def sim_u16_as_f16(b):
+    return np.array(int(b) & 0xFFFF, dtype=np.uint16).view(np.float16)[()]
 
-DEVICE_FUNCTIONS = ("f16_bits", "f16_from_bits")
+
+def _make_f16_as_u16():
+    from numba.cuda import types
+    from numba.cuda.extending import intrinsic
+
+    @intrinsic
+    def f16_as_u16(typingctx, v):
+        if v != types.float16:
+            return None
+
+        def codegen(context, builder, sig, args):
+            from llvmlite import ir
+            return builder.bitcast(args[0], ir.IntType(16))
+
+        return types.uint16(types.float16), codegen
+
+    return f16_as_u16
+
+
+def _make_u16_as_f16():
+    from numba.cuda import types
+    from numba.cuda.extending import intrinsic
+
+    @intrinsic
+    def u16_as_f16(typingctx, b):
+        if not isinstance(b, types.Integer):
+            return None
+
+        def codegen(context, builder, sig, args):
+            from llvmlite import ir
+            v = context.cast(builder, args[0], sig.args[0], types.uint16)
+            return builder.bitcast(v, ir.HalfType())
+
+        return types.float16(b), codegen
+
+    return u16_as_f16
+
+
+_device: dict | None = None
+
+
+def functions(simulator: bool) -> dict:
+    """The names generated kernels call, for the GPU or the simulator."""
+    global _device
+    if simulator:
+        return {"f16_as_u16": sim_f16_as_u16, "u16_as_f16": sim_u16_as_f16}
+    if _device is None:
+        _device = {"f16_as_u16": _make_f16_as_u16(), "u16_as_f16": _make_u16_as_f16()}
+    return _device
+
 
 _UINT = {4: dt.uint8, 8: dt.uint8, 16: dt.uint16, 32: dt.uint32, 64: dt.uint64}
 
@@ -53,7 +93,7 @@ def to_bits(x: str, d: dt.DType) -> str:
     if d is dt.float64:
         return f"u64(libdevice.double_as_longlong({x}))"
     if d is dt.float16:
-        return f"u16(f16_bits(f64({x})))"
+        return f"f16_as_u16({x})"
     return f"{u}({exprs.to_storage(x, d)})"          # bfloat16, float8, float4
 
 
@@ -65,5 +105,5 @@ def from_bits(b: str, d: dt.DType) -> str:
     if d is dt.float64:
         return f"libdevice.longlong_as_double(i64({b}))"
     if d is dt.float16:
-        return f"f16(f16_from_bits(u32({b})))"
+        return f"u16_as_f16({b})"
     return exprs.from_storage(b, d)

@@ -12,8 +12,9 @@ dtype (``interp/numerics.py`` is the definition):
   stays two roundings; ``Fma`` is ``libdevice.fmaf``/``fma`` (one rounding, R-FMA-2);
 - float16 math is done in float32 and rounded once back to float16 (exact for add, sub, mul,
   div and sqrt, the interpreter's rule for the rest, R-MATH-10);
-- transcendentals use libdevice (GPU: documented error bounds of a few ulp; the simulator
-  evaluates them like the interpreter).
+- transcendentals use libdevice; float32 ones its float64 function rounded once, the
+  interpreter's definition (``math32``); float64 ones are libdevice's own (within 2 ulp of
+  NumPy's; the simulator evaluates them like the interpreter).
 
 Unsupported combinations (bfloat16/float8/float4 values, directed rounding modes) raise
 ``TileUnsupportedFeatureError`` naming the op and the backend.
@@ -69,13 +70,19 @@ def tf32_rn(x: str, let) -> str:
     return f"cuda.selp(({x} != {x}) | (abs({x}) == f32(np.inf)), {x}, {r})"
 
 
+def _quiet_nan_of(b: str) -> str:
+    """The quiet float32 NaN with the sign of the float32 bit pattern ``b`` (a u32)."""
+    return f"libdevice.int_as_float(i32(({b} & u32(0x80000000)) | u32(0x7FC00000)))"
+
+
 def bf16_rn(x: str, let) -> str:
-    """Round a float32 to bfloat16 (nearest-even; NaN -> canonical NaN), as a float32."""
+    """Round a float32 to bfloat16 (nearest-even; NaN -> the quiet NaN of its sign, as
+    ml_dtypes converts), as a float32."""
     x = let(x)
     b = let(f"u32(libdevice.float_as_int({x}))")
     r = (f"libdevice.int_as_float(i32(u32(({b} + u32(0x7FFF) + (({b} >> u32(16)) & u32(1)))"
          f" & u32(0xFFFF0000))))")
-    return f"cuda.selp({x} != {x}, f32(np.nan), {r})"
+    return f"cuda.selp({x} != {x}, {_quiet_nan_of(b)}, {r})"
 
 
 def from_storage(ref: str, dtype: dt.DType) -> str:
@@ -112,7 +119,7 @@ def _narrow_directed(x: str, dst: dt.DType, mode: str, let, what: str) -> str:
     keep = f"({x} != {x}) | (abs({x}) == f32(np.inf))"
     if dst is dt.bfloat16 and mode == "rz":
         t = f"libdevice.int_as_float(i32({b} & u32(0xFFFF0000)))"
-        return f"cuda.selp({x} != {x}, f32(np.nan), {t})"
+        return f"cuda.selp({x} != {x}, {_quiet_nan_of(b)}, {t})"
     if dst is dt.tfloat32:
         if mode == "rz":
             t = f"libdevice.int_as_float(i32({b} & u32(0xFFFFE000)))"
@@ -336,10 +343,8 @@ def binary(fn: str, dtype: dt.DType, x: str, y: str, *, rounding=None, ftz=False
                       dtype)
     if fn in ("minimum", "maximum"):
         return _minmax(fn, x, y, dtype, propagate_nan)
-    if fn == "pow":
-        return f"libdevice.pow{sfx}({x}, {y})"
-    if fn == "atan2":
-        return f"libdevice.atan2{sfx}({x}, {y})"
+    if fn in ("pow", "atan2"):
+        return math32(fn, x, y) if dtype is dt.float32 else f"libdevice.{fn}({x}, {y})"
     raise TileUnsupportedFeatureError(f"{what} on {dtype.name} is not supported by {BACKEND}")
 
 
@@ -378,6 +383,17 @@ def compare(fn: str, dtype: dt.DType, x: str, y: str) -> str:
 
 # -- unary --------------------------------------------------------------------------------------
 _MATH = ("exp", "exp2", "log", "log2", "sin", "cos", "tan", "sinh", "cosh", "tanh")
+
+
+def math32(fn: str, *xs: str) -> str:
+    """A float32 transcendental as the interpreter defines it: the float64 function, rounded
+    once to float32 (``interp/numerics._math``).  libdevice's float32 functions are up to 2-3
+    ulp off, so they differ from that in the last bit for some inputs; libdevice's
+    float64 ones and NumPy's are each within a few float64 ulp of the exact value (2**-29
+    float32 ulp each), which moves the float32 rounding only for a value that close to a
+    rounding midpoint.  Costs float64 arithmetic; ``rounding_mode=APPROX`` (exp, tanh) keeps
+    the float32 function."""
+    return f"f32(libdevice.{fn}({', '.join(f'f64({x})' for x in xs)}))"
 
 
 def unary(fn: str, dtype: dt.DType, x: str, *, rounding=None, ftz=False, let=_no_let) -> str:
@@ -442,6 +458,8 @@ def unary(fn: str, dtype: dt.DType, x: str, *, rounding=None, ftz=False, let=_no
     if fn in ("floor", "ceil"):
         return f"libdevice.{fn}{sfx}({x})"
     if fn in _MATH:
+        if f32 and getattr(rounding, "name", rounding) != "APPROX":
+            return math32(fn, x)
         return f"libdevice.{fn}{sfx}({x})"
     raise TileUnsupportedFeatureError(f"{what} on {dtype.name} is not supported by {BACKEND}")
 
@@ -451,10 +469,23 @@ def _convert_minifloat(x: str, src: dt.DType, dst: dt.DType, mode, name, let, wh
     """Conversions from/into float8/float4 (minifloat.py); the source value is exact in
     float64 except for 64-bit integers (see there)."""
     if minifloat.is_minifloat(src):
-        # the float32 register holds the exact value: convert it as a float32
+        # the float32 register holds the exact value (a NaN also its byte, which the
+        # conversion drops): convert it as a float32
+        x = let(minifloat.drop_nan_byte(x))
         if minifloat.is_minifloat(dst):
             return _convert_minifloat(x, dt.float32, dst, mode, name, let, what)
         return convert(x, dt.float32, dst, None if mode is None else name, let)
+    f = minifloat.FORMATS.get(dst.name)
+    if f is not None and f.sign and src.is_float:
+        # a NaN keeps its sign, as in the interpreter's (ml_dtypes') conversion
+        x = let(x)
+        isnan = f"(f32({x}) != f32({x}))" if src is dt.float16 else f"({x} != {x})"
+        out = let(_convert_minifloat_value(x, src, dst, mode, name, what))
+        return select(isnan, nan32(x, src), out, dt.float32)
+    return _convert_minifloat_value(x, src, dst, mode, name, what)
+
+
+def _convert_minifloat_value(x: str, src: dt.DType, dst: dt.DType, mode, name, what) -> str:
     if dst.name == minifloat.E8M0:
         if mode not in ("rz", "ru"):
             raise TileUnsupportedFeatureError(
@@ -469,6 +500,18 @@ def _convert_minifloat(x: str, src: dt.DType, dst: dt.DType, mode, name, let, wh
         raise TileUnsupportedFeatureError(f"{what} with rounding_mode={name} is not supported "
                                           f"(float8/float4 targets round to nearest even)")
     return minifloat.convert_to(f"f64({x})", dst, None)
+
+
+def nan32(x: str, src: dt.DType) -> str:
+    """The quiet float32 NaN with the sign of ``x`` (a value of the float dtype ``src``): the
+    high 32 bits of its pattern carry the sign."""
+    if src is dt.float16:
+        sign = f"(u32(f16_as_u16({x})) << u32(16))"
+    elif src is dt.float64:
+        sign = f"u32(u64(libdevice.double_as_longlong({x})) >> u64(32))"
+    else:                                       # float32 registers
+        return _quiet_nan_of(f"u32(libdevice.float_as_int({x}))")
+    return _quiet_nan_of(sign)
 
 
 def convert(x: str, src: dt.DType, dst: dt.DType, rounding=None, let=_no_let) -> str:

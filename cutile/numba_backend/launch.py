@@ -39,12 +39,13 @@ from ..ir import ops
 from ..ir.core import KernelIR, walk
 from ..ir.effects import FOREIGN, written_roots
 from ..ir.types import ArrayType, TileType
-from . import diskcache, fulltile, rt
+from . import compat, diskcache, fulltile, rt
 from .codegen import Gen, kernel_fn_name
 from .devices import current_device_id, launch_device, on_device
 from .emitter import describe_op
 from .params import Packer, argument_types, layout, refs, storage_bits
 from .pointer_rt import strided_copy
+from .printf_rt import to_sys_stdout
 from .smem import H100_OPTIN_LIMIT, SOFT_BUDGET
 
 # Thread counts: the simulator runs every thread as a Python thread, so keep it small there.
@@ -87,6 +88,7 @@ class Compiled:
         self.variants: dict[tuple, Variant] = {}
         self.n_arrays = sum(isinstance(p.type, ArrayType) for p in ir.params)
         self.asserts = list(gen.asserts)                 # (message, loc) per assert_
+        self.prints = any(isinstance(op, ops.Print) for op in walk(ir.body))
         # the on-disk cache key of the generated kernel (diskcache.py)
         self.cache_key = diskcache.source_key(source, gen.consts, T, gen.mma_acc)
 
@@ -339,15 +341,16 @@ def compile_kernel(ir: KernelIR, T: int, mma_acc: str | None = None,
 
 
 def _compile(ir: KernelIR, T: int, mma_acc: str, full: frozenset = frozenset()) -> Compiled:
+    if not rt.simulator():
+        compat.check_gpu_toolchain()        # before anything Numba compiles (compat.py)
     gen = generate(ir, T, mma_acc, full=full)
     gen.smem.check(device_smem_limit(), ir.name)
     check_compute_capability(gen.min_cc, device_compute_capability())
     source = gen.source
     bounds = None
-    mb = min_blocks(ir, T)
-    if mb is not None and not rt.simulator():     # the simulator's jit takes no bounds
-        bounds = (T, mb)
-        source += f"\n# launch_bounds={bounds}: ptxas fits {mb} blocks of {T} threads per SM\n"
+    if not rt.simulator():                        # the simulator's jit takes no bounds
+        bounds = gpu_launch_bounds(ir, T)
+        source += f"\n# launch_bounds={bounds}\n"
     digest = hashlib.sha1(source.encode()).hexdigest()[:10]
     filename = f"<cutile-numba:{ir.name}:{digest}>"
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
@@ -357,6 +360,15 @@ def _compile(ir: KernelIR, T: int, mma_acc: str, full: frozenset = frozenset()) 
     from numba import cuda
     jit = cuda.jit(launch_bounds=bounds) if bounds else cuda.jit
     return Compiled(ir, gen, source, filename, jit(ns[kernel_fn_name(ir)]), T)
+
+
+def gpu_launch_bounds(ir: KernelIR, T: int) -> tuple:
+    """``launch_bounds`` of the kernel compiled at ``T`` threads: ``(T,)``, so that ptxas keeps
+    registers per thread within 65536 / T (spilling if it must; without it a 512-thread block
+    of a 128 x 128 tile took 134 registers and could not launch: too many resources), plus
+    ``min_blocks`` blocks per SM when there is such a bound."""
+    mb = min_blocks(ir, T)
+    return (T,) if mb is None else (T, mb)
 
 
 def min_blocks(ir: KernelIR, T: int) -> int | None:
@@ -568,6 +580,9 @@ def _run(ir: KernelIR, grid: tuple, leaves: list, stream, threads: int | None,
                 # that are the intended semantics (R-MATH-4).
                 warnings.simplefilter("ignore", RuntimeWarning)
                 ck.dispatcher[cuda_grid(grid), T, st, ck.dyn_smem](*args)
+        elif ck.prints:                 # its text on sys.stdout before we return (printf_rt.py)
+            with to_sys_stdout(st.synchronize):
+                _launch_gpu(ck, cuda_grid(grid), args, st, core)
         else:
             _launch_gpu(ck, cuda_grid(grid), args, st, core)
     except Exception as e:

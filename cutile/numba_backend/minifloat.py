@@ -9,6 +9,12 @@ bfloat16:
 - an array travels as its bytes (uint8; float4 one value per byte, as ml_dtypes stores it);
   a load decodes through a 256-entry table built from ml_dtypes (so the decoding is the
   interpreter's by construction), a store encodes the exact value (``mf_bits``);
+- a NaN byte decodes to a quiet float32 NaN of its sign whose low 8 payload bits are the byte
+  itself, and a store of such a NaN writes that byte back, so loads, stores, ``where``,
+  reshapes and ``pack_to_bytes``/``bitcast`` keep every NaN encoding, as the interpreter's
+  byte arrays do (e5m2 has six).  A NaN made by a conversion has no byte (its low payload is
+  0) and encodes as the interpreter's conversion does: the format's NaN with the sign;
+  conversions out of the format first drop the byte (``exprs._convert_minifloat``);
 - a conversion into the format rounds the value as the interpreter does
   (``interp/numerics.convert``): to nearest even, e4m3fn/e5m2 saturating to the largest finite
   value (``.satfinite``, also for infinities), e2m1 saturating with NaN -> -0.0 (ml_dtypes);
@@ -59,10 +65,15 @@ def decode_table(d: dt.DType) -> np.ndarray:
     """float32 value of every byte (float4: of its low four bits), from ml_dtypes."""
     codes = np.arange(256, dtype=np.uint8)
     if d is dt.float8_e5m3fnu:                 # no ml_dtypes type: cutile's own decoder
-        return dt.e5m3_decode(codes).astype(np.float32)
-    if d is dt.float4_e2m1fn:
-        codes = codes & np.uint8(0xF)
-    return codes.view(d.np_dtype).astype(np.float32)
+        vals = dt.e5m3_decode(codes).astype(np.float32)
+    elif d is dt.float4_e2m1fn:
+        vals = (codes & np.uint8(0xF)).view(d.np_dtype).astype(np.float32)
+    else:
+        vals = codes.view(d.np_dtype).astype(np.float32)
+    nan = np.isnan(vals)
+    bits = vals.view(np.uint32)
+    bits[nan] = (bits[nan] & np.uint32(0x80000000)) | np.uint32(NAN32) | codes[nan]
+    return vals
 
 
 def table_name(d: dt.DType) -> str:
@@ -81,13 +92,25 @@ def load(ref: str, d: dt.DType) -> str:
     return f"{table_name(d)}[u32({ref}) & u32(255)]"
 
 
+NAN32 = 0x7FC00000          # the quiet float32 NaN a NaN byte decodes to (with sign and byte)
+
+
 def store(val: str, d: dt.DType) -> str:
     """A float32 register value (exact in the format) as the byte to store."""
     if d.name == E8M0:
-        return f"u8(mf_e8m0_bits(f64({val})))"
-    f = FORMATS[d.name]
-    return (f"u8(mf_bits(f64({val}), {f.mbits}, {f.emin}, {f.bias}, {f.sign}, {f.nan_bits}, "
-            f"{f.inf_bits}))")
+        byte, sign, nanb = f"mf_e8m0_bits(f64({val}))", 0, 0xFF
+    else:
+        f = FORMATS[d.name]
+        byte = (f"mf_bits(f64({val}), {f.mbits}, {f.emin}, {f.bias}, {f.sign}, {f.nan_bits}, "
+                f"{f.inf_bits})")
+        sign, nanb = f.sign, f.nan_bits
+    return f"u8(mf_nan_byte(u32(libdevice.float_as_int({val})), {sign}, {nanb}, {byte}))"
+
+
+def drop_nan_byte(x: str) -> str:
+    """A register value of the format with a NaN's byte cleared (every other value has its
+    low 8 float32 bits clear already): the NaN a conversion out of the format gives."""
+    return f"libdevice.int_as_float(i32(u32(libdevice.float_as_int({x})) & u32(0xFFFFFF00)))"
 
 
 def convert_to(x64: str, d: dt.DType, mode: str | None) -> str:
@@ -148,6 +171,16 @@ def mf_bits(v, MB, EMIN, BIAS, SIGN, NANB, INFB):
     return s | ((e - 1 + BIAS) << MB) | (int(math.ldexp(a, MB - e + 1)) - (1 << MB))
 
 
+def mf_nan_byte(b, SIGN, NANB, other):
+    if (b & 0x7F800000) != 0x7F800000 or (b & 0x7FFFFF) == 0:
+        return other
+    if (b & 0xFF) != 0:
+        return b & 0xFF
+    if b >> 31:
+        return SIGN | NANB
+    return NANB
+
+
 def mf_e8m0_round(v, UP):
     if not (v > 0.0 and v < math.inf):
         return math.nan
@@ -167,4 +200,5 @@ def mf_e8m0_bits(v):
     return e - 1 + 127
 '''
 
-DEVICE_FUNCTIONS = ("mf_round", "mf_round_u", "mf_bits", "mf_e8m0_round", "mf_e8m0_bits")
+DEVICE_FUNCTIONS = ("mf_round", "mf_round_u", "mf_bits", "mf_nan_byte", "mf_e8m0_round",
+                    "mf_e8m0_bits")

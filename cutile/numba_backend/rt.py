@@ -272,8 +272,9 @@ def namespace() -> dict:
     ns.update(_device_functions())
     from .printf_rt import cu_printf
     ns["cu_printf"] = cu_printf(simulator())
-    from . import atom16
+    from . import atom16, bits
     ns.update(atom16.functions(simulator()))
+    ns.update(bits.functions(simulator()))
     from . import pointer_rt
     ns.update(pointer_rt.functions(simulator()))
     return ns
@@ -289,13 +290,10 @@ def _device_functions() -> dict:
     if _devfns is None:
         from numba import cuda
 
-        from . import bits, minifloat
+        from . import minifloat
         ns: dict = {"math": math}
         exec(compile(minifloat.DEVICE_SOURCE, "<cutile-numba:minifloat>", "exec"), ns)
         _devfns = {name: cuda.jit(device=True)(ns[name])
                    for name in minifloat.DEVICE_FUNCTIONS}
-        ns.update(_devfns)              # bits' functions call mf_bits
-        exec(compile(bits.DEVICE_SOURCE, "<cutile-numba:bits>", "exec"), ns)
-        _devfns.update({name: cuda.jit(device=True)(ns[name]) for name in bits.DEVICE_FUNCTIONS})
         _devfns.update(minifloat.tables())
     return _devfns

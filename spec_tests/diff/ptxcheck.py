@@ -46,8 +46,10 @@ def _setup_numba(tk: dict) -> None:
         "include_dir": P("test", os.path.join(tk["root"], "include"))}
 
 
-def compile_source(source: str, fn_name: str, consts: dict, arg_types: list, tk: dict):
-    """PTX of a generated kernel for sm_90 and ptxas' register count (or None)."""
+def compile_source(source: str, fn_name: str, consts: dict, arg_types: list, tk: dict,
+                   launch_bounds: tuple | None = None):
+    """PTX of a generated kernel for sm_90 (with the backend's ``launch_bounds``) and ptxas'
+    register count (or None)."""
     _setup_numba(tk)
     from numba import cuda
 
@@ -55,7 +57,8 @@ def compile_source(source: str, fn_name: str, consts: dict, arg_types: list, tk:
     ns = rt.namespace()
     ns.update(consts)
     exec(compile(source, "<gen>", "exec"), ns)
-    ptx, _ = cuda.compile_ptx(ns[fn_name], tuple(arg_types), cc=(9, 0))
+    ptx, _ = cuda.compile_ptx(ns[fn_name], tuple(arg_types), cc=(9, 0),
+                              launch_bounds=launch_bounds)
     regs = None
     if tk["ptxas"]:
         import tempfile
@@ -88,7 +91,8 @@ for job in req:
             args.append(getattr(types, a[1]))
     consts = {k: np.array(v[0], dtype=v[1]) for k, v in job["consts"].items()}
     try:
-        ptx, regs = ptxcheck.compile_source(job["source"], job["fn"], consts, args, tk)
+        ptx, regs = ptxcheck.compile_source(job["source"], job["fn"], consts, args, tk,
+                                            tuple(job["bounds"]))
         out.append({"ok": True, "ptx": ptx, "regs": regs})
     except Exception as e:
         out.append({"ok": False, "error": f"{type(e).__name__}: {e}"})
@@ -113,12 +117,14 @@ def job_for(ir, T: int, mma_acc: str = "f32", tensor_cores: bool | None = None,
     ``full``: full-tile facts (numba_backend/fulltile.py)."""
     from cutile.ir.types import ArrayType
     from cutile.numba_backend.codegen import kernel_fn_name
-    from cutile.numba_backend.launch import generate
+    from cutile.numba_backend.launch import generate, gpu_launch_bounds
+    from cutile.numba_backend.params import storage_bits
     gen = generate(ir, T, mma_acc, tensor_cores=tensor_cores, full=full)
     args = []
     for p in ir.params:
         if isinstance(p.type, ArrayType):
-            name = "uint16" if p.type.dtype.name == "bfloat16" else p.type.dtype.np_dtype.name
+            bits = storage_bits(p.type.dtype)     # bfloat16/float8 arrays travel as bits
+            name = f"uint{bits}" if bits else p.type.dtype.np_dtype.name
             args.append(["array", name.replace("bool", "boolean"), p.type.ndim])
         else:
             n = p.type.dtype.np_dtype.name
@@ -128,4 +134,5 @@ def job_for(ir, T: int, mma_acc: str = "f32", tensor_cores: bool | None = None,
     if gen.asserts:                                     # the assert_ record (lower/debug.py)
         args.append(["array", "int64", 1])
     consts = {k: [v.tolist(), v.dtype.str] for k, v in gen.consts.items()}
-    return {"source": gen.source, "fn": kernel_fn_name(ir), "consts": consts, "args": args}
+    return {"source": gen.source, "fn": kernel_fn_name(ir), "consts": consts, "args": args,
+            "bounds": list(gpu_launch_bounds(ir, T))}

@@ -55,8 +55,9 @@ def printing(x, T: Constant[int]):
             ct.printf("loop %d of block %d: %5.1f%%\n", i, bid, ct.sum(t, None))
 
 
-@pytest.mark.skipif(not sim(), reason="on a GPU the device printf bypasses sys.stdout")
 def test_print_output_matches(capsys):
+    """The same text from both executors, on sys.stdout when the launch returns (R-PRINT-5;
+    on a GPU only the lines of the two blocks may interleave differently)."""
     x = np.array([[1.5, -2.25, 3.0, 0.0], [7.0, -0.5, 8.125, 1e-3],
                   [2.0, 4.0, -8.0, 16.0], [0.1, 0.2, 0.3, 0.4]], np.float32)
     outs = []
@@ -64,7 +65,10 @@ def test_print_output_matches(capsys):
         with backend(be):
             ct.launch(None, (2,), printing, (x, 4))
         outs.append(capsys.readouterr().out)
-    assert outs[0] == outs[1]
+    if sim():                       # the simulator runs the blocks in order
+        assert outs[0] == outs[1]
+    else:
+        assert sorted(outs[0].splitlines()) == sorted(outs[1].splitlines())
     assert outs[0].count("\n") == 6 + 2
 
 

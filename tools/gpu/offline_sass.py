@@ -63,7 +63,13 @@ def main() -> int:
 
     import cutile as ct
     from cutile.kernel import _check_grid
-    from cutile.numba_backend.launch import choose_threads, compile_kernel, full_tiles, min_blocks
+    from cutile.numba_backend.launch import (
+        choose_threads,
+        compile_kernel,
+        full_tiles,
+        gpu_launch_bounds,
+        min_blocks,
+    )
     from cutile.numba_backend.params import argument_types
     kern, kargs, grid = workload(args.workload, make_kernels(ct), np)
     spec = kern.specialize(kargs)
@@ -75,7 +81,7 @@ def main() -> int:
     sig = argument_types(ir, len(ck.strides_used), ("C",) * n_arrays, bool(ck.asserts))
     mb = min_blocks(ir, T)
     ptx, _ = cuda.compile_ptx(ck.dispatcher.py_func, sig, cc=(9, 0),
-                              launch_bounds=(T, mb) if mb else None)
+                              launch_bounds=gpu_launch_bounds(ir, T))
     out = args.sass or tempfile.mkdtemp()
     os.makedirs(out, exist_ok=True)
     p = os.path.join(out, "kernel.ptx")
