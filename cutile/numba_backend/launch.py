@@ -39,7 +39,8 @@ from ..ir import ops
 from ..ir.core import KernelIR, walk
 from ..ir.effects import FOREIGN, written_roots
 from ..ir.types import ArrayType, TileType
-from . import diskcache, fulltile, rt
+from ..compile_stages import stage
+from . import diskcache, fulltile, numba_speedups, rt
 from .codegen import Gen, kernel_fn_name
 from .devices import current_device_id, launch_device, on_device
 from .emitter import describe_op
@@ -88,7 +89,8 @@ class Compiled:
         self.n_arrays = sum(isinstance(p.type, ArrayType) for p in ir.params)
         self.asserts = list(gen.asserts)                 # (message, loc) per assert_
         # the on-disk cache key of the generated kernel (diskcache.py)
-        self.cache_key = diskcache.source_key(source, gen.consts, T, gen.mma_acc)
+        with stage("cache key"):
+            self.cache_key = diskcache.source_key(source, gen.consts, T, gen.mma_acc)
 
     def variant(self, layouts: tuple | None = None) -> Variant:
         """The kernel compiled for these array layouts ("C"/"A" per array; default all "C"),
@@ -113,7 +115,9 @@ class Compiled:
                     if loaded is not None:
                         v = Variant(argtypes, None, Packer(argtypes), loaded)
                     else:
-                        v = Variant(argtypes, self.dispatcher.compile(argtypes), Packer(argtypes))
+                        with stage("numba compile (typing, lowering, NVVM)"):
+                            kern = self.dispatcher.compile(argtypes)
+                        v = Variant(argtypes, kern, Packer(argtypes))
                         v.disk = (key, target) if key is not None else None
                     self.variants[layouts] = v
         return v
@@ -339,7 +343,8 @@ def compile_kernel(ir: KernelIR, T: int, mma_acc: str | None = None,
 
 
 def _compile(ir: KernelIR, T: int, mma_acc: str, full: frozenset = frozenset()) -> Compiled:
-    gen = generate(ir, T, mma_acc, full=full)
+    with stage("plan + source (assign.py, codegen.py)"):
+        gen = generate(ir, T, mma_acc, full=full)
     gen.smem.check(device_smem_limit(), ir.name)
     check_compute_capability(gen.min_cc, device_compute_capability())
     source = gen.source
@@ -351,12 +356,16 @@ def _compile(ir: KernelIR, T: int, mma_acc: str, full: frozenset = frozenset()) 
     digest = hashlib.sha1(source.encode()).hexdigest()[:10]
     filename = f"<cutile-numba:{ir.name}:{digest}>"
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
-    ns = rt.namespace()
-    ns.update(gen.consts)
-    exec(compile(source, filename, "exec"), ns)
-    from numba import cuda
-    jit = cuda.jit(launch_bounds=bounds) if bounds else cuda.jit
-    return Compiled(ir, gen, source, filename, jit(ns[kernel_fn_name(ir)]), T)
+    with stage("exec + cuda.jit"):
+        if not rt.simulator() and config.numba_speedups():
+            numba_speedups.apply()
+        ns = rt.namespace()
+        ns.update(gen.consts)
+        exec(compile(source, filename, "exec"), ns)
+        from numba import cuda
+        jit = cuda.jit(launch_bounds=bounds) if bounds else cuda.jit
+        dispatcher = jit(ns[kernel_fn_name(ir)])
+    return Compiled(ir, gen, source, filename, dispatcher, T)
 
 
 def min_blocks(ir: KernelIR, T: int) -> int | None:
@@ -599,7 +608,8 @@ def _launch_gpu(ck: Compiled, grid3: tuple, args: list, st, core) -> None:
             var.smem_devices.add(dev)
     if var.fast is None:
         try:        # private Numba / cuda.core pieces: any surprise means the slow path
-            var.handle()
+            with stage("link + load (PTX -> cubin, module load)"):
+                var.handle()
             from cuda.core import LaunchConfig, launch  # noqa: F401
             var.fast = var.packer.verify(var.kernel, values, st)
         except Exception:
