@@ -338,7 +338,8 @@ def _compile_offline(kern, args, nvvm_ok, ptxas):
     n_arrays = sum(isinstance(p.type, ArrayType) for p in ir.params)
     sig = argument_types(ir, len(ck.strides_used), ("C",) * n_arrays, bool(ck.asserts))
     mb = L.min_blocks(ir, T)
-    with stage(NUMBA_COMPILE):
+    from cutile.numba_backend.numba_speedups import typing_memo
+    with stage(NUMBA_COMPILE), typing_memo():
         if nvvm_ok:
             ptx, _ = cuda.compile_ptx(ck.dispatcher.py_func, sig, cc=(9, 0),
                                       launch_bounds=(T, mb) if mb else None)
@@ -424,7 +425,7 @@ def table(results: list, ref: dict, cpu: bool, out) -> None:
     for res in results:
         if "error" in res:
             continue
-        for i, s in enumerate(res["specs"]):
+        for i in range(len(res["specs"])):
             cols.append((res, i))
             heads.append(f"{res['workload']} {'1st' if i == 0 else '2nd'}")
     w0 = 40

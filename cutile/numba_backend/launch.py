@@ -29,6 +29,7 @@ import weakref
 import numpy as np
 
 from .. import config
+from ..compile_stages import stage
 from ..device_arrays import DeviceArrayRef
 from ..errors import (
     TileCompilerExecutionError,
@@ -39,7 +40,6 @@ from ..ir import ops
 from ..ir.core import KernelIR, walk
 from ..ir.effects import FOREIGN, written_roots
 from ..ir.types import ArrayType, TileType
-from ..compile_stages import stage
 from . import diskcache, fulltile, numba_speedups, rt
 from .codegen import Gen, kernel_fn_name
 from .devices import current_device_id, launch_device, on_device
@@ -115,7 +115,8 @@ class Compiled:
                     if loaded is not None:
                         v = Variant(argtypes, None, Packer(argtypes), loaded)
                     else:
-                        with stage("numba compile (typing, lowering, NVVM)"):
+                        with stage("numba compile (typing, lowering, NVVM)"), \
+                                numba_speedups.typing_memo():
                             kern = self.dispatcher.compile(argtypes)
                         v = Variant(argtypes, kern, Packer(argtypes))
                         v.disk = (key, target) if key is not None else None
