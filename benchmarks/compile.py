@@ -276,9 +276,15 @@ def child_cutile(workload: str, mode: str) -> dict:
                 ok = _launch_gpu(ct, backend, kern, args, grid, out_i, ref, torch, np)
             else:
                 ok = None
-                _compile_offline(kern, args, nvvm_ok, ptxas)
+                lowered = _compile_offline(kern, args, nvvm_ok, ptxas)
             total = [time.perf_counter() - w, time.process_time() - c]
         st = summarise(rec)
+        if mode == "offline" and not lowered:
+            for k in ("numba lowering", "numba other"):
+                st.pop(k, None)
+            note = "Numba lowering (numba-cuda reads the LLVM data layout from libNVVM)"
+            if note not in res["missing"]:
+                res["missing"].append(note)
         if mode == "gpu":
             known = [sum(v[i] for k, v in st.items() if k != "plan (assign.py)")
                      for i in range(2)]
@@ -322,8 +328,9 @@ def _close(got, ref, np) -> bool:
     return float(np.abs(got.astype(np.float64) - ref).max()) / scale <= 1e-2
 
 
-def _compile_offline(kern, args, nvvm_ok, ptxas):
-    """The launch path up to the compiled kernel, without a device (launch.run's steps)."""
+def _compile_offline(kern, args, nvvm_ok, ptxas) -> bool:
+    """The launch path up to the compiled kernel, without a device (launch.run's steps);
+    False when Numba could not lower it (no libNVVM)."""
     from numba import cuda
     from numba.core import types
 
@@ -345,8 +352,13 @@ def _compile_offline(kern, args, nvvm_ok, ptxas):
                                       launch_bounds=(T, mb) if mb else None)
         else:
             from numba.cuda.compiler import compile_cuda
-            compile_cuda(ck.dispatcher.py_func, types.void, sig, cc=(9, 0),
-                         nvvm_options={"opt": 3, "fastmath": False})
+            try:
+                compile_cuda(ck.dispatcher.py_func, types.void, sig, cc=(9, 0),
+                             nvvm_options={"opt": 3, "fastmath": False})
+            except Exception:
+                # numba-cuda's lowering takes the LLVM data layout from libNVVM: typing is
+                # as far as it goes without it
+                return False
     if nvvm_ok and ptxas:
         with tempfile.TemporaryDirectory() as d:
             p = os.path.join(d, "k.ptx")
@@ -360,6 +372,7 @@ def _compile_offline(kern, args, nvvm_ok, ptxas):
                 raise RuntimeError(f"ptxas failed: {r.stderr[-500:]}")
             from cutile import compile_stages
             compile_stages.add("ptxas", wall, wall)   # a child process: its wall time
+    return True
 
 
 def child_cuda_tile(workload: str) -> dict:
