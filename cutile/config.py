@@ -111,6 +111,13 @@ def numba_threads() -> int | None:
     return n
 
 
+def numba_speedups() -> bool:
+    """``CUTILE_NUMBA_SPEEDUPS=0``: leave numba-cuda's own code as it is (no compile-time
+    fixes: ``numba_backend/numba_speedups.py``); read once, before the first compile."""
+    return os.environ.get("CUTILE_NUMBA_SPEEDUPS", "1").strip().lower() not in (
+        "0", "false", "no")
+
+
 def numba_min_blocks() -> int | None:
     """``CUTILE_NUMBA_MIN_BLOCKS``: thread blocks per SM every generated kernel must fit
     (``launch_bounds``; ptxas then caps registers per thread), unless the kernel's own

@@ -244,8 +244,11 @@ class kernel:  # noqa: N801 - mirrors cuda.tile.kernel
             with self._lock:
                 ir = self._cache.get(spec.key)
                 if ir is None:
+                    from .compile_stages import stage
                     from .compile_timeout import run_with_timeout
-                    ir = run_with_timeout(lambda: self._build(spec), f"kernel {self.__name__!r}")
+                    with stage("frontend (IR)"):
+                        ir = run_with_timeout(lambda: self._build(spec),
+                                              f"kernel {self.__name__!r}")
                     self._cache[spec.key] = ir
         return ir
 

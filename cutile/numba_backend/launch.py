@@ -29,6 +29,7 @@ import weakref
 import numpy as np
 
 from .. import config
+from ..compile_stages import stage
 from ..device_arrays import DeviceArrayRef
 from ..errors import (
     TileCompilerExecutionError,
@@ -39,7 +40,7 @@ from ..ir import ops
 from ..ir.core import KernelIR, walk
 from ..ir.effects import FOREIGN, written_roots
 from ..ir.types import ArrayType, TileType
-from . import compat, diskcache, fulltile, rt
+from . import compat, diskcache, fulltile, numba_speedups, rt
 from .codegen import Gen, kernel_fn_name
 from .devices import current_device_id, launch_device, on_device
 from .emitter import describe_op
@@ -90,7 +91,8 @@ class Compiled:
         self.asserts = list(gen.asserts)                 # (message, loc) per assert_
         self.prints = any(isinstance(op, ops.Print) for op in walk(ir.body))
         # the on-disk cache key of the generated kernel (diskcache.py)
-        self.cache_key = diskcache.source_key(source, gen.consts, T, gen.mma_acc)
+        with stage("cache key"):
+            self.cache_key = diskcache.source_key(source, gen.consts, T, gen.mma_acc)
 
     def variant(self, layouts: tuple | None = None) -> Variant:
         """The kernel compiled for these array layouts ("C"/"A" per array; default all "C"),
@@ -115,7 +117,10 @@ class Compiled:
                     if loaded is not None:
                         v = Variant(argtypes, None, Packer(argtypes), loaded)
                     else:
-                        v = Variant(argtypes, self.dispatcher.compile(argtypes), Packer(argtypes))
+                        with stage("numba compile (typing, lowering, NVVM)"), \
+                                numba_speedups.typing_memo():
+                            kern = self.dispatcher.compile(argtypes)
+                        v = Variant(argtypes, kern, Packer(argtypes))
                         v.disk = (key, target) if key is not None else None
                     self.variants[layouts] = v
         return v
@@ -343,7 +348,8 @@ def compile_kernel(ir: KernelIR, T: int, mma_acc: str | None = None,
 def _compile(ir: KernelIR, T: int, mma_acc: str, full: frozenset = frozenset()) -> Compiled:
     if not rt.simulator():
         compat.check_gpu_toolchain()        # before anything Numba compiles (compat.py)
-    gen = generate(ir, T, mma_acc, full=full)
+    with stage("plan + source (assign.py, codegen.py)"):
+        gen = generate(ir, T, mma_acc, full=full)
     gen.smem.check(device_smem_limit(), ir.name)
     check_compute_capability(gen.min_cc, device_compute_capability())
     source = gen.source
@@ -354,12 +360,16 @@ def _compile(ir: KernelIR, T: int, mma_acc: str, full: frozenset = frozenset()) 
     digest = hashlib.sha1(source.encode()).hexdigest()[:10]
     filename = f"<cutile-numba:{ir.name}:{digest}>"
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
-    ns = rt.namespace()
-    ns.update(gen.consts)
-    exec(compile(source, filename, "exec"), ns)
-    from numba import cuda
-    jit = cuda.jit(launch_bounds=bounds) if bounds else cuda.jit
-    return Compiled(ir, gen, source, filename, jit(ns[kernel_fn_name(ir)]), T)
+    with stage("exec + cuda.jit"):
+        if not rt.simulator() and config.numba_speedups():
+            numba_speedups.apply()
+        ns = rt.namespace()
+        ns.update(gen.consts)
+        exec(compile(source, filename, "exec"), ns)
+        from numba import cuda
+        jit = cuda.jit(launch_bounds=bounds) if bounds else cuda.jit
+        dispatcher = jit(ns[kernel_fn_name(ir)])
+    return Compiled(ir, gen, source, filename, dispatcher, T)
 
 
 def gpu_launch_bounds(ir: KernelIR, T: int) -> tuple:
@@ -614,7 +624,8 @@ def _launch_gpu(ck: Compiled, grid3: tuple, args: list, st, core) -> None:
             var.smem_devices.add(dev)
     if var.fast is None:
         try:        # private Numba / cuda.core pieces: any surprise means the slow path
-            var.handle()
+            with stage("link + load (PTX -> cubin, module load)"):
+                var.handle()
             from cuda.core import LaunchConfig, launch  # noqa: F401
             var.fast = var.packer.verify(var.kernel, values, st)
         except Exception:

@@ -53,12 +53,16 @@ def compile_source(source: str, fn_name: str, consts: dict, arg_types: list, tk:
     _setup_numba(tk)
     from numba import cuda
 
-    from cutile.numba_backend import rt
+    from cutile import config
+    from cutile.numba_backend import numba_speedups, rt
+    if config.numba_speedups():             # as launch.py compiles: with the same fixes
+        numba_speedups.apply()
     ns = rt.namespace()
     ns.update(consts)
     exec(compile(source, "<gen>", "exec"), ns)
-    ptx, _ = cuda.compile_ptx(ns[fn_name], tuple(arg_types), cc=(9, 0),
-                              launch_bounds=launch_bounds)
+    with numba_speedups.typing_memo():
+        ptx, _ = cuda.compile_ptx(ns[fn_name], tuple(arg_types), cc=(9, 0),
+                                  launch_bounds=launch_bounds)
     regs = None
     if tk["ptxas"]:
         import tempfile
