@@ -127,5 +127,7 @@ def job_for(ir, T: int, mma_acc: str = "f32", tensor_cores: bool | None = None,
     args += [["scalar", "int64"]] * len(gen.strides_used)
     if gen.asserts:                                     # the assert_ record (lower/debug.py)
         args.append(["array", "int64", 1])
+    from cutile.numba_backend.smem import NP_DTYPE
+    args += [["array", NP_DTYPE[c], 2] for c in gen.smem.scratch_casts]   # global workspace
     consts = {k: [v.tolist(), v.dtype.str] for k, v in gen.consts.items()}
     return {"source": gen.source, "fn": kernel_fn_name(ir), "consts": consts, "args": args}
