@@ -83,7 +83,7 @@ for job in req:
     args = []
     for a in job["args"]:
         if a[0] == "array":
-            args.append(types.Array(getattr(types, a[1]), a[2], "A"))
+            args.append(types.Array(getattr(types, a[1]), a[2], a[3] if len(a) > 3 else "A"))
         else:
             args.append(getattr(types, a[1]))
     consts = {k: np.array(v[0], dtype=v[1]) for k, v in job["consts"].items()}
@@ -108,13 +108,15 @@ def run_in_subprocess(jobs: list, repo_root: str) -> list:
 
 
 def job_for(ir, T: int, mma_acc: str = "f32", tensor_cores: bool | None = None,
-            full: frozenset = frozenset()) -> dict:
+            full: frozenset = frozenset(), smem_limit: int | None = None) -> dict:
     """A compile job for a specialised kernel (generated here, compiled in the worker);
-    ``full``: full-tile facts (numba_backend/fulltile.py)."""
+    ``full``: full-tile facts (numba_backend/fulltile.py); ``smem_limit``: shared memory the
+    plan may use (smaller: buffers in the global workspace, smem.py)."""
     from cutile.ir.types import ArrayType
     from cutile.numba_backend.codegen import kernel_fn_name
     from cutile.numba_backend.launch import generate
-    gen = generate(ir, T, mma_acc, tensor_cores=tensor_cores, full=full)
+    gen = generate(ir, T, mma_acc, tensor_cores=tensor_cores, full=full,
+                   smem_limit=smem_limit)
     args = []
     for p in ir.params:
         if isinstance(p.type, ArrayType):
@@ -128,6 +130,6 @@ def job_for(ir, T: int, mma_acc: str = "f32", tensor_cores: bool | None = None,
     if gen.asserts:                                     # the assert_ record (lower/debug.py)
         args.append(["array", "int64", 1])
     from cutile.numba_backend.smem import NP_DTYPE
-    args += [["array", NP_DTYPE[c], 2] for c in gen.smem.scratch_casts]   # global workspace
+    args += [["array", NP_DTYPE[c], 2, "C"] for c in gen.smem.scratch_casts]  # workspace
     consts = {k: [v.tolist(), v.dtype.str] for k, v in gen.consts.items()}
     return {"source": gen.source, "fn": kernel_fn_name(ir), "consts": consts, "args": args}
