@@ -64,6 +64,7 @@ def tiny_smem(monkeypatch):
 def _uses_workspace(kernel, args, grid, threads):
     info = inspect(kernel, args, grid=grid, threads=threads)
     assert info.global_scratch_bytes > 0 and "gs_" in info.source, info.summary()
+    assert f"{info.global_scratch_bytes} B global workspace" in info.summary()
     return info
 
 
