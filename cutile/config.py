@@ -27,6 +27,10 @@
   schedule (``numba_backend/ffma.py``: swizzled staging, by ``cp.async`` and pipelined where
   the operands allow, 128-bit shared reads); ``0`` keeps the seeds' scalar schedule; ``sim``
   also under the CUDA simulator, with models of the instructions (tests).
+- ``CUTILE_NUMBA_SMEM_LIMIT``: shared memory per block the Numba backend plans within, bytes
+  or ``48K`` (default and maximum: the device's opt-in limit, 227 KiB on an H100); buffers
+  beyond it go to a global workspace (``numba_backend/smem.py``; tests force that path with a
+  small value).
 - ``CUTILE_CACHE``: ``0`` turns the on-disk kernel cache off (default on; docs/cache.md).
 - ``CUTILE_CACHE_DIR``: where the cache lives (default ``$XDG_CACHE_HOME/cutile``, else
   ``~/.cache/cutile``; ``~/Library/Caches/cutile`` on macOS, ``%LOCALAPPDATA%\\cutile\\Cache``
@@ -129,6 +133,14 @@ def numba_min_blocks() -> int | None:
     if not 1 <= n <= 32:
         raise ValueError(f"CUTILE_NUMBA_MIN_BLOCKS must be 1..32, got {v}")
     return n
+
+
+def numba_smem_limit() -> int | None:
+    """``CUTILE_NUMBA_SMEM_LIMIT``: shared-memory bytes per block the Numba backend may plan
+    (None: unset, the device's limit)."""
+    if not os.environ.get("CUTILE_NUMBA_SMEM_LIMIT", "").strip():
+        return None
+    return _byte_size("CUTILE_NUMBA_SMEM_LIMIT", "0")
 
 
 def numba_mma_acc() -> str:

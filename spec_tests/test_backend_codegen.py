@@ -220,8 +220,13 @@ def test_every_global_access_is_bounds_checked(ffma, monkeypatch):
     monkeypatch.setenv("CUTILE_NUMBA_FFMA", ffma)
     monkeypatch.setattr(rt, "simulator", lambda: True)   # the same source on a GPU and in CI
     mm = gen(matmul, (F32, F32, F32, 16, 16, 8, ct.float32))
+    from cutile.numba_backend.launch import generate
+    ir = two_reductions.compile(two_reductions.specialize((F32, F32[0], F32[1], 64)))
+    ws = generate(ir, 32, smem_limit=0)              # exchanges in the global workspace
+    assert ws.smem.scratch_bytes and re.findall(r"\bgs_\w+\[", ws.source) == [
+        f"gs_{c}[" for c in ws.smem.scratch_casts]  # only to take this block's row
     fast = 0
-    for g in (gen(vadd, (F32[0], F32[1], F32[2], 64)), mm):
+    for g in (gen(vadd, (F32[0], F32[1], F32[2], 64)), mm, ws):
         lines = g.source.splitlines()
         for i, ln in enumerate(lines):
             s = ln.strip()
@@ -280,13 +285,72 @@ def test_inspect_reports_source_threads_shared_memory_and_occupancy():
     assert "occupancy" in info.summary()
 
 
-def test_shared_memory_limit_is_a_clear_error():
-    """256 KiB of staging is above the opt-in limit (227 KiB on an H100, the simulator's)."""
+def test_staging_beyond_shared_memory_goes_to_the_global_workspace():
+    """256 KiB of transpose staging is above the opt-in limit (227 KiB on an H100, the
+    simulator's): it was refused; now the buffer is a slice of this block's row of a global
+    workspace array, an extra parameter the launcher allocates (smem.py)."""
     from cutile.numba_backend.launch import compile_kernel
     a = np.zeros((256, 256), np.float32)
     ir = big_transpose.compile(big_transpose.specialize((a, a, 256)))
-    with pytest.raises(TileUnsupportedFeatureError, match=r"shared memory.*limit"):
-        compile_kernel(ir, 1024)
+    ck = compile_kernel(ir, 1024)
+    assert ck.scratch == [("f32", 256 * 256)] and ck.smem_bytes == 0
+    assert "gs_f32):" in ck.source.splitlines()[0]
+    assert "    sm0 = _gs_f32[0:65536]" in ck.source.splitlines()
+
+
+@ct.kernel
+def max_all_axes(x, out, B: Constant[int], N: Constant[int]):
+    ct.store(out, (0, 0), ct.max(ct.load(x, (0, 0), (B, N)), axis=None, keepdims=True))
+
+
+def test_nvidia_reduction_tile_plans_the_workspace(monkeypatch):
+    """Issue 22: NVIDIA's max over all axes of a 512 x 128 float16 tile needed 262144 bytes
+    of shared memory at the GPU's 512 threads (two alternating 128 KiB exchange buffers) and
+    was refused; now one buffer moves to the workspace and the other stays in dynamic shared
+    memory, within the limit, and the kernel is bounded to 128 registers per thread."""
+    from cutile.numba_backend import rt
+    from cutile.numba_backend.launch import choose_threads, generate, launch_bounds
+    from cutile.numba_backend.smem import H100_OPTIN_LIMIT
+    monkeypatch.setattr(rt, "simulator", lambda: False)      # the GPU's plan, on the CPU
+    x = np.zeros((512, 128), np.float16)
+    ir = max_all_axes.compile(max_all_axes.specialize((x, np.zeros((1, 1), np.float16),
+                                                       512, 128)))
+    T = choose_threads(ir)
+    g = generate(ir, T, smem_limit=H100_OPTIN_LIMIT)
+    assert T == 512 and g.smem.scratch_bytes == 65536 * 2
+    assert g.smem.total_bytes == 65536 * 2 <= H100_OPTIN_LIMIT and g.smem.dynamic
+    assert launch_bounds(ir, T) == (512,)
+    check_no_divergent_barrier(g.source)
+    small = generate(ir, T, smem_limit=512 * 1024)                 # a device that holds it
+    assert small.smem.scratch_bytes == 0 and "gs_" not in small.source
+
+
+def test_launch_bounds_cap_registers_above_256_threads():
+    """65536 registers per block: above 256 threads ptxas must keep to 65536 / T (spilling)
+    or the launch fails with CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES; at most 256 it chooses."""
+    from cutile.numba_backend.launch import launch_bounds
+    x = np.zeros((512, 128), np.float16)
+    ir = max_all_axes.compile(max_all_axes.specialize((x, np.zeros((1, 1), np.float16),
+                                                       512, 128)))
+    assert launch_bounds(ir, 512) == (512,) and launch_bounds(ir, 1024) == (1024,)
+    assert launch_bounds(ir, 256) is None
+    small = vadd.compile(vadd.specialize((F32[0], F32[1], F32[2], 64)))
+    assert launch_bounds(small, 512) == (512, 4)        # min_blocks' full occupancy stays
+
+
+def test_mma_staging_beyond_shared_memory_is_a_clear_error():
+    """Tensor-core operand staging is read by ldmatrix / cp.async from shared memory only:
+    it cannot move to the workspace, and a plan whose staging exceeds the limit is refused
+    naming the buffers."""
+    from cutile.numba_backend.launch import generate
+    m = np.zeros((128, 128), np.float16)
+    ir = matmul.compile(matmul.specialize((m, m, np.zeros((128, 128), np.float32), 128, 128,
+                                           64, ct.float32)))
+    g = generate(ir, 256, "f32", tensor_cores=True, smem_limit=16 * 1024)
+    assert g.smem.scratch_bytes == 0 and g.smem.total_bytes > 16 * 1024
+    with pytest.raises(TileUnsupportedFeatureError, match=r"mma operand staging.*limit of "
+                                                          r"16384 bytes"):
+        g.smem.check(16 * 1024, ir.name)
 
 
 def test_plan_above_48k_uses_dynamic_shared_memory():
@@ -595,9 +659,9 @@ def new_axes_k(x, y, T0: Constant[int], T1: Constant[int]):
     ct.store(y, (ct.bid(0), 0, 0, ct.bid(1)), t[:, None, None, :])
 
 
-def test_every_gpu_kernel_bounds_its_threads(monkeypatch):
-    """launch_bounds always names the block size on a GPU, so ptxas keeps a thread within
-    65536 / T registers: NVIDIA's test_new_axis_indexing (a 128 x 128 float32 tile, 512
+def test_gpu_kernels_above_256_threads_bound_their_threads(monkeypatch):
+    """launch_bounds names the block size of a GPU kernel of more than 256 threads, so ptxas
+    keeps a thread within 65536 / T registers: NVIDIA's test_new_axis_indexing (a 128 x 128 float32 tile, 512
     threads, t[:, None, None, :]) took 134 registers without it and could not launch
     (test_backend_ptx.py compiles it); with min_blocks the bound also names blocks per SM."""
     from backend_kernels import attention_fwd
@@ -606,7 +670,8 @@ def test_every_gpu_kernel_bounds_its_threads(monkeypatch):
     monkeypatch.delenv("CUTILE_NUMBA_MIN_BLOCKS", raising=False)
     x = np.zeros((128, 128), np.float32)
     ir = new_axes_k.compile(new_axes_k.specialize((x, x.reshape(128, 1, 1, 128), 128, 128)))
-    assert launch.gpu_launch_bounds(ir, 512) == (512,)
+    assert launch.launch_bounds(ir, 512) == (512,)
+    assert launch.launch_bounds(ir, 256) is None       # ptxas' own cap (255) already fits
     q = np.zeros((2, 128, 64), np.float16)
     att = attention_fwd.compile(attention_fwd.specialize((q, q, q, q, 0.125, 64, 64, 64)))
-    assert launch.gpu_launch_bounds(att, 128) == (128, 4)
+    assert launch.launch_bounds(att, 128) == (128, 4)

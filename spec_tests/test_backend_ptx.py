@@ -239,3 +239,21 @@ def test_foreign_pointer_intrinsics_compile():
         assert any("atom." in ln and atom in ln for ln in r["ptx"].splitlines())
         if ptxcheck.toolkit()["ptxas"]:
             assert r["regs"] is not None                # ptxas assembled it
+
+
+@ct.kernel
+def reduce_rows(x, out, B: Constant[int], N: Constant[int]):
+    ct.store(out, (0,), ct.max(ct.load(x, (0, 0), (B, N)), axis=1))
+
+
+def test_global_workspace_compiles():
+    """smem.py's global workspace on the GPU path: the 2-D workspace parameter, this block's
+    row and the buffers sliced from it type and compile for sm_90 (the simulator is more
+    lenient), its accesses are loads and stores through generic addresses ordered by
+    bar.sync, and no shared memory is left."""
+    ir = reduce_rows.compile(reduce_rows.specialize((np.zeros((8, 64), np.float16),
+                                                     np.zeros(8, np.float16), 8, 64)))
+    (r,) = ptxcheck.run_in_subprocess([ptxcheck.job_for(ir, 64, smem_limit=0)], ROOT)
+    assert r["ok"], r.get("error")
+    ptx = r["ptx"]
+    assert "st.u16" in ptx and "bar.sync" in ptx and ".shared" not in ptx

@@ -42,12 +42,15 @@ class KernelInfo:
     static_shared_bytes: int = 0       # cuda.shared.array buffers
     dynamic_shared_bytes: int = 0      # dynamic shared memory passed at launch (> 48 KiB plans)
     plan: str = ""                     # the mma strategy and its parameters, if any
+    global_scratch_bytes: int = 0      # buffers in the global workspace, per block (smem.py)
 
     def summary(self) -> str:
         regs = "?" if self.registers is None else str(self.registers)
         dyn = (f" ({self.dynamic_shared_bytes} B dynamic)" if self.dynamic_shared_bytes
                else "")
         plan = f", {self.plan}" if self.plan else ""
+        if self.global_scratch_bytes:
+            dyn += f" + {self.global_scratch_bytes} B global workspace"
         return (f"{self.name}: {self.threads} threads/block, {self.shared_bytes} B shared/block"
                 f"{dyn}, "
                 f"{regs} regs/thread, {self.barriers} barriers in source, "
@@ -113,4 +116,4 @@ def inspect_kernel(ir, grid, leaves, *, threads=None, mma_acc=None) -> KernelInf
     lim = device_limits()
     occ, blocks, limiter = occupancy(T, ck.smem_bytes, regs, lim)
     return KernelInfo(ir.name, ck.source, T, ck.smem_bytes, regs, ck.n_barriers, occ, blocks,
-                      limiter, lim, ck.static_smem, ck.dyn_smem, ck.plan)
+                      limiter, lim, ck.static_smem, ck.dyn_smem, ck.plan, ck.scratch_bytes)

@@ -47,7 +47,7 @@ from .emitter import describe_op
 from .params import Packer, argument_types, layout, refs, storage_bits
 from .pointer_rt import strided_copy
 from .printf_rt import to_sys_stdout
-from .smem import H100_OPTIN_LIMIT, SOFT_BUDGET
+from .smem import H100_OPTIN_LIMIT, NP_DTYPE, SOFT_BUDGET
 
 # Thread counts: the simulator runs every thread as a Python thread, so keep it small there.
 SIM_THREADS = 32
@@ -71,6 +71,9 @@ class Compiled:
         self.smem_bytes = gen.smem.total_bytes
         self.static_smem = gen.smem.static_bytes
         self.dyn_smem = gen.smem.dynamic_bytes          # passed with every launch
+        # the global workspace (smem.py): (cast, elements per block) per extra parameter
+        self.scratch = [(c, n) for c, (n, _) in gen.smem.scratch_rows().items()]
+        self.scratch_bytes = gen.smem.scratch_bytes     # per block
         self.plan = "; ".join(dict.fromkeys(gen.plans))  # mma strategies (kernel.inspect)
         # the array parameters the kernel may write: copied back after a launch
         self.stores = set(written_roots(ir))
@@ -104,7 +107,8 @@ class Compiled:
                 v = self.variants.get(layouts)
                 if v is None:
                     argtypes = argument_types(self.ir, len(self.strides_used), layouts,
-                                              bool(self.asserts))
+                                              bool(self.asserts),
+                                              tuple(c for c, _ in self.scratch))
                     key = target = loaded = None
                     if config.cache_enabled():
                         try:
@@ -276,6 +280,14 @@ def device_smem_limit() -> int:
         return H100_OPTIN_LIMIT
 
 
+def smem_budget() -> int:
+    """Shared memory per block a plan may use: the device's limit, or less when
+    ``CUTILE_NUMBA_SMEM_LIMIT`` says so (buffers beyond go to the global workspace)."""
+    knob = config.numba_smem_limit()
+    limit = device_smem_limit()
+    return limit if knob is None else min(knob, limit)
+
+
 def opt_in_dynamic_smem(kernel, nbytes: int) -> None:
     """Allow a kernel ``nbytes`` of dynamic shared memory (needed above 48 KiB; numba-cuda has
     no public API for it: the attribute is set on the driver).  ``kernel``: a ``Variant``
@@ -311,9 +323,10 @@ def check_compute_capability(needs: list, cc: tuple[int, int] | None) -> None:
 
 
 def generate(ir: KernelIR, T: int, mma_acc: str = "f32", tensor_cores: bool | None = None,
-             full: frozenset = frozenset()) -> Gen:
-    """Run the generator; retry with shared buffers if private ones exceed the soft budget.
-    ``full``: the launch's full-tile facts (``fulltile.py``)."""
+             full: frozenset = frozenset(), smem_limit: int | None = None) -> Gen:
+    """Run the generator; retry with shared buffers if private ones exceed the soft budget;
+    move buffers to the global workspace if they still exceed ``smem_limit`` (default
+    ``smem_budget()``; smem.py).  ``full``: the launch's full-tile facts (``fulltile.py``)."""
     gen = Gen(ir, T, mma_acc=mma_acc, tensor_cores=tensor_cores, full=full)
     gen.source = gen.generate()
     if gen.smem.total_bytes > SOFT_BUDGET:
@@ -322,6 +335,8 @@ def generate(ir: KernelIR, T: int, mma_acc: str = "f32", tensor_cores: bool | No
         g2.source = g2.generate()
         if g2.smem.total_bytes < gen.smem.total_bytes:
             gen = g2
+    if gen.smem.fit(smem_budget() if smem_limit is None else smem_limit):
+        gen.source = gen.assemble()
     return gen
 
 
@@ -331,7 +346,7 @@ def compile_kernel(ir: KernelIR, T: int, mma_acc: str | None = None,
     key = (T, mma_acc, rt.simulator(), config.numba_tensor_cores(),
            config.numba_tensor_cores_sim(), config.numba_cp_async(), config.numba_ffma(),
            config.numba_ffma_sim(), full,
-           min_blocks(ir, T))
+           min_blocks(ir, T), config.numba_smem_limit())
     ck = _cache.get(ir, {}).get(key)
     if ck is not None:
         return ck
@@ -348,15 +363,19 @@ def compile_kernel(ir: KernelIR, T: int, mma_acc: str | None = None,
 def _compile(ir: KernelIR, T: int, mma_acc: str, full: frozenset = frozenset()) -> Compiled:
     if not rt.simulator():
         compat.check_gpu_toolchain()        # before anything Numba compiles (compat.py)
+    budget = smem_budget()
     with stage("plan + source (assign.py, codegen.py)"):
-        gen = generate(ir, T, mma_acc, full=full)
-    gen.smem.check(device_smem_limit(), ir.name)
+        gen = generate(ir, T, mma_acc, full=full, smem_limit=budget)
+    gen.smem.check(budget, ir.name)
     check_compute_capability(gen.min_cc, device_compute_capability())
     source = gen.source
-    bounds = None
-    if not rt.simulator():                        # the simulator's jit takes no bounds
-        bounds = gpu_launch_bounds(ir, T)
-        source += f"\n# launch_bounds={bounds}\n"
+    bounds = None if rt.simulator() else launch_bounds(ir, T)  # the simulator's jit takes none
+    if bounds is not None and len(bounds) == 2:
+        source += (f"\n# launch_bounds={bounds}: ptxas fits {bounds[1]} blocks of {T} threads "
+                   f"per SM\n")
+    elif bounds is not None:
+        source += (f"\n# launch_bounds={bounds}: ptxas keeps to {65536 // T} registers per "
+                   f"thread\n")
     digest = hashlib.sha1(source.encode()).hexdigest()[:10]
     filename = f"<cutile-numba:{ir.name}:{digest}>"
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
@@ -372,13 +391,17 @@ def _compile(ir: KernelIR, T: int, mma_acc: str, full: frozenset = frozenset()) 
     return Compiled(ir, gen, source, filename, dispatcher, T)
 
 
-def gpu_launch_bounds(ir: KernelIR, T: int) -> tuple:
-    """``launch_bounds`` of the kernel compiled at ``T`` threads: ``(T,)``, so that ptxas keeps
-    registers per thread within 65536 / T (spilling if it must; without it a 512-thread block
-    of a 128 x 128 tile took 134 registers and could not launch: too many resources), plus
-    ``min_blocks`` blocks per SM when there is such a bound."""
+def launch_bounds(ir: KernelIR, T: int) -> tuple | None:
+    """``cuda.jit``'s ``launch_bounds`` for ``ir`` at ``T`` threads: ``(T, min_blocks)`` when
+    the kernel must fit that many blocks per SM; else ``(T,)`` above 256 threads, where a
+    block's 65536 registers leave fewer than ptxas' own maximum of 255 per thread: without
+    the bound ptxas may use more (a 16 x 32 x 64 float16 max over two axes at 512 threads:
+    202) and the launch fails with CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES; with it ptxas keeps to
+    65536 / T and spills the rest to local memory.  None: ptxas chooses (T <= 256)."""
     mb = min_blocks(ir, T)
-    return (T,) if mb is None else (T, mb)
+    if mb is not None:
+        return (T, mb)
+    return (T,) if T > 256 else None
 
 
 def min_blocks(ir: KernelIR, T: int) -> int | None:
@@ -522,7 +545,21 @@ def marshal(ck: Compiled, grid: tuple, leaves: list, stream):
         args.append(np.int64(logical_strides[r][ax]))
     if ck.asserts:
         args.append(cuda.to_device(np.zeros(4, np.int64)))
+    if ck.scratch:                  # the global workspace (smem.py): one row per CUDA block
+        g0, g1, g2 = cuda_grid(grid)
+        for cast, per_block in ck.scratch:
+            args.append(workspace((g0 * g1 * g2, per_block), np.dtype(NP_DTYPE[cast]), stream))
     return args, back
+
+
+def workspace(shape: tuple, dtype: np.dtype, stream):
+    """One launch's global workspace array of one element type (smem.py): a row per CUDA
+    block, uninitialised (every buffer is written before it is read, as in shared memory).
+    Allocated per launch, so concurrent launches never share one (``racecheck`` wraps it)."""
+    from numba import cuda
+    if rt.simulator():
+        return cuda.device_array(shape, dtype)
+    return cuda.device_array(shape, dtype, stream=stream)
 
 
 def check_asserts(ck: Compiled, args: list, st) -> None:

@@ -60,12 +60,16 @@ def storage_itemsize(d: dt.DType) -> int:
 
 
 def argument_types(ir, n_strides: int, layouts: tuple | None = None,
-                   assert_buffer: bool = False) -> tuple:
+                   assert_buffer: bool = False, scratch: tuple = ()) -> tuple:
     """Numba types of the generated kernel's parameters, in order: the kernel's arrays and
-    scalars, the three grid extents, then the array strides the kernel queries.  ``layouts``
+    scalars, the three grid extents, the array strides the kernel queries, the ``assert_``
+    record (``assert_buffer``), then one workspace array per cast of ``scratch``.  ``layouts``
     gives each array's Numba layout ("C": C-contiguous, addresses computed from the shape;
     "A": any strides); all "A" by default."""
     from numba.cuda import types
+    from numba.cuda.np import numpy_support
+
+    from .smem import NP_DTYPE
     out = []
     arrays = iter(layouts or ())
     for p in ir.params:
@@ -77,6 +81,8 @@ def argument_types(ir, n_strides: int, layouts: tuple | None = None,
     out += [types.int32] * 3 + [types.int64] * n_strides
     if assert_buffer:                   # ``aerr``: the assert_ failure record (lower/debug.py)
         out.append(types.Array(types.int64, 1, "C"))
+    for cast in scratch:                # ``gs_<cast>``: the global workspace (smem.py)
+        out.append(types.Array(numpy_support.from_dtype(np.dtype(NP_DTYPE[cast])), 2, "C"))
     return tuple(out)
 
 

@@ -14,6 +14,18 @@ aligned offset, of the kernel's dynamic shared memory (``cuda.shared.array(0, dt
 arrays alias one allocation), whose size the launcher passes with the launch after opting the
 compiled function in (``MAX_DYNAMIC_SHARED_SIZE_BYTES``), up to the device's
 ``MAX_SHARED_MEMORY_PER_BLOCK_OPTIN`` (227 KiB on an H100).
+
+A tile too large for that (a reduction of a 512 x 128 float16 tile exchanges 2 x 128 KiB, a
+256 x 256 float32 transpose stages 256 KiB) still runs: ``fit`` moves buffers, largest first,
+into a *global workspace* until the rest fits.  The launcher allocates it per launch, one row
+of ``per_block`` elements per CUDA block and element type (``gs_<cast>``, extra kernel
+parameters after the kernel's own), and the kernel takes its block's row
+(``linear block index``) and slices the buffers out of it; every access is then the same
+``buf[index]`` as in shared memory, inside the buffer by construction, and the same barriers
+order it (``syncthreads`` also orders global memory within a block).  Only buffers read by
+``ldmatrix``/``cp.async``/vector shared loads (``align16``: tensor-core and FFMA staging) must
+stay in shared memory; when those alone exceed the limit the GPU cannot run the kernel, and
+``check`` says so, naming them.
 """
 
 from __future__ import annotations
@@ -30,6 +42,13 @@ ALIGN = 16
 
 _ITEMSIZE = {"b1": 1, "u8": 1, "i8": 1, "u16": 2, "i16": 2, "f16": 2, "u32": 4, "i32": 4,
              "f32": 4, "u64": 8, "i64": 8, "f64": 8}
+# NumPy dtype of a workspace row per cast name (bools travel as bytes)
+NP_DTYPE = {"u8": "uint8", "i8": "int8", "u16": "uint16", "i16": "int16", "f16": "float16",
+            "u32": "uint32", "i32": "int32", "f32": "float32", "u64": "uint64", "i64": "int64",
+            "f64": "float64"}
+# The linear CUDA block index: the row of the global workspace a block uses
+_BLOCK_ROW = ("i32(cuda.blockIdx.x) + i32(cuda.gridDim.x) * (i32(cuda.blockIdx.y) + "
+              "i32(cuda.gridDim.y) * i32(cuda.blockIdx.z))")
 
 
 class SmemPlan:
@@ -38,6 +57,7 @@ class SmemPlan:
         self.aligned = aligned                   # may declare alignment= (not the simulator)
         self.align16: set[str] = set()           # buffers read 16 bytes at a time (ldmatrix)
         self.buffers: dict[str, list] = {}      # name -> [cast, nelems]
+        self.scratch: dict[str, list] = {}      # buffers moved to the global workspace (fit)
         self.sites: dict = {}
 
     def buffer(self, site, slot: int, cast: str, nelems: int, align16: bool = False) -> str:
@@ -92,6 +112,50 @@ class SmemPlan:
     def static_bytes(self) -> int:
         return 0 if self.dynamic else self.total_bytes
 
+    def fit(self, limit: int) -> bool:
+        """Move buffers that need not be in shared memory (not ``align16``), largest first, to
+        the global workspace until the shared ones fit ``limit`` bytes; True when any moved.
+        What still does not fit is ``check``'s error."""
+        moved = False
+        for name in sorted((n for n in self.buffers if n not in self.align16),
+                           key=lambda n: -_ITEMSIZE[self.buffers[n][0]] * self.buffers[n][1]):
+            if self.total_bytes <= limit:
+                break
+            self.scratch[name] = self.buffers.pop(name)
+            moved = True
+        return moved
+
+    def scratch_rows(self) -> dict[str, tuple[int, dict[str, int]]]:
+        """Per cast of the global workspace: (elements per block, element offset of each
+        buffer in the block's row)."""
+        out: dict[str, tuple[int, dict[str, int]]] = {}
+        for name, (cast, n) in self.scratch.items():
+            size, offs = out.get(cast, (0, {}))
+            offs[name] = size
+            out[cast] = (size + n, offs)
+        return out
+
+    @property
+    def scratch_casts(self) -> tuple[str, ...]:
+        """Element types of the workspace parameters ``gs_<cast>``, in parameter order."""
+        return tuple(self.scratch_rows())
+
+    @property
+    def scratch_bytes(self) -> int:
+        """Bytes of global workspace per block."""
+        return sum(_ITEMSIZE[c] * n for c, n in self.scratch.values())
+
+    def scratch_declarations(self) -> list[str]:
+        """This block's row of each workspace array, and the buffers sliced from it."""
+        if not self.scratch:
+            return []
+        out = [f"_gsrow = {_BLOCK_ROW}"]
+        for cast, (_, offs) in self.scratch_rows().items():
+            out.append(f"_gs_{cast} = gs_{cast}[_gsrow]")
+            for name, lo in offs.items():
+                out.append(f"{name} = _gs_{cast}[{lo}:{lo + self.scratch[name][1]}]")
+        return out
+
     def declarations(self) -> list[str]:
         if not self.dynamic:
             out = []
@@ -109,11 +173,15 @@ class SmemPlan:
         return out
 
     def check(self, limit: int, kernel_name: str) -> None:
-        """Raise when the plan exceeds ``limit`` (the device's opt-in per-block maximum)."""
+        """Raise when the shared buffers exceed ``limit`` (the device's opt-in per-block
+        maximum) after ``fit``: they are all operand staging of the tensor cores or of the
+        FFMA schedule, which its instructions read from shared memory only."""
         if self.total_bytes > limit:
             detail = ", ".join(f"{name}: {n} x {cast}" for name, (cast, n) in
                                self.buffers.items())
             raise TileUnsupportedFeatureError(
                 f"kernel {kernel_name!r} needs {self.total_bytes} bytes of shared memory per "
-                f"block on the numba backend ({detail}), more than the device's limit of "
-                f"{limit} bytes per block (dynamic shared memory included); use smaller tiles")
+                f"block on the numba backend ({detail}: mma operand staging, which ldmatrix / "
+                f"cp.async / vector loads read from shared memory only), more than the "
+                f"device's limit of {limit} bytes per block (dynamic shared memory included); "
+                f"use smaller mma tiles")

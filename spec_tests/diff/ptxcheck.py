@@ -90,13 +90,13 @@ for job in req:
     args = []
     for a in job["args"]:
         if a[0] == "array":
-            args.append(types.Array(getattr(types, a[1]), a[2], "A"))
+            args.append(types.Array(getattr(types, a[1]), a[2], a[3] if len(a) > 3 else "A"))
         else:
             args.append(getattr(types, a[1]))
     consts = {k: np.array(v[0], dtype=v[1]) for k, v in job["consts"].items()}
     try:
         ptx, regs = ptxcheck.compile_source(job["source"], job["fn"], consts, args, tk,
-                                            tuple(job["bounds"]))
+                                            tuple(job["bounds"]) or None)
         out.append({"ok": True, "ptx": ptx, "regs": regs})
     except Exception as e:
         out.append({"ok": False, "error": f"{type(e).__name__}: {e}"})
@@ -116,14 +116,15 @@ def run_in_subprocess(jobs: list, repo_root: str) -> list:
 
 
 def job_for(ir, T: int, mma_acc: str = "f32", tensor_cores: bool | None = None,
-            full: frozenset = frozenset()) -> dict:
+            full: frozenset = frozenset(), smem_limit: int | None = None) -> dict:
     """A compile job for a specialised kernel (generated here, compiled in the worker);
-    ``full``: full-tile facts (numba_backend/fulltile.py)."""
+    ``full``: full-tile facts (numba_backend/fulltile.py); ``smem_limit``: shared memory the
+    plan may use (smaller: buffers in the global workspace, smem.py)."""
     from cutile.ir.types import ArrayType
     from cutile.numba_backend.codegen import kernel_fn_name
-    from cutile.numba_backend.launch import generate, gpu_launch_bounds
-    from cutile.numba_backend.params import storage_bits
-    gen = generate(ir, T, mma_acc, tensor_cores=tensor_cores, full=full)
+    from cutile.numba_backend.launch import generate, launch_bounds
+    gen = generate(ir, T, mma_acc, tensor_cores=tensor_cores, full=full,
+                   smem_limit=smem_limit)
     args = []
     for p in ir.params:
         if isinstance(p.type, ArrayType):
@@ -137,6 +138,8 @@ def job_for(ir, T: int, mma_acc: str = "f32", tensor_cores: bool | None = None,
     args += [["scalar", "int64"]] * len(gen.strides_used)
     if gen.asserts:                                     # the assert_ record (lower/debug.py)
         args.append(["array", "int64", 1])
+    from cutile.numba_backend.smem import NP_DTYPE
+    args += [["array", NP_DTYPE[c], 2, "C"] for c in gen.smem.scratch_casts]  # workspace
     consts = {k: [v.tolist(), v.dtype.str] for k, v in gen.consts.items()}
     return {"source": gen.source, "fn": kernel_fn_name(ir), "consts": consts, "args": args,
-            "bounds": list(gpu_launch_bounds(ir, T))}
+            "bounds": list(launch_bounds(ir, T) or ())}

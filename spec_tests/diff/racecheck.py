@@ -11,6 +11,8 @@ one byte by different threads race when at least one writes and their phases ove
 reading bytes its own copy has not yet waited for races with itself.  ``ldmatrix`` reads are
 recorded for the lane that gives the row address (16 bytes; ``.x2`` ignores lanes 16-31).
 What compute-sanitizer's racecheck finds on a GPU, for the barriers the code generator places.
+The global workspace that takes buffers too large for shared memory (numba_backend/smem.py) is
+recorded the same way: its buffers are ordered by the same barriers.
 """
 
 from __future__ import annotations
@@ -243,8 +245,14 @@ def racecheck():
         orig_sync(self)
         self._rc_phase = getattr(self, "_rc_phase", 0) + 1
 
+    def workspace(shape, dtype, stream):    # the global workspace (smem.py): tracked too
+        from numba.cuda.simulator.cudadrv.devicearray import FakeCUDAArray
+        return FakeCUDAArray(np.empty(shape, dtype).view(_Tracked))
+
     kernelapi.FakeCUDAShared.array = array
     skernel.BlockThread.syncthreads = syncthreads
+    from cutile.numba_backend import launch
+    orig_workspace, launch.workspace = launch.workspace, workspace
     saved = _wrap_intrinsics(ptx_sim.SIM_INTRINSICS)
     _rec = {"log": []}
     try:
@@ -253,6 +261,7 @@ def racecheck():
         log = _rec["log"]
         _rec = None
         kernelapi.FakeCUDAShared.array = orig_array
+        launch.workspace = orig_workspace
         skernel.BlockThread.syncthreads = orig_sync
         ptx_sim.SIM_INTRINSICS.update(saved)
     report.accesses = len(log)

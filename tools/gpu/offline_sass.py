@@ -67,8 +67,7 @@ def main() -> int:
         choose_threads,
         compile_kernel,
         full_tiles,
-        gpu_launch_bounds,
-        min_blocks,
+        launch_bounds,
     )
     from cutile.numba_backend.params import argument_types
     kern, kargs, grid = workload(args.workload, make_kernels(ct), np)
@@ -78,10 +77,10 @@ def main() -> int:
     ck = compile_kernel(ir, T, None, full_tiles(ir, T, None, spec.leaves))
     _check_grid(grid)
     n_arrays = sum(1 for p in ir.params if hasattr(p.type, "ndim"))
-    sig = argument_types(ir, len(ck.strides_used), ("C",) * n_arrays, bool(ck.asserts))
-    mb = min_blocks(ir, T)
-    ptx, _ = cuda.compile_ptx(ck.dispatcher.py_func, sig, cc=(9, 0),
-                              launch_bounds=gpu_launch_bounds(ir, T))
+    sig = argument_types(ir, len(ck.strides_used), ("C",) * n_arrays, bool(ck.asserts),
+                         tuple(c for c, _ in ck.scratch))
+    bounds = launch_bounds(ir, T)
+    ptx, _ = cuda.compile_ptx(ck.dispatcher.py_func, sig, cc=(9, 0), launch_bounds=bounds)
     out = args.sass or tempfile.mkdtemp()
     os.makedirs(out, exist_ok=True)
     p = os.path.join(out, "kernel.ptx")
@@ -93,7 +92,7 @@ def main() -> int:
     cubin = os.path.join(out, "kernel.cubin")
     r = subprocess.run([ptxas, "-arch=sm_90", "-v", p, "-o", cubin], capture_output=True,
                        text=True)
-    print(f"{args.workload}: {T} threads, launch_bounds min blocks {mb}, "
+    print(f"{args.workload}: {T} threads, launch_bounds {bounds}, "
           f"plan {ck.plan or '-'}, shared {ck.smem_bytes} B")
     print("\n".join(line for line in r.stderr.splitlines() if "Used" in line or "spill" in line))
     if args.sass:

@@ -4,6 +4,7 @@
 #
 #   tools/gpu/parity.sh nvsuite   NVIDIA's test suite on the Numba backend (tools/nvidia_suite)
 #   tools/gpu/parity.sh progen    random programs on both executors (spec_tests/diff/progen.py)
+#   tools/gpu/parity.sh bench     benchmarks/gpu.py on a few workloads (BENCH_ONLY)
 #   tools/gpu/parity.sh diff      this differential tests (array values, devices, extremes,
 #                                 UNDETERMINED padding, print), gpu profile
 #   tools/gpu/parity.sh all       the three at once: nvsuite on 20 cores, progen on 8, diff on 4
@@ -23,13 +24,33 @@ budget="${BUDGET:-540}"
 part="${1:?nvsuite|progen|diff|all}"
 
 nvsuite() {
+  # test_reduction.py (344 kernels, many with large tiles) gets its own processes; the other
+  # files run side by side, only the large ones split in shards.
   local only=()
   [[ -n "${NVS_ONLY:-}" ]] && only=(--only "$NVS_ONLY")
+  local t=$((budget - 15))
+  if [[ -z "${NVS_ONLY:-}" ]]; then
+    timeout -s TERM "$budget" python3 tools/nvidia_suite/run.py --tests .gpu/nvtests --mode gpu \
+      --backend numba --jobs "${NVS_RJOBS:-5}" --shards "${NVS_RJOBS:-5}" --shard-min-kb 1 \
+      --timeout "$t" --only test_reduction.py --out /tmp/nvs-red > "$out/nvsuite-red.log" 2>&1 &
+    only=(--skip test_reduction.py)
+  fi
   timeout -s TERM "$budget" python3 tools/nvidia_suite/run.py --tests .gpu/nvtests --mode gpu \
-    --backend numba --jobs "${NVS_JOBS:-20}" --shards 8 --timeout "$((budget - 20))" \
+    --backend numba --jobs "${NVS_JOBS:-11}" --shards 6 --shard-min-kb 40 --timeout "$t" \
     "${only[@]}" --out /tmp/nvs > "$out/nvsuite.log" 2>&1
-  tar czf "$out/nvsuite.tgz" -C /tmp nvs 2>/dev/null
-  tail -15 /tmp/nvs/table.txt 2>/dev/null
+  wait
+  if [[ -d /tmp/nvs-red ]]; then
+    python3 tools/nvidia_suite/run.py --merge /tmp/nvs/results.json /tmp/nvs-red/results.json \
+      --out /tmp/nvs-all > /dev/null 2>&1
+  fi
+  tar czf "$out/nvsuite.tgz" -C /tmp nvs nvs-red nvs-all 2>/dev/null
+  tail -25 /tmp/nvs-all/table.txt 2>/dev/null || tail -25 /tmp/nvs/table.txt
+}
+
+bench() {
+  timeout -s TERM "$budget" python3 benchmarks/gpu.py --no-first-call \
+    --only "${BENCH_ONLY:-vadd,softmax,layernorm,mm_f16,attention}" > "$out/bench.log" 2>&1
+  tail -14 "$out/bench.log"
 }
 
 progen() {
@@ -50,6 +71,7 @@ diff() {
 
 case "$part" in
   nvsuite) nvsuite ;;
+  bench) bench ;;
   progen) progen ;;
   diff) diff ;;
   all)
