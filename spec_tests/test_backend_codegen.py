@@ -661,8 +661,9 @@ def new_axes_k(x, y, T0: Constant[int], T1: Constant[int]):
 
 def test_gpu_kernels_above_256_threads_bound_their_threads(monkeypatch):
     """launch_bounds names the block size of a GPU kernel of more than 256 threads, so ptxas
-    keeps a thread within 65536 / T registers: NVIDIA's test_new_axis_indexing (a 128 x 128 float32 tile, 512
-    threads, t[:, None, None, :]) took 134 registers without it and could not launch
+    keeps a thread within 65536 / T registers: NVIDIA's test_new_axis_indexing (a 128 x 128
+    float32 tile, 512 threads, t[:, None, None, :]) took 134 registers without it and could
+    not launch
     (test_backend_ptx.py compiles it); with min_blocks the bound also names blocks per SM."""
     from backend_kernels import attention_fwd
 

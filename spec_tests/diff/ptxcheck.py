@@ -123,6 +123,7 @@ def job_for(ir, T: int, mma_acc: str = "f32", tensor_cores: bool | None = None,
     from cutile.ir.types import ArrayType
     from cutile.numba_backend.codegen import kernel_fn_name
     from cutile.numba_backend.launch import generate, launch_bounds
+    from cutile.numba_backend.params import storage_bits
     gen = generate(ir, T, mma_acc, tensor_cores=tensor_cores, full=full,
                    smem_limit=smem_limit)
     args = []
