@@ -257,3 +257,22 @@ def test_global_workspace_compiles():
     assert r["ok"], r.get("error")
     ptx = r["ptx"]
     assert "st.u16" in ptx and "bar.sync" in ptx and ".shared" not in ptx
+
+
+@ct.kernel
+def pack_f16(x, out, back, T: Constant[int]):
+    t = ct.load(x, (0,), (T,))
+    b = ct.pack_to_bytes(t)
+    ct.store(out, (0,), b)
+    ct.store(back, (0,), ct.unpack_from_bytes(b, ct.float16))
+
+
+def test_float16_bit_reinterpretation_compiles():
+    """bits.py's float16 <-> uint16 intrinsics type and lower for sm_90 (numba-cuda holds a
+    float16 value as an i16, so a bitcast to half made NVIDIA's float16 pack/unpack tests fail
+    to compile on an H200: "Storing half to ptr of i16"); the simulator runs NumPy views
+    instead and never saw it."""
+    x = np.zeros(16, np.float16)
+    ir = pack_f16.compile(pack_f16.specialize((x, np.zeros(32, np.uint8), x.copy(), 16)))
+    (r,) = ptxcheck.run_in_subprocess([ptxcheck.job_for(ir, 32)], ROOT)
+    assert r["ok"], r.get("error")

@@ -26,6 +26,14 @@ def sim_u16_as_f16(b):
     return np.array(int(b) & 0xFFFF, dtype=np.uint16).view(np.float16)[()]
 
 
+def _retype(builder, v, want):
+    """``v`` as the LLVM type ``want`` of the same 16 bits: numba-cuda's data model holds a
+    float16 value as an ``i16`` (not ``half``), in which case there is nothing to do; a
+    bitcast where the types differ (NVIDIA's test_pack_unpack on an H200: storing a ``half``
+    into a float16 variable's ``i16`` slot failed to compile)."""
+    return v if v.type == want else builder.bitcast(v, want)
+
+
 def _make_f16_as_u16():
     from numba.cuda import types
     from numba.cuda.extending import intrinsic
@@ -36,8 +44,7 @@ def _make_f16_as_u16():
             return None
 
         def codegen(context, builder, sig, args):
-            from llvmlite import ir
-            return builder.bitcast(args[0], ir.IntType(16))
+            return _retype(builder, args[0], context.get_value_type(types.uint16))
 
         return types.uint16(types.float16), codegen
 
@@ -54,9 +61,8 @@ def _make_u16_as_f16():
             return None
 
         def codegen(context, builder, sig, args):
-            from llvmlite import ir
             v = context.cast(builder, args[0], sig.args[0], types.uint16)
-            return builder.bitcast(v, ir.HalfType())
+            return _retype(builder, v, context.get_value_type(types.float16))
 
         return types.float16(b), codegen
 
