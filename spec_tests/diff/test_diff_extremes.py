@@ -120,6 +120,17 @@ def reference(x: np.ndarray, dst: np.dtype) -> np.ndarray:
     return np.array(out, dtype=np.float64).astype(dst)
 
 
+def assert_exact(executor: str, have: np.ndarray, want: np.ndarray, what) -> None:
+    """``have`` is ``want`` bit for bit (any NaN matches any NaN); ``what(i)`` describes
+    element ``i`` for the message."""
+    nan = np.isnan(_f64(want))
+    same = (_bits_view(have) == _bits_view(want)) | (nan & np.isnan(_f64(have)))
+    if not same.all():
+        i = int(np.flatnonzero(~same)[0])
+        raise AssertionError(f"{executor}: {what(i)}: got {have[i]!r}, exact {want[i]!r} "
+                             f"({int((~same).sum())} wrong)")
+
+
 @ct.kernel
 def convert(x, out, T: Constant[int]):
     ct.store(out, (ct.bid(0),), ct.load(x, (ct.bid(0),), (T,)).astype(out.dtype))
@@ -145,12 +156,7 @@ def test_conversion_extremes_exact_on_both(src, dst):
     xs, ref, got = _launch_convert(x, dst)
     want = reference(xs, dst)
     for name, have in (("interp", ref), ("numba", got)):
-        nan = np.isnan(_f64(want))
-        same = (_bits_view(have) == _bits_view(want)) | (nan & np.isnan(_f64(have)))
-        if not same.all():
-            i = int(np.flatnonzero(~same)[0])
-            raise AssertionError(f"{name}: {src.name} {xs[i]!r} -> {dst.name}: got "
-                                 f"{have[i]!r}, exact {want[i]!r} ({int((~same).sum())} wrong)")
+        assert_exact(name, have, want, lambda i: f"{src.name} {xs[i]!r} -> {dst.name}")
 
 
 # -- fused multiply-add on extremes ---------------------------------------------------------
@@ -191,12 +197,7 @@ def test_fma_extremes_exact_on_both(dt):
     ref, got = run_both(fused, (n // T,), (x, y, z, np.zeros(n, dt), T))
     want = _fma_reference(x, y, z, dt)
     for name, have in (("interp", ref[3]), ("numba", got[3])):
-        nan = np.isnan(_f64(want))
-        same = (_bits_view(have) == _bits_view(want)) | (nan & np.isnan(_f64(have)))
-        if not same.all():
-            i = int(np.flatnonzero(~same)[0])
-            raise AssertionError(f"{name}: fma({x[i]!r}, {y[i]!r}, {z[i]!r}) in {dt.name}: "
-                                 f"got {have[i]!r}, exact {want[i]!r}")
+        assert_exact(name, have, want, lambda i: f"fma({x[i]!r}, {y[i]!r}, {z[i]!r}) in {dt.name}")
 
 
 # -- the defects random kernels found (issue 27), each on both executors ----------------------
