@@ -227,7 +227,7 @@ def e_subscript(x):
     (e_slice_neg_start, "Slice start must be non-negative"),
     (e_slice_neg_stop, "Slice stop must be non-negative"),
     (e_slice_order, "Slice stop must be greater than or equal to start"),
-    (e_slice_axis, "Axis 5 is out of range for rank 1"),
+    (e_slice_axis, "Invalid axis for slice: 'Axis 5 is out of range for rank 1'"),
     (e_slice_unsigned, "Expected a signed integer scalar"),
     (e_slice_float, "Expected a signed integer scalar"),
     (e_slice_bool, "Expected a signed integer scalar"),

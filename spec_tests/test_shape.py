@@ -229,9 +229,9 @@ def test_transpose_errors():  # R-SHAPE-5
         return ct.transpose(t, axis1=1)
 
     fails(one_d, A8, "Cannot transpose a tile with fewer than 2 dimensions")
-    fails(three_d, A24, "must be specified for tile with more than 2 dimensions")
-    fails(one_none, A24, "must either both be specified or both be None")
-    fails(other_none, A24, "must either both be specified or both be None")
+    fails(three_d, A24, "`axes` must be specified for tile with more than 2 dimensions")
+    fails(one_none, A24, "transpose axes must either both be specified or both be None")
+    fails(other_none, A24, "transpose axes must either both be specified or both be None")
 
 
 # -- R-TILE-3 subscripts -----------------------------------------------------------------------
@@ -317,7 +317,8 @@ def test_tiles_are_immutable():  # R-TILE-3
         t[0] = 1
         ct.store(X, index=(0,), tile=t)
 
-    with pytest.raises(ct.TileTypeError, match="Tiles are immutable"):
+    with pytest.raises(ct.TileTypeError,
+                       match="Tiles are immutable: item assignment is not supported"):
         ct.launch(None, (1,), k, (x,))
 
 
@@ -422,7 +423,7 @@ def test_cat_errors():  # R-SHAPE-6
     fails(lambda t: ct.cat((t, t.astype(ct.float32)), 0), x, "same dtype")
     fails(lambda t: ct.cat((t, ct.reshape(t, (4,))), 0), x, "same rank")
     fails(lambda t: ct.cat((t, ct.zeros((2, 4), ct.int32)), 0),
-          x, "same shape for non axis dimensions")
+          x, "Expected tiles to have the same shape for non axis dimensions")
     fails(lambda t: ct.cat((t, ct.zeros((4, 2), ct.int32)), 0), x, "power of 2")
 
 

@@ -388,7 +388,11 @@ def scatter(array, indices, value, /, *, mask=None, check_bounds=True, latency=N
 def array_slice(arr: ArrayV, axis, start, stop) -> ArrayV:
     """``a.slice(axis, start, stop)`` (R-ARR-1/2): a view; constant bounds are checked here,
     runtime bounds by the interpreter (R-UB-4)."""
-    ax = coerce.normalize_axis(coerce.const_int(coerce.fval(axis), "axis"), arr.ndim)
+    ax = coerce.const_int(coerce.fval(axis), "axis")
+    if not -arr.ndim <= ax < arr.ndim:       # 1.7's wording, the reason quoted
+        raise TileTypeError(f"Invalid axis for slice: 'Axis {ax} is out of range for rank "
+                            f"{arr.ndim}'")
+    ax = coerce.normalize_axis(ax, arr.ndim)
     bounds = []
     for name, b in (("start", start), ("stop", stop)):
         b = coerce.fval(b)

@@ -116,11 +116,12 @@ def transpose(x, /, axis0=None, axis1=None):
     none0 = isinstance(a0, Const) and a0.value is None
     none1 = isinstance(a1, Const) and a1.value is None
     if none0 != none1:
-        raise TileTypeError("axis0 and axis1 must either both be specified or both be None")
+        raise TileTypeError("transpose axes must either both be specified or both be None "
+                            "(axis0, axis1)")
     if none0:
         if nd > 2:
-            raise TileTypeError("axis0 and axis1 must be specified for tile with more than 2 "
-                                "dimensions")
+            raise TileTypeError("`axes` must be specified for tile with more than 2 "
+                                "dimensions: pass axis0 and axis1")
         i, j = 0, 1
     else:
         i = coerce.normalize_axis(coerce.const_int(a0, "axis0"), nd)
@@ -194,15 +195,15 @@ def cat(tiles, /, axis):
         return ts[0]
     a, b = ts
     if a.dtype is not b.dtype:
-        raise TileTypeError(f"cat() expects tiles of the same dtype, got {a.dtype.name} and "
-                            f"{b.dtype.name}")
+        raise TileTypeError(f"cat(): Expected tiles to have the same dtype, got "
+                            f"{a.dtype.name} and {b.dtype.name}")
     if len(a.shape) != len(b.shape):
-        raise TileTypeError(f"cat() expects tiles of the same rank, got {len(a.shape)} and "
-                            f"{len(b.shape)}")
+        raise TileTypeError(f"cat(): Expected tiles to have the same rank, got "
+                            f"{len(a.shape)} and {len(b.shape)}")
     ax = coerce.normalize_axis(ax, len(a.shape))
     if any(x != y for i, (x, y) in enumerate(zip(a.shape, b.shape)) if i != ax):
-        raise TileTypeError(f"cat() expects the same shape for non axis dimensions, got "
-                            f"{a.shape} and {b.shape}")
+        raise TileTypeError(f"cat(): Expected tiles to have the same shape for non axis "
+                            f"dimensions, got {a.shape} and {b.shape}")
     shape = list(a.shape)
     shape[ax] += b.shape[ax]
     if shape[ax] & (shape[ax] - 1):

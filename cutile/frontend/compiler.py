@@ -193,11 +193,12 @@ class FunctionCompiler(LoopCompiler):
             if dataclass_ops.setitem(self, obj, self.expr(target.slice, env), value):
                 return
             if isinstance(obj, ArrayV):
-                raise TileTypeError("Arrays do not support item assignment")
+                raise TileTypeError("Arrays do not support item assignment. Use store() to "
+                                    "write a tile into an array")
             if isinstance(obj, TileV):
-                raise TileTypeError("Tiles are immutable")
+                raise TileTypeError("Tiles are immutable: item assignment is not supported")
             if isinstance(obj, TupleV):
-                raise TileTypeError("Tuples are immutable")
+                raise TileTypeError("Tuples are immutable: item assignment is not supported")
             raise TileTypeError(f"{describe(obj)} does not support item assignment")
         elif isinstance(target, ast.Attribute):
             raise TileTypeError("Cannot assign attributes: objects in tile code are immutable")
