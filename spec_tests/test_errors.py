@@ -431,7 +431,12 @@ def test_ctrl_c_during_a_launch_names_block_and_line(monkeypatch):
     monkeypatch.setenv("CUTILE_INTERP_TIMEOUT", "0.2")
     with pytest.raises(ct.UndefinedBehaviorError, match="wall-clock limit"):
         ct.launch(None, (1,), k_spin, (I32, 1))
-    monkeypatch.setenv("CUTILE_INTERP_TIMEOUT", "0")
+    # a process started with SIGINT ignored (a background job of a non-interactive shell)
+    # would drop the simulated Ctrl-C: restore Python's handler; and a finite limit, so that a
+    # lost interrupt fails the test instead of spinning forever
+    import signal
+    prev = signal.signal(signal.SIGINT, signal.default_int_handler)
+    monkeypatch.setenv("CUTILE_INTERP_TIMEOUT", "60")
     timer = threading.Timer(0.5, _thread.interrupt_main)
     timer.start()
     try:
@@ -439,6 +444,7 @@ def test_ctrl_c_during_a_launch_names_block_and_line(monkeypatch):
             ct.launch(None, (1,), k_spin, (I32, 1))
     finally:
         timer.cancel()
+        signal.signal(signal.SIGINT, prev)
     notes = "\n".join(getattr(info.value, "__notes__", []))
     assert "interrupted in block (0, 0, 0)" in notes
     assert "test_errors.py" in notes and "k_spin" in notes
