@@ -136,7 +136,7 @@ class Gen:
     def tmp(self, hint: str = "t") -> str:
         return f"_{hint}{next(self._tmp)}"
 
-    def bind(self, v: Value, lay, names: list[str], like: Value | None = None) -> None:
+    def bind(self, v: Value, lay, names: list[str]) -> None:
         """Make ``v`` (a region argument or a control-flow result) live in ``names``."""
         if lay is None:
             self.arrays[id(v)] = self.array_value(v, names[0])

@@ -25,10 +25,9 @@ def _carried(g, args, inits):
     lays = [g.natural(a) for a in args]
     names = [g.value_names(a, lay) for a, lay in zip(args, lays)]
     g.parallel_assign(names, lays, inits)
-    for a, lay, n, init in zip(args, lays, names, inits):
-        g.bind(a, lay, n, init)
+    for a, lay, n in zip(args, lays, names):
+        g.bind(a, lay, n)
     frame = LoopFrame(names, lays)
-    frame.inits = list(inits)
     return frame
 
 
@@ -52,8 +51,8 @@ def for_(g, op):
                 normal_exit=True)
     if pipes:
         g.line("cp_async_wait_all()")       # the copies issued for the iteration after the last
-    for r, lay, n, init in zip(op.results, frame.layouts, frame.names, frame.inits):
-        g.bind(r, lay, n, init)
+    for r, lay, n in zip(op.results, frame.layouts, frame.names):
+        g.bind(r, lay, n)
 
 
 @lower(ops.Loop)
@@ -62,8 +61,8 @@ def loop(g, op):
     go = g.tmp("go")
     g.line(f"{go} = True")
     g.emit_loop(f"while {go}:", frame, op.body, lambda: None, normal_exit=False)
-    for r, lay, n, init in zip(op.results, frame.layouts, frame.names, frame.inits):
-        g.bind(r, lay, n, init)
+    for r, lay, n in zip(op.results, frame.layouts, frame.names):
+        g.bind(r, lay, n)
 
 
 @lower(ops.If)
@@ -72,7 +71,6 @@ def if_(g, op):
     lays = [g.natural(r) for r in op.results]
     names = [g.value_names(r, lay) for r, lay in zip(op.results, lays)]
     start = g.bar.copy()
-    likes = _first_yield(op)
     states = []
     g.line(f"if {cond}:")
     for region, head in ((op.then, None), (op.orelse, "else:")):
@@ -101,14 +99,5 @@ def if_(g, op):
         g.bar = out
     else:
         g.bar = None
-    for r, lay, n, like in zip(op.results, lays, names, likes):
-        g.bind(r, lay, n, like)
-
-
-def _first_yield(op):
-    """Values an If yields (for array results: the array whose root parameter to report)."""
-    for region in (op.then, op.orelse):
-        t = region.terminator
-        if isinstance(t, ops.Yield):
-            return list(t.values)
-    return [None] * len(op.results)
+    for r, lay, n in zip(op.results, lays, names):
+        g.bind(r, lay, n)
