@@ -122,6 +122,13 @@ def numba_speedups() -> bool:
         "0", "false", "no")
 
 
+def numba_lineinfo() -> bool:
+    """``CUTILE_NUMBA_LINEINFO=1``: compile generated kernels with line information
+    (``cuda.jit(lineinfo=True)``), so ``compute-sanitizer`` and Nsight Compute name the line of
+    the generated source (``kernel.inspect(...).source``) where a fault or a hot spot is."""
+    return os.environ.get("CUTILE_NUMBA_LINEINFO", "").strip().lower() in ("1", "true", "yes")
+
+
 def numba_min_blocks() -> int | None:
     """``CUTILE_NUMBA_MIN_BLOCKS``: thread blocks per SM every generated kernel must fit
     (``launch_bounds``; ptxas then caps registers per thread), unless the kernel's own

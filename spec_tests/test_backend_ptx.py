@@ -276,3 +276,30 @@ def test_float16_bit_reinterpretation_compiles():
     ir = pack_f16.compile(pack_f16.specialize((x, np.zeros(32, np.uint8), x.copy(), 16)))
     (r,) = ptxcheck.run_in_subprocess([ptxcheck.job_for(ir, 32)], ROOT)
     assert r["ok"], r.get("error")
+
+
+@ct.kernel
+def wrapped_index(x, counts, out, T: Constant[int]):
+    i = ct.load(x, (0,), (T,))
+    j = i * 2 + 1 - ct.bid(0)                 # wraps for large i (R-MATH-4)
+    ct.atomic_add(counts, j, ct.ones((T,), dtype=ct.int32))
+    ct.scatter(out, j, i)
+
+
+def test_signed_integer_arithmetic_wraps_in_nvvm():
+    """R-MATH-4: integer add/sub/mul wrap, so the LLVM IR Numba hands NVVM carries no ``nsw``
+    ("no signed wrap") on them (numba_backend/intwrap.py).  With it NVVM folded an atomic's
+    bounds check ``0 <= 2 * x`` into ``0 <= x``, and an atomic_add through a wrapped negative
+    index faulted on an H200 (test_diff_gpu_regressions.py).  The only ``nsw`` left is Numba's
+    own element count of an array (``1 * shape``), computed inside its array model."""
+    x = np.zeros(16, np.int64)
+    ir = wrapped_index.compile(wrapped_index.specialize(
+        (x, np.zeros(23, np.int32), x.copy(), 16)))
+    job = dict(ptxcheck.job_for(ir, 32), llvm=True)
+    (r,) = ptxcheck.run_in_subprocess([job], ROOT)
+    assert r["ok"], r.get("error")
+    import re
+    arith = [ln.strip() for ln in r["llvm"].splitlines()
+             if re.search(r"= (add|sub|mul|shl) ", ln)]
+    flagged = [ln for ln in arith if " nsw " in ln and not re.search(r"mul nsw i64 1, ", ln)]
+    assert len(arith) > 20 and not flagged, flagged[:5]

@@ -346,7 +346,7 @@ def compile_kernel(ir: KernelIR, T: int, mma_acc: str | None = None,
     key = (T, mma_acc, rt.simulator(), config.numba_tensor_cores(),
            config.numba_tensor_cores_sim(), config.numba_cp_async(), config.numba_ffma(),
            config.numba_ffma_sim(), full,
-           min_blocks(ir, T), config.numba_smem_limit())
+           min_blocks(ir, T), config.numba_smem_limit(), config.numba_lineinfo())
     ck = _cache.get(ir, {}).get(key)
     if ck is not None:
         return ck
@@ -386,8 +386,10 @@ def _compile(ir: KernelIR, T: int, mma_acc: str, full: frozenset = frozenset()) 
         ns.update(gen.consts)
         exec(compile(source, filename, "exec"), ns)
         from numba import cuda
-        jit = cuda.jit(launch_bounds=bounds) if bounds else cuda.jit
-        dispatcher = jit(ns[kernel_fn_name(ir)])
+        opts = {"launch_bounds": bounds} if bounds else {}
+        if config.numba_lineinfo() and not rt.simulator():
+            opts["lineinfo"] = True
+        dispatcher = cuda.jit(**opts)(ns[kernel_fn_name(ir)])
     return Compiled(ir, gen, source, filename, dispatcher, T)
 
 

@@ -266,7 +266,9 @@ def namespace() -> dict:
     else:
         from numba.cuda import libdevice
 
+        from . import intwrap
         from .ptx import INTRINSICS
+        intwrap.apply()                 # signed add/sub/mul wrap (R-MATH-4), not nsw
         ns["libdevice"] = libdevice
         ns.update(INTRINSICS)
     ns.update(_device_functions())

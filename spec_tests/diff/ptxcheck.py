@@ -47,9 +47,9 @@ def _setup_numba(tk: dict) -> None:
 
 
 def compile_source(source: str, fn_name: str, consts: dict, arg_types: list, tk: dict,
-                   launch_bounds: tuple | None = None):
-    """PTX of a generated kernel for sm_90 (with the backend's ``launch_bounds``) and ptxas'
-    register count (or None)."""
+                   launch_bounds: tuple | None = None, llvm: bool = False):
+    """PTX of a generated kernel for sm_90 (with the backend's ``launch_bounds``), ptxas'
+    register count (or None) and, with ``llvm``, the LLVM IR Numba hands NVVM (else None)."""
     _setup_numba(tk)
     from numba import cuda
 
@@ -60,9 +60,13 @@ def compile_source(source: str, fn_name: str, consts: dict, arg_types: list, tk:
     ns = rt.namespace()
     ns.update(consts)
     exec(compile(source, "<gen>", "exec"), ns)
+    from numba.cuda.compiler import compile_cuda
     with numba_speedups.typing_memo():
         ptx, _ = cuda.compile_ptx(ns[fn_name], tuple(arg_types), cc=(9, 0),
                                   launch_bounds=launch_bounds)
+        if llvm:
+            llvm = compile_cuda(ns[fn_name], None, tuple(arg_types),
+                                cc=(9, 0)).library.get_llvm_str()
     regs = None
     if tk["ptxas"]:
         import tempfile
@@ -75,7 +79,7 @@ def compile_source(source: str, fn_name: str, consts: dict, arg_types: list, tk:
             import re
             m = re.search(r"Used (\d+) registers", out.stderr + out.stdout)
             regs = int(m.group(1)) if m else None
-    return ptx, regs
+    return ptx, regs, llvm
 
 
 _WORKER = r'''
@@ -95,9 +99,10 @@ for job in req:
             args.append(getattr(types, a[1]))
     consts = {k: np.array(v[0], dtype=v[1]) for k, v in job["consts"].items()}
     try:
-        ptx, regs = ptxcheck.compile_source(job["source"], job["fn"], consts, args, tk,
-                                            tuple(job["bounds"]) or None)
-        out.append({"ok": True, "ptx": ptx, "regs": regs})
+        ptx, regs, llvm = ptxcheck.compile_source(job["source"], job["fn"], consts, args, tk,
+                                                  tuple(job["bounds"]) or None,
+                                                  bool(job.get("llvm")))
+        out.append({"ok": True, "ptx": ptx, "regs": regs, "llvm": llvm or None})
     except Exception as e:
         out.append({"ok": False, "error": f"{type(e).__name__}: {e}"})
 print(json.dumps(out))
