@@ -284,6 +284,8 @@ def wrapped_index(x, counts, out, T: Constant[int]):
     j = i * 2 + 1 - ct.bid(0)                 # wraps for large i (R-MATH-4)
     ct.atomic_add(counts, j, ct.ones((T,), dtype=ct.int32))
     ct.scatter(out, j, i)
+    f = (i.astype(ct.float32) * 1e30).astype(ct.int64)    # out of range: R-UB-6
+    ct.scatter(out, f, i)
 
 
 def test_signed_integer_arithmetic_wraps_in_nvvm():
@@ -291,7 +293,8 @@ def test_signed_integer_arithmetic_wraps_in_nvvm():
     ("no signed wrap") on them (numba_backend/intwrap.py).  With it NVVM folded an atomic's
     bounds check ``0 <= 2 * x`` into ``0 <= x``, and an atomic_add through a wrapped negative
     index faulted on an H200 (test_diff_gpu_regressions.py).  The only ``nsw`` left is Numba's
-    own element count of an array (``1 * shape``), computed inside its array model."""
+    own element count of an array (``1 * shape``), computed inside its array model.  Float ->
+    int conversions are no ``fptosi`` either (poison out of range; exprs.float_to_int)."""
     x = np.zeros(16, np.int64)
     ir = wrapped_index.compile(wrapped_index.specialize(
         (x, np.zeros(23, np.int32), x.copy(), 16)))
@@ -303,3 +306,5 @@ def test_signed_integer_arithmetic_wraps_in_nvvm():
              if re.search(r"= (add|sub|mul|shl) ", ln)]
     flagged = [ln for ln in arith if " nsw " in ln and not re.search(r"mul nsw i64 1, ", ln)]
     assert len(arith) > 20 and not flagged, flagged[:5]
+    # float -> int through libdevice's saturating cvt.rzi, not fptosi (poison out of range)
+    assert not re.search(r"= fpto[su]i ", r["llvm"]), "fptosi/fptoui in the kernel"

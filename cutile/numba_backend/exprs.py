@@ -446,8 +446,9 @@ def unary(fn: str, dtype: dt.DType, x: str, *, rounding=None, ftz=False, let=_no
     if fn == "sqrt":
         return f"libdevice.{'f' if f32 else 'd'}sqrt_rn({x})"
     if fn == "rsqrt":
-        r = f"libdevice.ddiv_rn(f64(1.0), libdevice.dsqrt_rn(f64({x})))"
-        return f"f32({r})" if f32 else r
+        if f32:             # libdevice's rsqrtf (<= 2 ulp), as torch and cuTile on the GPU
+            return f"libdevice.rsqrtf({x})"
+        return f"libdevice.ddiv_rn(f64(1.0), libdevice.dsqrt_rn({x}))"   # correctly rounded
     if fn in ("floor", "ceil"):
         return f"libdevice.{fn}{sfx}({x})"
     if fn in _MATH:
@@ -579,9 +580,28 @@ def convert(x: str, src: dt.DType, dst: dt.DType, rounding=None, let=_no_let) ->
             return tf32_rn(let(f"f32({x})"), let)
         x64 = int_to_f64_odd(x, src, let) if src.is_integral else let(f"f64({x})")
         return tf32_rn(round_to_odd32(x64, let), let)
-    c = cast(dst)
-    if src is dt.float16 and dst.is_integral:
-        return f"{c}(f32({x}))"
+    if src.is_float and dst.is_integral:
+        return float_to_int(x, src, dst)
     if src is dst:
         return x
-    return f"{c}({x})"
+    return f"{cast(dst)}({x})"
+
+
+def float_to_int(x: str, src: dt.DType, dst: dt.DType) -> str:
+    """float16/32/64 -> integer, truncated toward zero (R-ASTYPE-1), through libdevice's
+    ``*_rz`` conversions (``cvt.rzi``: saturating, NaN -> 0) rather than Numba's ``fptosi``,
+    whose result for NaN, infinities and out-of-range values is LLVM poison.  R-UB-6 leaves
+    the value undefined, but poison is worse than a wrong value: NVVM may let it decide a
+    later bounds check (an index made from a NaN) and a write could then land outside its
+    array.  8- and 16-bit results truncate the 32-bit conversion."""
+    wide = dst.bitwidth == 64
+    if src is dt.float64:
+        fn = {(True, False): "double2int", (False, False): "double2uint",
+              (True, True): "double2ll", (False, True): "double2ull"}[dst.is_signed, wide]
+    else:
+        fn = {(True, False): "float2int", (False, False): "float2uint",
+              (True, True): "float2ll", (False, True): "float2ull"}[dst.is_signed, wide]
+        if src is dt.float16:
+            x = f"f32({x})"
+    out = f"libdevice.{fn}_rz({x})"
+    return out if dst.bitwidth in (32, 64) else f"{cast(dst)}({out})"

@@ -189,6 +189,22 @@ def _via64(fn, out):
     return f
 
 
+def _float_to_int_rz(bits: int, signed: bool):
+    """libdevice's ``*_rz`` float -> integer conversion (``cvt.rzi``): toward zero, saturated
+    to the destination's range, NaN -> 0."""
+    lo, hi = (-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if signed else (0, (1 << bits) - 1)
+    out = getattr(np, f"{'' if signed else 'u'}int{bits}")
+
+    def f(a):
+        a = float(a)
+        if math.isnan(a):
+            return out(0)
+        if math.isinf(a):
+            return out(hi if a > 0 else lo)
+        return out(min(max(math.trunc(a), lo), hi))
+    return f
+
+
 class SimLibdevice:
     """libdevice functions for the simulator (host Python, exact where libdevice is exact;
     transcendentals as the interpreter computes them: in float64, rounded once)."""
@@ -217,6 +233,11 @@ class SimLibdevice:
     longlong_as_double = staticmethod(lambda i: np.int64(i).view(np.float64))
 
 
+for _src in ("float", "double"):
+    for _dst, (_bits, _signed) in (("int", (32, True)), ("uint", (32, False)),
+                                   ("ll", (64, True)), ("ull", (64, False))):
+        setattr(SimLibdevice, f"{_src}2{_dst}_rz", staticmethod(_float_to_int_rz(_bits, _signed)))
+
 for _m in ("rz", "rd", "ru"):
     for _op, _nm in (("add", "add"), ("sub", "sub"), ("mul", "mul"), ("div", "div")):
         setattr(SimLibdevice, f"f{_nm}_{_m}", staticmethod(_directed_binary(_op, F32, _m)))
@@ -238,6 +259,7 @@ for _name, _fn in {"exp": np.exp, "exp2": np.exp2, "log": np.log, "log2": np.log
                    "atan2": np.arctan2}.items():
     setattr(SimLibdevice, _name + "f", staticmethod(_via64(_fn, F32)))
     setattr(SimLibdevice, _name, staticmethod(_via64(_fn, F64)))
+SimLibdevice.rsqrtf = staticmethod(_via64(lambda a: 1.0 / np.sqrt(a), F32))
 
 
 _simulator: bool | None = None

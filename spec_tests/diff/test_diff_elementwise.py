@@ -19,7 +19,7 @@ INT_BIN = ["+", "-", "*", "//", "%", "min", "max", "&", "|", "^"]
 FLOAT_UN = ["-", "abs", "exp", "log", "sqrt", "rsqrt", "sin", "tanh", "floor", "ceil", "exp2",
             "log2", "cos"]
 INT_UN = ["-", "abs", "~"]
-TRANSCENDENTAL = {"exp", "log", "sin", "tanh", "exp2", "log2", "cos", "pow", "atan2"}
+TRANSCENDENTAL = {"exp", "log", "sin", "tanh", "exp2", "log2", "cos", "pow", "atan2", "rsqrt"}
 if not sim():
     # On a GPU these are libdevice's (a few ulp, not correctly rounded), and one ulp can turn
     # into anything downstream (floor, comparisons, casts): chains keep to the correctly
@@ -170,12 +170,13 @@ def test_elementwise_chains(shard, prog):
 
 # Error bounds on the GPU (libdevice, non-fast variants, the functions torch and the real
 # cuTile use there; CUDA C Programming Guide, "Mathematical Functions"): float32
-# exp/exp2/sin/cos/tanh/pow <= 2 ulp, atan2 <= 3 ulp, log/log2 <= 1 ulp; float64 <= 2 ulp.
+# exp/exp2/sin/cos/tanh/pow/rsqrt <= 2 ulp, atan2 <= 3 ulp, log/log2 <= 1 ulp; float64 <= 2
+# ulp (float64 rsqrt is correctly rounded: 1/sqrt in float64 with one rounding).
 # The interpreter is correctly rounded (float64/exact), so the distance is at most the bound +
 # 1/2, here rounded up to 4.  float16/bfloat16 are computed in float32 and rounded once: at
 # most one unit of the half type.  Special values (NaN, inf, 0) must agree.
 ULP_BOUND = {dt.float32: 4, dt.float64: 4, dt.float16: 1, dt.bfloat16: 1}
-UNARY_MATH = ["exp", "exp2", "log", "log2", "sin", "cos", "tanh"]
+UNARY_MATH = ["exp", "exp2", "log", "log2", "sin", "cos", "tanh", "rsqrt"]
 BINARY_MATH = ["pow", "atan2"]
 
 

@@ -256,3 +256,58 @@ def test_float64_to_bfloat16_rz_on_both():
         np.testing.assert_array_equal(_bits_view(have)[[0, 1, 2, 3, 4, 5, 7]],
                                       _bits_view(want)[[0, 1, 2, 3, 4, 5, 7]])
         assert np.isnan(have[6].astype(np.float32))
+
+
+def in_range_floats(src: np.dtype, dst: np.dtype, n: int = 40) -> np.ndarray:
+    """Values of float dtype ``src`` whose truncation fits integer dtype ``dst``: ±0, halves
+    and near-integers, the extremes of ``dst`` (stepped toward zero until representable and in
+    range), their neighbours, and random values in between."""
+    info = np.iinfo(dst)
+    big = float(np.finfo(np.float32 if src == BF16 else src).max)
+
+    def inward(v: float) -> float:
+        x = np.array([min(max(v, -big), big)], np.float64).astype(src)
+        bits = x.view(f"u{src.itemsize}")
+        while not info.min - 1 < float(x[0].astype(np.float64)) < info.max + 1:
+            bits -= 1                       # one step toward zero (sign and magnitude)
+        return float(x[0].astype(np.float64))
+    lo, hi = inward(float(info.min)), inward(float(info.max))
+    vals = [0.0, -0.0, 0.5, -0.5, 0.99951171875, -0.99951171875, 1.5, -1.5, 2.5, 100.75,
+            -100.75, lo, hi, lo / 2, hi / 2, (hi - 1) if hi > 1 else hi]
+    rng = np.random.default_rng(zlib.crc32(f"{src.name}{dst.name}".encode()))
+    vals += list(rng.uniform(lo, hi, n))
+    out = np.array(vals, np.float64).astype(src)
+    keep = [info.min - 1 < float(v) < info.max + 1 for v in out.astype(np.float64)]
+    return out[np.array(keep)]
+
+
+F2I = [(s, d) for s in FLOATS for d in INTS]
+
+
+@pytest.mark.parametrize("src,dst", F2I, ids=[f"{s.name}->{d.name}" for s, d in F2I])
+def test_float_to_int_truncates_on_both(src, dst):
+    """R-ASTYPE-1: float -> integer truncates toward zero, for every value in range."""
+    x = in_range_floats(src, dst)
+    xs, ref, got = _launch_convert(x, dst)
+    want = np.array([math.trunc(float(v)) for v in xs.astype(np.float64)], dtype=object)
+    for name, have in (("interp", ref), ("numba", got)):
+        bad = [i for i in range(len(xs)) if int(have[i]) != want[i]]
+        assert not bad, (f"{name}: {src.name} {float(xs[bad[0]])!r} -> {dst.name}: got "
+                         f"{int(have[bad[0]])}, want {want[bad[0]]} ({len(bad)} wrong)")
+
+
+@pytest.mark.parametrize("src", [np.dtype(np.float32), np.dtype(np.float64)])
+def test_float_to_int_out_of_range_saturates_on_the_backend(src):
+    """R-UB-6 leaves NaN/inf/out-of-range float -> int undefined (the strict interpreter
+    raises); the backend converts with ``cvt.rzi`` semantics, the same on the simulator and
+    the GPU: saturated to the range, NaN -> 0 (exprs.float_to_int; never LLVM poison, which
+    could decide a later bounds check)."""
+    from cutile.testing.diff import run_on
+    x = np.array([np.nan, np.inf, -np.inf, 1e30, -1e30, 3e9, -3e9, 7.9], src)
+    x = np.concatenate([x, np.zeros(8, src)])
+    for dst, want in ((np.int32, [0, 2**31 - 1, -2**31, 2**31 - 1, -2**31, 2**31 - 1, -2**31, 7]),
+                      (np.uint32, [0, 2**32 - 1, 0, 2**32 - 1, 0, 3000000000, 0, 7]),
+                      (np.int64, [0, 2**63 - 1, -2**63, 2**63 - 1, -2**63, 3000000000,
+                                  -3000000000, 7])):
+        got = run_on(convert, (1,), (x, np.zeros(16, dst), 16), "numba", poison_outputs=False)
+        assert got.arrays["out"][:8].tolist() == want, (dst, got.arrays["out"][:8])
