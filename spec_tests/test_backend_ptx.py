@@ -308,3 +308,26 @@ def test_signed_integer_arithmetic_wraps_in_nvvm():
     assert len(arith) > 20 and not flagged, flagged[:5]
     # float -> int through libdevice's saturating cvt.rzi, not fptosi (poison out of range)
     assert not re.search(r"= fpto[su]i ", r["llvm"]), "fptosi/fptoui in the kernel"
+
+
+@ct.kernel
+def branch_u64(x, f, o, n: int, T: Constant[int]):
+    if n == 0:
+        r = ct.load(x, (0,), (T,))
+    else:
+        r = ct.load(f, (0,), (T,)).astype(ct.uint64)
+    ct.store(o, (0,), r)
+
+
+def test_float_to_uint64_keeps_its_type():
+    """A float -> uint64 conversion is a uint64 in generated code (libdevice declares
+    ``float2ull_rz`` as returning int64): else Numba unifies the variable with a uint64 from
+    the other branch into float64 and a loaded 0xdffeaa36d89136ab came back as
+    ...87968 (random programs on the H200; test_diff_gpu_regressions.py)."""
+    x = np.zeros(16, np.uint64)
+    ir = branch_u64.compile(branch_u64.specialize((x, np.zeros(16, np.float32), x, 0, 16)))
+    job = dict(ptxcheck.job_for(ir, 32), llvm=True)
+    (r,) = ptxcheck.run_in_subprocess([job], ROOT)
+    assert r["ok"], r.get("error")
+    import re
+    assert not re.search(r"= [su]itofp i64 .* to double", r["llvm"]), "uint64 went via float64"

@@ -346,7 +346,8 @@ def unpack_from_bytes(x, /, dtype):
     if t.dtype is not dt.uint8:
         raise TileTypeError(f"unpack_from_bytes requires uint8 tile, got {t.dtype.name}")
     if target.is_bool:
-        raise TileTypeError("unpack_from_bytes to bool_ is not supported")
+        raise TileTypeError("unpack_from_bytes to a bool_ tile is not supported: bool_ has no "
+                            "bit layout; unpack to uint8 and compare with 0")
     if t.shape[0] * 8 % target.bitwidth:
         raise TileTypeError(f"unpack_from_bytes: {t.shape[0] * 8} bits are not divisible by "
                             f"{target.bitwidth}")

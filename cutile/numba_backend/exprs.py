@@ -603,5 +603,6 @@ def float_to_int(x: str, src: dt.DType, dst: dt.DType) -> str:
               (True, True): "float2ll", (False, True): "float2ull"}[dst.is_signed, wide]
         if src is dt.float16:
             x = f"f32({x})"
-    out = f"libdevice.{fn}_rz({x})"
-    return out if dst.bitwidth in (32, 64) else f"{cast(dst)}({out})"
+    # numba-cuda declares every one of them signed (float2ull_rz -> int64): cast, or a
+    # variable also assigned a uint64 elsewhere unifies to float64 and loses bits
+    return f"{cast(dst)}(libdevice.{fn}_rz({x}))"

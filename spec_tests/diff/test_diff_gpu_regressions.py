@@ -60,3 +60,25 @@ ARGS = (4, 16, _arr(X0, np.int64, (13, 2)), _arr(X4, np.int64, (16, 1)),
 def test_illegal_address_119():
     bounds = {n: (0, True) for n in ("x0", "x4", "t7", "o9", "o10", "o11")}
     assert compare_launch(kern, (4,), ARGS, bounds) == "agree"
+
+
+@ct.kernel
+def branch_u64(x, f, o, n: int, T: ct.Constant[int]):
+    if n == 0:
+        r = ct.load(x, (0,), (T,))
+    else:
+        r = ct.load(f, (0,), (T,)).astype(ct.uint64)
+    ct.store(o, (0,), r)
+
+
+def test_uint64_from_a_float_in_one_branch():
+    """Random programs 41005/41009 (``progen --seed 41 --jobs 10 --profile gpu``, H200): a
+    variable that is a loaded uint64 in one branch and a float -> uint64 conversion in the
+    other came back rounded through float64 (Numba unified libdevice's int64 result with
+    uint64 into float64)."""
+    x = np.array([0xdffeaa36d89136ab, 2**64 - 3] + [5] * 14, np.uint64)
+    f = np.full(16, 1.5e19, np.float32)
+    for n in (0, 1):
+        bounds = {k: (0, True) for k in ("x", "f", "o")}
+        assert compare_launch(branch_u64, (1,), (x, f, np.zeros(16, np.uint64), n, 16),
+                              bounds) == "agree"
