@@ -157,8 +157,9 @@ class Frame:
             results = op.results
             if not results:
                 continue
-            if isinstance(out, list):          # control flow: one value per result
+            if isinstance(out, list):          # several results: one value per result
                 for r, x in zip(results, out):
+                    _check_result(op, r, x)
                     vals[r] = x
             else:
                 _check_result(op, results[0], out)

@@ -59,5 +59,5 @@ def reduce_fn(frame, op):
         shape = r.type.shape
         data = np.reshape(np.moveaxis(p.data, 0, ax), shape)
         poison = None if p.poison is None else np.reshape(np.moveaxis(p.poison, 0, ax), shape)
-        out.append(PTile(np.ascontiguousarray(data), poison))
+        out.append(PTile(data.copy(), poison))    # (ascontiguousarray makes 0-D 1-D)
     return out

@@ -581,19 +581,21 @@ def convert(x: str, src: dt.DType, dst: dt.DType, rounding=None, let=_no_let) ->
         x64 = int_to_f64_odd(x, src, let) if src.is_integral else let(f"f64({x})")
         return tf32_rn(round_to_odd32(x64, let), let)
     if src.is_float and dst.is_integral:
-        return float_to_int(x, src, dst)
+        return float_to_int(x, src, dst, let)
     if src is dst:
         return x
     return f"{cast(dst)}({x})"
 
 
-def float_to_int(x: str, src: dt.DType, dst: dt.DType) -> str:
+def float_to_int(x: str, src: dt.DType, dst: dt.DType, let=_no_let) -> str:
     """float16/32/64 -> integer, truncated toward zero (R-ASTYPE-1), through libdevice's
     ``*_rz`` conversions (``cvt.rzi``: saturating, NaN -> 0) rather than Numba's ``fptosi``,
     whose result for NaN, infinities and out-of-range values is LLVM poison.  R-UB-6 leaves
     the value undefined, but poison is worse than a wrong value: NVVM may let it decide a
     later bounds check (an index made from a NaN) and a write could then land outside its
-    array.  8- and 16-bit results truncate the 32-bit conversion."""
+    array.  8- and 16-bit results truncate the 32-bit conversion.  NaN gives 0 for every
+    destination: the 32-bit conversions do that themselves; the 64-bit ones gave INT64_MIN
+    on an H200, so a NaN is selected away there."""
     wide = dst.bitwidth == 64
     if src is dt.float64:
         fn = {(True, False): "double2int", (False, False): "double2uint",
@@ -605,4 +607,8 @@ def float_to_int(x: str, src: dt.DType, dst: dt.DType) -> str:
             x = f"f32({x})"
     # numba-cuda declares every one of them signed (float2ull_rz -> int64): cast, or a
     # variable also assigned a uint64 elsewhere unifies to float64 and loses bits
-    return f"{cast(dst)}(libdevice.{fn}_rz({x}))"
+    c = cast(dst)
+    if not wide:
+        return f"{c}(libdevice.{fn}_rz({x}))"
+    x = let(x)
+    return f"cuda.selp({x} != {x}, {c}(0), {c}(libdevice.{fn}_rz({x})))"

@@ -308,6 +308,7 @@ def test_float_to_int_out_of_range_saturates_on_the_backend(src):
     for dst, want in ((np.int32, [0, 2**31 - 1, -2**31, 2**31 - 1, -2**31, 2**31 - 1, -2**31, 7]),
                       (np.uint32, [0, 2**32 - 1, 0, 2**32 - 1, 0, 3000000000, 0, 7]),
                       (np.int64, [0, 2**63 - 1, -2**63, 2**63 - 1, -2**63, 3000000000,
-                                  -3000000000, 7])):
+                                  -3000000000, 7]),
+                      (np.uint64, [0, 2**64 - 1, 0, 2**64 - 1, 0, 3000000000, 0, 7])):
         got = run_on(convert, (1,), (x, np.zeros(16, dst), 16), "numba", poison_outputs=False)
         assert got.arrays["out"][:8].tolist() == want, (dst, got.arrays["out"][:8])

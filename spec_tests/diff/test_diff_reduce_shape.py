@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import cutile as ct
 from cutile import dtypes as dt
 
 from .harness import assert_same, examples, kernel_from_source, poison, run_both, shards, sim
@@ -167,3 +168,19 @@ def test_softmax_rows():
     # exp is libdevice's on a GPU (<= 2 ulp); the sum of positive terms and the division keep
     # the relative error within a few ulp
     assert_same(ref[1], got[1], ulps=0 if sim() else 8, what="softmax")
+
+
+@ct.kernel
+def custom_reduce_to_scalar(x, out):
+    s = ct.reduce(ct.load(x, (0,), (16,)), 0, lambda p, q: ct.maximum(p, q), -5)
+    ct.store(out, (0,), ct.full((16,), 1, ct.uint64) + s.astype(ct.uint64))
+
+
+def test_custom_reduce_of_a_vector_is_0d():
+    """R-RED-2: a ``reduce`` with a combiner over the only axis of a 1-D tile gives a 0-D tile
+    (the interpreter made it shape (1,), and the next op's dtype/shape check raised an
+    internal error: a random program on the H200, seed 43003)."""
+    x = np.arange(16, dtype=np.int64)
+    ref, got = run_both(custom_reduce_to_scalar, (1,), (x, np.zeros(16, np.uint64)))
+    for out in (ref[1], got[1]):
+        np.testing.assert_array_equal(out, np.full(16, 16, np.uint64))
