@@ -286,6 +286,7 @@ def wrapped_index(x, counts, out, T: Constant[int]):
     ct.scatter(out, j, i)
     f = (i.astype(ct.float32) * 1e30).astype(ct.int64)    # out of range: R-UB-6
     ct.scatter(out, f, i)
+    ct.scatter(out, i.astype(ct.float16).astype(ct.int8), i)
 
 
 def test_signed_integer_arithmetic_wraps_in_nvvm():

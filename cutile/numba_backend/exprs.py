@@ -594,8 +594,8 @@ def float_to_int(x: str, src: dt.DType, dst: dt.DType, let=_no_let) -> str:
     the value undefined, but poison is worse than a wrong value: NVVM may let it decide a
     later bounds check (an index made from a NaN) and a write could then land outside its
     array.  8- and 16-bit results truncate the 32-bit conversion.  NaN gives 0 for every
-    destination: the 32-bit conversions do that themselves; the 64-bit ones gave INT64_MIN
-    on an H200, so a NaN is selected away there."""
+    destination, selected here: on an H200 float32 -> int32 gave 0 but float64 -> int32 and
+    float -> int64 gave the minimum."""
     wide = dst.bitwidth == 64
     if src is dt.float64:
         fn = {(True, False): "double2int", (False, False): "double2uint",
@@ -608,7 +608,7 @@ def float_to_int(x: str, src: dt.DType, dst: dt.DType, let=_no_let) -> str:
     # numba-cuda declares every one of them signed (float2ull_rz -> int64): cast, or a
     # variable also assigned a uint64 elsewhere unifies to float64 and loses bits
     c = cast(dst)
-    if not wide:
-        return f"{c}(libdevice.{fn}_rz({x}))"
+    w = c if dst.bitwidth >= 32 else ("i32" if dst.is_signed else "u32")   # selp: >= 32 bits
     x = let(x)
-    return f"cuda.selp({x} != {x}, {c}(0), {c}(libdevice.{fn}_rz({x})))"
+    out = f"cuda.selp({x} != {x}, {w}(0), {w}(libdevice.{fn}_rz({x})))"
+    return out if w == c else f"{c}({out})"
