@@ -9,8 +9,9 @@ import numpy as np
 
 from ..enums import PaddingMode
 from ..ir import ops
+from ..semantics.ub import UB
 from . import memory_model as mm
-from .machine import UB, PTile, rule
+from .machine import PTile, rule
 from .memory import _gs_indices, _record, _touched
 from .undetermined import note_load, padding_origin, relied_on
 

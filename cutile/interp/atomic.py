@@ -19,16 +19,13 @@ from __future__ import annotations
 import numpy as np
 
 from ..ir import ops
+from ..semantics.buffers import bits
 from . import memory_model as mm
 from . import numerics
 from .machine import PTile, rule
 from .memory import _check_clean
 from .races import window_addresses
 from .undetermined import relied_on
-
-
-def _bits(a: np.ndarray) -> np.ndarray:
-    return np.ascontiguousarray(a).view(f"u{a.dtype.itemsize}")
 
 
 def _combine(kind: str, cur: np.ndarray, upd: np.ndarray, dtype) -> np.ndarray:
@@ -123,13 +120,13 @@ def apply(frame, array: np.ndarray, accessed, idx, kind: str, upd: np.ndarray,
         cur = np.array(array[s] if array.ndim else np.full(k.size, array[()]), array.dtype)
         wrote = None                        # every lane, but a failed compare-and-swap
         if kind == "cas":
-            wrote = _bits(cur) == _bits(e[k])
+            wrote = bits(cur) == bits(e[k])
             new = np.where(wrote, u[k], cur)
         else:
             new = _combine(kind, cur, u[k], dtype)
         out[k] = cur
         if races is not None:
-            races.atomic(array, addr[k], _bits(cur) != _bits(new), frame.block, frame.bid,
+            races.atomic(array, addr[k], bits(cur) != bits(new), frame.block, frame.bid,
                          order, scope, wrote)
         if array.ndim:
             array[s] = new

@@ -11,7 +11,8 @@ import numpy as np
 
 from ..ir import ops
 from ..ir.effects import region_is_pure
-from .machine import UB, PTile, Signal, check_not_poisoned, rule
+from ..semantics.ub import UB
+from .machine import PTile, Signal, check_not_poisoned, rule
 
 # A loop that runs this many iterations without finishing is reported (R-EXEC-7): a sequential
 # executor cannot make progress on a spin-wait for another block.

@@ -15,9 +15,11 @@ import numpy as np
 
 from ..enums import MemoryOrder
 from ..ir import ops
+from ..semantics.buffers import bits
+from ..semantics.ub import UB
 from . import memory_model as mm
-from .machine import UB, PTile, rule
-from .races import _bits, window_addresses
+from .machine import PTile, rule
+from .races import window_addresses
 from .undetermined import note_load, padding_origin, relied_on
 
 
@@ -82,7 +84,7 @@ def _record(frame, array, touched, write: bool, op=None) -> None:
             what = access[1]
             addrs = window_addresses(what) if access[0] == "win" else np.asarray(what)
             changed = (np.zeros(addrs.shape, bool) if not write else np.ravel(
-                _bits(np.asarray(access[2])) != _bits(np.asarray(access[3]))))
+                bits(np.asarray(access[2])) != bits(np.asarray(access[3]))))
             frame.races.atomic(array, addrs, changed, frame.block, frame.bid, order.name,
                                op.memory_scope.name)
         elif write:
