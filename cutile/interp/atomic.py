@@ -23,7 +23,7 @@ from ..semantics.buffers import bits
 from . import memory_model as mm
 from . import numerics
 from .machine import PTile, rule
-from .memory import _check_clean
+from .memory import check_clean
 from .races import window_addresses
 from .undetermined import relied_on
 
@@ -71,11 +71,11 @@ def _raw_indices(array: np.ndarray, offsets: np.ndarray, want: np.ndarray, stric
 def positions(frame, op, array: np.ndarray, shape: tuple):
     """(accessed mask, index arrays) of an atomic or raw access, both of the index shape."""
     for v in op.indices:
-        _check_clean(frame, op, frame[v], "atomic index")
+        check_clean(frame, op, frame[v], "atomic index")
     mask = None
     if op.mask is not None:
         m = frame[op.mask]
-        _check_clean(frame, op, m, "atomic mask")
+        check_clean(frame, op, m, "atomic mask")
         mask = m.data
     if op.raw:
         want = np.ones(shape, bool) if mask is None else np.broadcast_to(mask, shape)
@@ -161,11 +161,11 @@ def atomic_cas(frame, op):
 def _raw(frame, op, shape):
     a = frame[op.array]
     off = frame[op.offset]
-    _check_clean(frame, op, off, "raw memory offset")
+    check_clean(frame, op, off, "raw memory offset")
     want = np.ones(shape, bool)
     if op.mask is not None:
         m = frame[op.mask]
-        _check_clean(frame, op, m, "raw memory mask")
+        check_clean(frame, op, m, "raw memory mask")
         want = np.array(np.broadcast_to(m.data, shape))
     accessed, idx = _raw_indices(a, np.broadcast_to(off.data, shape), want, frame.strict)
     return a, accessed, tuple(ix[accessed] for ix in idx)

@@ -26,7 +26,7 @@ from .batch import Fallback
 from .races import MANY_BLOCKS, NO_BLOCK
 
 
-def _basic(key: tuple) -> bool:
+def is_basic_key(key: tuple) -> bool:
     """Whether ``key`` is basic indexing (ints and slices: ``view[key]`` is a view)."""
     return all(isinstance(k, (int, slice)) for k in key)
 
@@ -315,7 +315,7 @@ def _update(tracker, root, item: int, recs, multi, fw: bool, fr: bool) -> None:
             if r.changed.any():
                 cur = v[tk]             # a view for basic keys, else a copy
                 np.copyto(cur, blk, where=r.changed)
-                if not _basic(tk):
+                if not is_basic_key(tk):
                     v[tk] = cur
         else:
             writer[r.slots[r.changed]] = r.blocks[r.changed]
