@@ -131,7 +131,7 @@ def run(ir, grid, spec, stream) -> None:
 def _run(name: str, opts: dict, ir, grid, spec, stream) -> None:
     if name == "interp":
         from .interp.machine import run_kernel
-        leaves, back = _host_leaves(spec.leaves)
+        leaves, back = host_leaves(spec.leaves)
         run_kernel(ir, grid, leaves)
         for dev, host in back:                  # device arrays: copy the results back
             dev.copy_to_device(host)
@@ -145,7 +145,7 @@ def _run(name: str, opts: dict, ir, grid, spec, stream) -> None:
                 mma_acc=opts.get("mma_acc"))
 
 
-def _host_leaves(leaves: list) -> tuple[list, list]:
+def host_leaves(leaves: list) -> tuple[list, list]:
     """The interpreter runs on host arrays: device arrays (``DeviceArrayRef``) go through host
     copies (Numba is imported only when there is one)."""
     out, back = [], []
@@ -174,9 +174,9 @@ def inspect(kernel: Any, args: tuple, *, grid: tuple[int, ...] = (1,),
     >>> info = cutile.executors.inspect(vec_add, (a, b, c, 1024), grid=(4,))
     >>> print(info.source); info.threads, info.shared_bytes, info.occupancy
     """
-    from .kernel import _check_grid
+    from .kernel import check_grid
     numba_backend()
     from .numba_backend.inspect import inspect_kernel
     spec = kernel.specialize(args)
     ir = kernel.compile(spec)
-    return inspect_kernel(ir, _check_grid(grid), spec.leaves, threads=threads, mma_acc=mma_acc)
+    return inspect_kernel(ir, check_grid(grid), spec.leaves, threads=threads, mma_acc=mma_acc)

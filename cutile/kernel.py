@@ -275,7 +275,8 @@ def function(func: Callable | None = None, /, *, host: bool = False, tile: bool 
 
 
 # -- launch (R-LAUNCH-1/2) ---------------------------------------------------------------------
-def _check_grid(grid) -> tuple[int, int, int]:
+def check_grid(grid) -> tuple[int, int, int]:
+    """A launch grid checked as cuda.tile checks it, padded to three ints (every executor)."""
     if not isinstance(grid, tuple):
         raise TypeError("Grid must be a tuple")
     if len(grid) > 3:
@@ -318,7 +319,7 @@ def launch(stream: Any, grid: tuple[int, ...], kernel_: kernel, kernel_args: tup
         raise TypeError("programmatic_dependent_launch must be a bool")
     from .streams import check_stream
     check_stream(stream)
-    g = _check_grid(grid)
+    g = check_grid(grid)
     spec = kernel_.specialize(kernel_args)
     try:
         ir = kernel_.compile(spec)

@@ -342,9 +342,9 @@ def _launch(kernel, grid, args):
     """``ct.launch`` on the interpreter, returning the launch's race tracker (its record of
     writers and readers must not depend on batching either: cutile.testing reads it)."""
     from cutile.interp.machine import run_kernel
-    from cutile.kernel import _check_grid
+    from cutile.kernel import check_grid
     spec = kernel.specialize(tuple(args))
-    return run_kernel(kernel.compile(spec), _check_grid(grid), spec.leaves)
+    return run_kernel(kernel.compile(spec), check_grid(grid), spec.leaves)
 
 
 def _tracker_state(tracker):

@@ -78,13 +78,13 @@ def test_env_block_filter(monkeypatch):
     monkeypatch.setenv("CUTILE_BREAK_BLOCKS", "2")
     x = np.arange(12, dtype=np.float32)
     out = io.StringIO()
-    from cutile.interp.debugger import DebugSession, _session
-    token = _session.set(DebugSession(stdin=io.StringIO("c\n"), stdout=out))
+    from cutile.interp.debugger import DebugSession, current_session
+    token = current_session.set(DebugSession(stdin=io.StringIO("c\n"), stdout=out))
     try:
         with ct.executors.backend("interp"):
             ct.launch(None, (3,), k.scale, (x, np.zeros_like(x), 4))
     finally:
-        _session.reset(token)
+        current_session.reset(token)
     assert "block (2, 0, 0)" in out.getvalue() and "block (0, 0, 0)" not in out.getvalue()
 
 

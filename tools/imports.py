@@ -140,16 +140,25 @@ def backend_into_interp(es: list[Edge]) -> list[Edge]:
             and e.dst.startswith("cutile.interp")]
 
 
+def figures() -> dict:
+    """The scan's figures: ``modules`` (count), ``edges``, ``circles``, ``inner`` (imports
+    inside functions), ``private`` (private names across modules), ``backend_into_interp``
+    (the last four lists); spec_tests/test_layering.py holds the line on them."""
+    mods = modules()
+    es = edges(mods)
+    return {"modules": len(mods), "edges": es, "circles": circles(es),
+            "inner": [e for e in es if e.inner and not e.typing],
+            "private": private_imports(es), "backend_into_interp": backend_into_interp(es)}
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--inner", action="store_true", help="list imports inside functions")
     args = ap.parse_args()
-    es = edges(modules())
-    cs = circles(es)
-    inner = [e for e in es if e.inner and not e.typing]
-    priv = private_imports(es)
-    back = backend_into_interp(es)
-    print(f"modules: {len(modules())}, cutile imports: {len(es)}")
+    f = figures()
+    es, cs, inner, priv, back = (f["edges"], f["circles"], f["inner"], f["private"],
+                                 f["backend_into_interp"])
+    print(f"modules: {f['modules']}, cutile imports: {len(es)}")
     print(f"circles: {len(cs)}")
     for c in cs:
         print(f"  {len(c)} modules: {', '.join(c)}")

@@ -21,7 +21,7 @@ from ..frontend.values import Const, SliceV, TileV, describe
 from ..ir import ops
 from ..padding import padding_value
 from ._registry import tile_op
-from .memory import _hints, _is_signed_int_scalar, _is_tuple, _padding
+from .memory import check_hints, is_signed_int_scalar, is_tuple_value, padding_mode_of
 
 
 @dataclass(frozen=True)
@@ -39,7 +39,7 @@ def _slice_impl(start, length, /):
     >>> t = ct.load_advanced_indexing(a, (rows, ct.Slice(0, 16)))
     """
     s = coerce.fval(start)
-    if not _is_signed_int_scalar(s):
+    if not is_signed_int_scalar(s):
         raise TileTypeError(f"Slice start must be a signed integer scalar, got {describe(s)}")
     n = coerce.fval(length)
     if not (isinstance(n, Const) and isinstance(n.value, int)
@@ -61,7 +61,7 @@ def _indices(arr, indices) -> tuple[list, tuple, int]:
         raise TileTypeError(f"Advanced indexing requires a 2D or higher-rank array, got rank "
                             f"{arr.ndim}")
     v = coerce.fval(indices)
-    if not _is_tuple(v):
+    if not is_tuple_value(v):
         raise TileTypeError(f"Expected a tuple of indices, got {describe(v)}")
     items = coerce.tuple_items(v, "indices")
     if len(items) != arr.ndim:
@@ -108,8 +108,8 @@ def load_advanced_indexing(array, indices, /, *, padding_mode=PaddingMode.UNDETE
     """
     arr = coerce.require_array(coerce.fval(array))
     idx, shape, sparse = _indices(arr, indices)
-    mode = _padding(padding_mode, arr.dtype)
-    _hints(latency, allow_tma)
+    mode = padding_mode_of(padding_mode, arr.dtype)
+    check_hints(latency, allow_tma)
     pad = coerce.implicit_cast(Const(padding_value(mode)), arr.dtype, "Invalid padding value")
     pad = coerce.broadcast(pad, shape)
     return current().emit_value(ops.AdvancedGather(arr.value, _broadcast_all(idx, shape),
@@ -125,7 +125,7 @@ def store_advanced_indexing(array, indices, tile, /, *, latency=None, allow_tma=
     """
     arr = coerce.require_array(coerce.fval(array))
     idx, shape, sparse = _indices(arr, indices)
-    _hints(latency, allow_tma)
+    check_hints(latency, allow_tma)
     v = coerce.fval(tile)
     if not (isinstance(v, TileV) or coerce.is_number_const(v)):
         raise TileTypeError(f"Expected a tile to store, got {describe(v)}")

@@ -88,7 +88,7 @@ def _array_positions(array, indices, kind: str, *values):
     """R-ATOM-1: the array, its broadcast index tiles and the index shape."""
     arr = coerce.require_array(coerce.fval(array))
     _check_dtype(arr.dtype, kind)
-    items, shape = memory._gs_indices(arr, indices)
+    items, shape = memory.gs_indices(arr, indices)
     idx = tuple(coerce.broadcast(coerce.to_tile(i), shape).value for i in items)
     return arr, idx, shape
 
@@ -232,7 +232,7 @@ def _fits_offsets(raw: RawMemV, offset, mask, value, what: str) -> None:
 def raw_load_offset(raw: RawMemV, offset, /, *, mask=None, padding_value=0, latency=None):
     """``RawArrayMemory.load_offset``: ``base[offset]`` where ``mask``, else ``padding_value``."""
     arr = raw.array
-    memory._hints(latency, None)
+    memory.check_hints(latency, None)
     _fits_offsets(raw, offset, mask, padding_value, "Padding")
     idx, mv, shape = _raw_offsets(raw, offset, mask, padding_value)
     pad = coerce.broadcast(coerce.implicit_cast(coerce.fval(padding_value), arr.dtype,
@@ -243,7 +243,7 @@ def raw_load_offset(raw: RawMemV, offset, /, *, mask=None, padding_value=0, late
 def raw_store_offset(raw: RawMemV, offset, value, /, *, mask=None, latency=None):
     """``RawArrayMemory.store_offset``: ``base[offset] = value`` where ``mask``."""
     arr = raw.array
-    memory._hints(latency, None)
+    memory.check_hints(latency, None)
     _fits_offsets(raw, offset, mask, value, "Value")
     idx, mv, shape = _raw_offsets(raw, offset, mask, value)
     v = coerce.broadcast(coerce.implicit_cast(coerce.fval(value), arr.dtype,

@@ -20,11 +20,12 @@ if TYPE_CHECKING:
 # -- argument checks ---------------------------------------------------------------------------
 
 
-def _is_tuple(v: FVal) -> bool:
+def is_tuple_value(v: FVal) -> bool:
+    """Whether ``v`` is a tuple (runtime or constant)."""
     return isinstance(v, TupleV) or (isinstance(v, Const) and isinstance(v.value, tuple))
 
 
-def _is_signed_int_scalar(v: FVal) -> bool:
+def is_signed_int_scalar(v: FVal) -> bool:
     """A signed integer scalar: int literal (not bool), strict signed constant, 0-D signed tile."""
     if isinstance(v, Const):
         if not v.is_number or isinstance(v.value, (bool, float)):
@@ -36,10 +37,10 @@ def _is_signed_int_scalar(v: FVal) -> bool:
 def _index(index, ndim: int, what: str = "array") -> tuple:
     """R-LOAD-1: a tuple of signed integer scalars, one per dimension (or a single scalar)."""
     v = coerce.fval(index)
-    is_tuple = _is_tuple(v)
+    is_tuple = is_tuple_value(v)
     items = coerce.tuple_items(v, "index") if is_tuple else (v,)
     for i, it in enumerate(items):
-        if not _is_signed_int_scalar(it):
+        if not is_signed_int_scalar(it):
             where = f"item #{i}" if is_tuple else "given value"
             raise TileTypeError(f"Expected a tuple of signed integers or a single signed integer "
                                 f"scalar for index, but {where} is {describe(it)}")
@@ -57,7 +58,7 @@ def _order(order, ndim: int) -> tuple[int, ...]:
         if v.value == "F":
             return tuple(reversed(range(ndim)))
         raise TileTypeError(f"Expected 'C' or 'F' for order, got '{v.value}'")
-    if not _is_tuple(v):
+    if not is_tuple_value(v):
         raise TileTypeError(f"Expected a constant string or integer tuple for order, got "
                             f"{describe(v)}")
     items = coerce.tuple_items(v, "order")
@@ -92,7 +93,7 @@ def _const_enum(v: FVal, enum, what: str):
     raise TileTypeError(f"Expected {enum.__name__} for {what}, but given value is {describe(v)}")
 
 
-def _padding(padding_mode, dtype) -> PaddingMode:
+def padding_mode_of(padding_mode, dtype) -> PaddingMode:
     """R-PAD-2: a constant PaddingMode; float-only fills are rejected on int/bool arrays."""
     mode = _const_enum(padding_mode, PaddingMode, "padding_mode")
     if mode not in (PaddingMode.ZERO, PaddingMode.UNDETERMINED) and not dtype.is_float:
@@ -102,7 +103,9 @@ def _padding(padding_mode, dtype) -> PaddingMode:
     return mode
 
 
-def _hints(latency, allow_tma) -> None:
+def check_hints(latency, allow_tma) -> None:
+    """The performance hints of a memory op: ``latency`` None or 1..10, ``allow_tma`` None or
+    a constant bool (they change nothing else)."""
     lat = coerce.fval(latency)
     if not (isinstance(lat, Const) and lat.value is None):
         n = coerce.const_int(lat, "latency")
@@ -195,9 +198,9 @@ def load(array: Array, /, index: int | tuple[int, ...], shape: int | tuple[int, 
     idx = _index(index, arr.ndim)
     tshape, scalar = _load_shape(shape, arr.ndim)
     perm = _order(order, arr.ndim)
-    pad = _padding(padding_mode, arr.dtype)
+    pad = padding_mode_of(padding_mode, arr.dtype)
     cb = _check_bounds(check_bounds)
-    _hints(latency, allow_tma)
+    check_hints(latency, allow_tma)
     mo, ms = _memory_order(memory_order, memory_scope,
                            (MemoryOrder.WEAK, MemoryOrder.RELAXED, MemoryOrder.ACQUIRE),
                            "tile_load")
@@ -241,7 +244,7 @@ def store(array: Array, /, index: int | tuple[int, ...], tile: Tile | int | floa
     idx = _index(index, arr.ndim)
     perm = _order(order, arr.ndim)
     cb = _check_bounds(check_bounds)
-    _hints(latency, allow_tma)
+    check_hints(latency, allow_tma)
     mo, ms = _memory_order(memory_order, memory_scope,
                            (MemoryOrder.WEAK, MemoryOrder.RELAXED, MemoryOrder.RELEASE),
                            "tile_store")
@@ -279,13 +282,13 @@ def num_tiles(array, /, axis, shape, order="C"):
 
 
 # -- gather / scatter --------------------------------------------------------------------------
-def _gs_indices(arr: ArrayV, indices) -> tuple[tuple, tuple]:
+def gs_indices(arr: ArrayV, indices) -> tuple[tuple, tuple]:
     """R-GS-1: integer scalars/tiles (signed or unsigned), one per dimension, broadcast together.
 
     Returns (index values, index shape).
     """
     v = coerce.fval(indices)
-    is_tuple = _is_tuple(v)
+    is_tuple = is_tuple_value(v)
     items = coerce.tuple_items(v, "indices") if is_tuple else (v,)
     for i, it in enumerate(items):
         if not (isinstance(it, TileV) or coerce.is_number_const(it)):
@@ -351,14 +354,14 @@ def gather(array, indices, /, *, mask=None, padding_value=0, check_bounds=True, 
     >>> t = ct.gather(a, bid * 8 + ct.arange(8, dtype=ct.int32))
     """
     arr = coerce.require_array(coerce.fval(array))
-    items, shape = _gs_indices(arr, indices)
+    items, shape = gs_indices(arr, indices)
     pv = _tile_or_scalar(coerce.fval(padding_value), "padding_value")
     ps = coerce.value_shape(pv)
     if not _broadcastable_to(ps, shape):
         raise TileTypeError(f"Padding shape {ps} is not broadcastable to the index shape "
                             f"{shape}")
     pad = coerce.implicit_cast(pv, arr.dtype, "Invalid padding value")
-    _hints(latency, None)
+    check_hints(latency, None)
     idx, mval, cb = _gs_common(items, shape, mask, check_bounds)
     pad = coerce.broadcast(pad, shape)
     return current().emit_value(ops.Gather(arr.value, idx, pad.value, mval, cb))
@@ -372,13 +375,13 @@ def scatter(array, indices, value, /, *, mask=None, check_bounds=True, latency=N
     >>> ct.scatter(c, bid * 8 + ct.arange(8, dtype=ct.int32), t)
     """
     arr = coerce.require_array(coerce.fval(array))
-    items, shape = _gs_indices(arr, indices)
+    items, shape = gs_indices(arr, indices)
     vv = _tile_or_scalar(coerce.fval(value), "value")
     vs = coerce.value_shape(vv)
     if not _broadcastable_to(vs, shape):
         raise TileTypeError(f"Value shape {vs} is not broadcastable to the index shape {shape}")
     v = coerce.implicit_cast(vv, arr.dtype, "Stored value is incompatible with array's dtype")
-    _hints(latency, None)
+    check_hints(latency, None)
     idx, mval, cb = _gs_common(items, shape, mask, check_bounds)
     v = coerce.broadcast(v, shape)
     current().emit(ops.Scatter(arr.value, idx, v.value, mval, cb))
@@ -396,7 +399,7 @@ def array_slice(arr: ArrayV, axis, start, stop) -> ArrayV:
     bounds = []
     for name, b in (("start", start), ("stop", stop)):
         b = coerce.fval(b)
-        if not _is_signed_int_scalar(b):
+        if not is_signed_int_scalar(b):
             raise TileTypeError(f"Expected a signed integer scalar for slice {name}, but got "
                                 f"{describe(b)}")
         if isinstance(b, Const) and b.value < 0:
@@ -420,7 +423,7 @@ def tiled_view(arr: ArrayV, tile_shape, *, padding_mode=PaddingMode.UNDETERMINED
     shape = coerce.const_shape(coerce.fval(tile_shape), arr.ndim, "tile_shape")
     if shape != () and len(shape) != arr.ndim:
         raise TileTypeError(f"Expected shape length to be {arr.ndim}, got {len(shape)}")
-    pad = _padding(padding_mode, arr.dtype)
+    pad = padding_mode_of(padding_mode, arr.dtype)
     load_shape = shape if shape != () else (1,) * arr.ndim
     st = coerce.fval(traversal_steps)
     if isinstance(st, Const) and st.value is None:
@@ -442,7 +445,7 @@ def view_load(view: ViewV, index, *, check_bounds=True, latency=None, allow_tma=
     """``v.load(index)`` (R-VIEW-5): tile-space load with the view's shape, padding, steps."""
     arr = view.array
     idx = _index(index, arr.ndim, "tiled view")
-    _hints(latency, allow_tma)
+    check_hints(latency, allow_tma)
     steps = None if view.steps == view.load_shape else view.steps
     return _emit_load(arr, idx, view.load_shape, view.tile_shape == (), tuple(range(arr.ndim)),
                       view.padding, _check_bounds(check_bounds), steps)
@@ -452,7 +455,7 @@ def view_store(view: ViewV, index, tile, *, check_bounds=True, latency=None, all
     """``v.store(index, tile)`` (R-VIEW-6): broadcast to the tile shape, cast, store."""
     arr = view.array
     idx = _index(index, arr.ndim, "tiled view")
-    _hints(latency, allow_tma)
+    check_hints(latency, allow_tma)
     v = coerce.fval(tile)
     shape = view.load_shape
     src = coerce.value_shape(v)

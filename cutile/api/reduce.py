@@ -18,7 +18,8 @@ from ..ir import ops
 from ._registry import tile_op
 
 
-def _input(x) -> TileV:
+def reduction_input(x) -> TileV:
+    """The operand of a reduction or scan as a tile: arithmetic dtypes only, bool as int32."""
     v = coerce.fval(x)
     if not (isinstance(v, TileV) or coerce.is_number_const(v)):
         raise TileTypeError(f"Expected a tile, got {describe(v)}")
@@ -61,7 +62,7 @@ def _keepdims(k) -> bool:
 
 def _reduce(fn, x, axis, keepdims, *, rounding_mode=None, flush_to_zero=False,
             propagate_nan=False):
-    t = _input(x)
+    t = reduction_input(x)
     axes = _axes(axis, len(t.shape))
     kd = _keepdims(keepdims)
     rounding = coerce.rounding_mode(rounding_mode, fn, t.dtype)       # R-RED-7
@@ -103,7 +104,7 @@ def min(x, /, axis=None, *, keepdims=False, flush_to_zero=False, propagate_nan=F
 
 
 def _arg(fn, x, axis, keepdims, propagate_nan):
-    t = _input(x)
+    t = reduction_input(x)
     a = coerce.fval(axis)
     if _is_none(a):
         ax = None

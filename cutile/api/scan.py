@@ -16,7 +16,7 @@ from ..frontend.values import TileV, TupleV
 from ..ir import ops
 from . import _combiner
 from ._registry import tile_op
-from .reduce import _input
+from .reduce import reduction_input
 
 
 def _axis(axis, ndim: int) -> int:
@@ -24,7 +24,7 @@ def _axis(axis, ndim: int) -> int:
 
 
 def _cum(fn, x, axis, reverse, rounding_mode, flush_to_zero):
-    t = _input(x)
+    t = reduction_input(x)
     if t.shape == ():
         t = current().emit_value(ops.Reshape(t.value, (1,)))
     ax = _axis(axis, len(t.shape))

@@ -10,7 +10,7 @@ from typing import IO, Any
 import numpy as np
 
 from .._traceback import api_boundary
-from ..kernel import _check_grid
+from ..kernel import check_grid
 
 
 def _prepare(kernel, grid, args: tuple, watch=None):
@@ -20,15 +20,15 @@ def _prepare(kernel, grid, args: tuple, watch=None):
         raise TypeError("expected a tile kernel (@ct.kernel)")
     if not isinstance(args, tuple):
         raise TypeError("args must be a tuple, as for ct.launch")
-    g = _check_grid(grid if isinstance(grid, tuple) else (grid,))
+    g = check_grid(grid if isinstance(grid, tuple) else (grid,))
     spec = kernel.specialize(args)
     if watch is None:
         ir = kernel.compile(spec)
     else:
         ir = build_kernel(kernel, spec, watch=watch)     # a traced variant, not cached
         ir.options = dict(kernel.options)
-    from ..executors import _host_leaves
-    leaves, back = _host_leaves(spec.leaves)
+    from ..executors import host_leaves
+    leaves, back = host_leaves(spec.leaves)
     return ir, g, leaves, back
 
 
@@ -76,13 +76,13 @@ def break_in(*blocks: int | tuple[int, ...], stdin: IO[str] | None = None,
     >>> with cutile.debug.break_in((3, 0)):
     ...     ct.launch(None, grid, kernel, args)
     """
-    from ..interp.debugger import DebugSession, _session
+    from ..interp.debugger import DebugSession, current_session
     chosen = {b if isinstance(b, tuple) else (b,) for b in blocks} or None
-    token = _session.set(DebugSession(break_blocks=chosen, stdin=stdin, stdout=stdout))
+    token = current_session.set(DebugSession(break_blocks=chosen, stdin=stdin, stdout=stdout))
     try:
         yield
     finally:
-        _session.reset(token)
+        current_session.reset(token)
 
 
 @dataclass(repr=False)
@@ -138,7 +138,7 @@ def trace(kernel: Any, grid: int | tuple[int, ...], args: tuple,
     >>> t = cutile.debug.trace(softmax, (4,), (x, y, 128), watch={12: "row_max"})
     >>> t["row_max"].shape                          # one row_max per block
     """
-    from ..interp.debugger import DebugSession, _session
+    from ..interp.debugger import DebugSession, current_session
     w = {}
     for line, names in watch.items():
         if not isinstance(line, int):
@@ -157,11 +157,11 @@ def trace(kernel: Any, grid: int | tuple[int, ...], args: tuple,
                              f"{line} of {kernel.__name__}; the variables there are "
                              f"{', '.join(sorted(live[line]))}")
     session = DebugSession()
-    token = _session.set(session)
+    token = current_session.set(session)
     try:
         _run(ir, g, leaves, back, blocks)
     finally:
-        _session.reset(token)
+        current_session.reset(token)
     return Trace(session.records)
 
 

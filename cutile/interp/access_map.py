@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .races import _byte_bounds, _root, window_addresses
+from ..semantics.buffers import byte_bounds, root_of
+from .races import window_addresses
 
 NONE, SEVERAL = -1, -2
 
@@ -28,11 +29,11 @@ class AccessRecorder:
         return True
 
     def _state(self, array: np.ndarray):
-        root = _root(array)
+        root = root_of(array)
         key = (id(root), array.itemsize)
         entry = self._buffers.get(key)
         if entry is None:
-            low, high = _byte_bounds(root)
+            low, high = byte_bounds(root)
             n = max((high - low) // array.itemsize, 1)
             entry = (root, low, {k: np.full(n, NONE if k in ("writer", "reader") else 0,
                                             np.int32)

@@ -9,9 +9,10 @@ import numpy as np
 
 from ..enums import PaddingMode
 from ..ir import ops
+from ..semantics.ub import UB
 from . import memory_model as mm
-from .machine import UB, PTile, rule
-from .memory import _gs_indices, _record, _touched
+from .machine import PTile, rule
+from .memory import gs_indices, record_accesses, tracked_accesses
 from .undetermined import note_load, padding_origin, relied_on
 
 
@@ -24,16 +25,16 @@ def _in_bounds(array, idx) -> np.ndarray:
 
 @rule(ops.AdvancedGather)
 def advanced_gather(frame, op):
-    idx, _ = _gs_indices(frame, op)
+    idx, _ = gs_indices(frame, op)
     a = frame[op.array]
     if frame.strict and idx[0].size and not _in_bounds(a, idx).any():
         raise UB("R-UB-1", f"load_advanced_indexing: no element of the {np.shape(idx[0])} tile "
                            f"lies inside the array of shape {a.shape}")
     pad = frame[op.padding]
-    touched = _touched(frame, a)
+    touched = tracked_accesses(frame, a)
     data, accessed = mm.gather(a, idx, mask=None, padding=pad.data, check_bounds=True,
                                strict=frame.strict, with_accessed=True, touched=touched)
-    _record(frame, a, touched, False)
+    record_accesses(frame, a, touched, False)
     poison = None
     if op.padding_mode is PaddingMode.UNDETERMINED and not accessed.all():
         poison = ~accessed
@@ -44,7 +45,7 @@ def advanced_gather(frame, op):
 
 @rule(ops.AdvancedScatter)
 def advanced_scatter(frame, op):
-    idx, _ = _gs_indices(frame, op)
+    idx, _ = gs_indices(frame, op)
     a = frame[op.array]
     if frame.strict and idx[0].size:
         if not _in_bounds(a, idx).any():
@@ -62,12 +63,12 @@ def advanced_scatter(frame, op):
                                f"positions {where[0]} and {where[1]}; rows stored twice are "
                                f"undefined")
     v = frame[op.value]
-    touched = _touched(frame, a)
+    touched = tracked_accesses(frame, a)
     try:
         observed = mm.scatter(a, idx, v.data, mask=None, check_bounds=True, poison=v.poison,
                               strict=frame.strict, touched=touched)
     except mm.PoisonObserved as e:
         raise UB(e.rule, e.message + padding_origin(frame)) from None
-    _record(frame, a, touched, True)
+    record_accesses(frame, a, touched, True)
     if observed:                         # CUTILE_STRICT=0: written; warn
         relied_on(frame, op, "a value stored in bounds")

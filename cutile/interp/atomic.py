@@ -19,16 +19,13 @@ from __future__ import annotations
 import numpy as np
 
 from ..ir import ops
+from ..semantics.buffers import bits
 from . import memory_model as mm
 from . import numerics
 from .machine import PTile, rule
-from .memory import _check_clean
+from .memory import check_clean
 from .races import window_addresses
 from .undetermined import relied_on
-
-
-def _bits(a: np.ndarray) -> np.ndarray:
-    return np.ascontiguousarray(a).view(f"u{a.dtype.itemsize}")
 
 
 def _combine(kind: str, cur: np.ndarray, upd: np.ndarray, dtype) -> np.ndarray:
@@ -74,11 +71,11 @@ def _raw_indices(array: np.ndarray, offsets: np.ndarray, want: np.ndarray, stric
 def positions(frame, op, array: np.ndarray, shape: tuple):
     """(accessed mask, index arrays) of an atomic or raw access, both of the index shape."""
     for v in op.indices:
-        _check_clean(frame, op, frame[v], "atomic index")
+        check_clean(frame, op, frame[v], "atomic index")
     mask = None
     if op.mask is not None:
         m = frame[op.mask]
-        _check_clean(frame, op, m, "atomic mask")
+        check_clean(frame, op, m, "atomic mask")
         mask = m.data
     if op.raw:
         want = np.ones(shape, bool) if mask is None else np.broadcast_to(mask, shape)
@@ -123,13 +120,13 @@ def apply(frame, array: np.ndarray, accessed, idx, kind: str, upd: np.ndarray,
         cur = np.array(array[s] if array.ndim else np.full(k.size, array[()]), array.dtype)
         wrote = None                        # every lane, but a failed compare-and-swap
         if kind == "cas":
-            wrote = _bits(cur) == _bits(e[k])
+            wrote = bits(cur) == bits(e[k])
             new = np.where(wrote, u[k], cur)
         else:
             new = _combine(kind, cur, u[k], dtype)
         out[k] = cur
         if races is not None:
-            races.atomic(array, addr[k], _bits(cur) != _bits(new), frame.block, frame.bid,
+            races.atomic(array, addr[k], bits(cur) != bits(new), frame.block, frame.bid,
                          order, scope, wrote)
         if array.ndim:
             array[s] = new
@@ -164,11 +161,11 @@ def atomic_cas(frame, op):
 def _raw(frame, op, shape):
     a = frame[op.array]
     off = frame[op.offset]
-    _check_clean(frame, op, off, "raw memory offset")
+    check_clean(frame, op, off, "raw memory offset")
     want = np.ones(shape, bool)
     if op.mask is not None:
         m = frame[op.mask]
-        _check_clean(frame, op, m, "raw memory mask")
+        check_clean(frame, op, m, "raw memory mask")
         want = np.array(np.broadcast_to(m.data, shape))
     accessed, idx = _raw_indices(a, np.broadcast_to(off.data, shape), want, frame.strict)
     return a, accessed, tuple(ix[accessed] for ix in idx)

@@ -374,13 +374,15 @@ LAST: dict = {}
 
 def _log_roots(ir: KernelIR, args: list, races) -> set | None:
     """Buffers whose accesses are logged: those the kernel may write (None: all)."""
-    from .races import _root, written_params
+    from ..semantics.buffers import root_of
+    from .races import written_params
     if races is not None:
         return races.roots
     written = written_params(ir)
     if written is None:
         return None
-    return {id(_root(a)) for i, a in enumerate(args) if i in written and isinstance(a, np.ndarray)}
+    return {id(root_of(a)) for i, a in enumerate(args)
+            if i in written and isinstance(a, np.ndarray)}
 
 
 def run_batched(ir: KernelIR, grid: tuple, args: list, params: list, strict: bool,

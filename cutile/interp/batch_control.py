@@ -33,7 +33,7 @@ from .batch import (
     parts_of,
     subset,
 )
-from .control import _POLL, MAX_LOOP_ITERATIONS, _pure
+from .control import MAX_LOOP_ITERATIONS, POLL_MASK, body_is_pure
 from .machine import PTile, Signal
 from .undetermined import relied_on
 
@@ -140,10 +140,10 @@ def _loop(f, op, running, ivs):
     active = np.ones(n, bool) if running is None else running(0)
     done: list = []                 # (sel, values) of blocks that left the loop
     gone: list = []                 # blocks that returned
-    pure = running is None and _pure(op)
+    pure = running is None and body_is_pure(op)
     k = 0
     while active.any():
-        if not k & _POLL:
+        if not k & POLL_MASK:
             f.watchdog.check()
         if running is None and k >= MAX_LOOP_ITERATIONS:
             raise Fallback("while loop did not terminate")

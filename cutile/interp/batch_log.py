@@ -21,11 +21,12 @@ from __future__ import annotations
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
+from ..semantics.buffers import byte_bounds, root_of
 from .batch import Fallback
-from .races import _MANY, _NONE, _byte_bounds, _root
+from .races import MANY_BLOCKS, NO_BLOCK
 
 
-def _basic(key: tuple) -> bool:
+def is_basic_key(key: tuple) -> bool:
     """Whether ``key`` is basic indexing (ints and slices: ``view[key]`` is a view)."""
     return all(isinstance(k, (int, slice)) for k in key)
 
@@ -94,24 +95,24 @@ class BatchLog:
     def __init__(self, tracker, roots: set | None, shared: dict):
         self.tracker = tracker          # the launch's RaceTracker, None without strict checks
         self.roots = roots              # ids of the buffers that may be written (None: all)
-        self.shared = shared            # per launch: scratch owner arrays (all _NONE between
+        self.shared = shared            # per launch: scratch owner arrays (all NO_BLOCK between
         #                                 uses) and "fresh": buffers no write/read reached yet
         self.undo: list = []            # (target, key, old values), in store order
         self.acc: dict = {}             # buffer key -> [(write?, slots, blocks, changed)]
         self._geo: dict = {}            # buffer key -> (low address, element count, root)
 
     def tracks(self, array: np.ndarray) -> bool:
-        return self.roots is None or id(_root(array)) in self.roots
+        return self.roots is None or id(root_of(array)) in self.roots
 
     def _key(self, array: np.ndarray):
-        root = _root(array)
+        root = root_of(array)
         key = (id(root), array.itemsize)
         if key not in self._geo:
             if self.tracker is not None:
                 self.tracker.flush()        # an earlier batch's deferred update
                 if key not in self.tracker._buffers:
                     self.shared.setdefault("fresh", {})[key] = (True, True)
-            low, high = _byte_bounds(root)      # as RaceTracker.state_of lays it out
+            low, high = byte_bounds(root)      # as RaceTracker.state_of lays it out
             self._geo[key] = (low, max((high - low) // array.itemsize, 1), root)
         return key
 
@@ -173,9 +174,9 @@ class BatchLog:
                     ch = r.changed
                 bad = np.zeros((), bool)
                 if w is not None:
-                    bad = bad | (w != _NONE)
+                    bad = bad | (w != NO_BLOCK)
                 if rd is not None:
-                    bad = bad | (rd != _NONE)
+                    bad = bad | (rd != NO_BLOCK)
                 if r.write:
                     bad = bad & ch
                 if bad.any():
@@ -204,7 +205,7 @@ class BatchLog:
         owners = self.shared.setdefault("owners", {})
         own = owners.get(key)
         if own is None:
-            own = owners[key] = np.full(self._geo[key][1], _NONE, np.int64)
+            own = owners[key] = np.full(self._geo[key][1], NO_BLOCK, np.int64)
         return own
 
     def _conflicts_within(self, key, recs):
@@ -223,11 +224,11 @@ class BatchLog:
                 own[slots] = blocks
             for slots, blocks, _ in flat:
                 o = own[slots]
-                if ((o != _NONE) & (o != blocks)).any():
+                if ((o != NO_BLOCK) & (o != blocks)).any():
                     raise Fallback("blocks of the batch touch one element, one writing")
         finally:
             for slots, _, _ in writes:
-                own[slots] = _NONE
+                own[slots] = NO_BLOCK
         reads = [(i, f) for i, (r, f) in enumerate(zip(recs, flat)) if not r.write]
         out = [None] * len(recs)
         if reads and self.tracker is not None:
@@ -236,12 +237,12 @@ class BatchLog:
                     own[slots] = blocks
                 for _, (slots, blocks, _) in reads:
                     s = slots[own[slots] != blocks]
-                    own[s] = _MANY          # an element several blocks of the batch read
+                    own[s] = MANY_BLOCKS          # an element several blocks of the batch read
                 for i, (slots, _, _) in reads:
-                    out[i] = own[slots] == _MANY
+                    out[i] = own[slots] == MANY_BLOCKS
             finally:
                 for _, (slots, _, _) in reads:
-                    own[slots] = _NONE
+                    own[slots] = NO_BLOCK
         return out
 
     def _tile_conflicts(self, recs):
@@ -294,9 +295,9 @@ def _update(tracker, root, item: int, recs, multi, fw: bool, fr: bool) -> None:
             full = blk.shape
         new = np.empty(full, np.int32)
         new[...] = blk
-        new[np.broadcast_to(m, new.shape)] = _MANY
+        new[np.broadcast_to(m, new.shape)] = MANY_BLOCKS
         if cur is not None:
-            new[cur != _NONE] = _MANY
+            new[cur != NO_BLOCK] = MANY_BLOCKS
         news.append((r, new))
     for r, new in news:
         if r.tiles is not None:
@@ -314,7 +315,7 @@ def _update(tracker, root, item: int, recs, multi, fw: bool, fr: bool) -> None:
             if r.changed.any():
                 cur = v[tk]             # a view for basic keys, else a copy
                 np.copyto(cur, blk, where=r.changed)
-                if not _basic(tk):
+                if not is_basic_key(tk):
                     v[tk] = cur
         else:
             writer[r.slots[r.changed]] = r.blocks[r.changed]

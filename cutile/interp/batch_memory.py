@@ -22,7 +22,7 @@ from ..ir import ops
 from . import memory as per_block
 from . import memory_model as mm
 from .batch import Fallback, Gathered, Split, batched_rule, expand, lead
-from .batch_log import TileGeo, _basic
+from .batch_log import TileGeo, is_basic_key
 from .machine import PTile
 from .undetermined import relied_on
 
@@ -56,7 +56,7 @@ def array_stride(f, op):
                           dtype=op.result.type.dtype.np_dtype))
 
 
-class _One:
+class UniformFrame:
     """A per-block frame view of a uniform batch, for per-block rules on uniform operands."""
 
     __slots__ = ("f", "strict", "values")
@@ -79,18 +79,18 @@ def array_slice(f, op):
     once per group of blocks with the same bounds."""
     lo, hi = f[op.start], f[op.stop]
     if lead(lo) == 1 and lead(hi) == 1:
-        return per_block.array_slice(_One(f), op)
+        return per_block.array_slice(UniformFrame(f), op)
     n = f.n
     key = np.stack([np.broadcast_to(_clean(f, op, lo).astype(np.int64), (n,)),
                     np.broadcast_to(_clean(f, op, hi).astype(np.int64), (n,))], axis=1)
     _, group = np.unique(key, axis=0, return_inverse=True)
     group = group.reshape(-1)
     if group.max() == 0:
-        return per_block.array_slice(_One(f), op)
+        return per_block.array_slice(UniformFrame(f), op)
     out = []
     for g in range(group.max() + 1):
         sel = np.flatnonzero(group == g)
-        out.append((sel, [per_block.array_slice(_One(f.sub(sel)), op)]))
+        out.append((sel, [per_block.array_slice(UniformFrame(f.sub(sel)), op)]))
     return Split(out)
 
 
@@ -260,7 +260,7 @@ def load(f, op):
     tracked = log.tracks(a)
     if not tracked and all(lead(f[v]) == 1 for v in op.index):
         # The same tile for every block: load it once (the per-block model, errors included).
-        one = _One(f)
+        one = UniformFrame(f)
         data, poison = mm.tile_space_load(
             a, per_block._index(one, op, op.index), op.shape, order=op.order, steps=op.steps,
             padding=op.padding, check_bounds=op.check_bounds, strict=f.strict)
@@ -321,7 +321,7 @@ def store(f, op):
         tv = _tiled_for(f, op, a, view, shape, steps, True)
         key = _tile_key(idx, _moving(idx, varying))
         old = tv[key]
-        if _basic(key):
+        if is_basic_key(key):
             old = old.copy()            # a view; index arrays gave a copy already (a second
             #                             megabyte-sized copy costs page faults, not just time)
         log.undo.append((tv, key, old))

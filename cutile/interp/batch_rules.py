@@ -176,8 +176,8 @@ class _Expanded:
 def _cell(f, op, cell) -> tuple:
     """The per-block rule's slices of grid cell ``op.index`` (the same in every block, else
     Fallback), behind the batch axis."""
-    from .batch_memory import _One
-    return (slice(None),) + shape._cell(_One(f), op, op.x.type.shape, cell)
+    from .batch_memory import UniformFrame
+    return (slice(None),) + shape._cell(UniformFrame(f), op, op.x.type.shape, cell)
 
 
 @batched_rule(ops.Extract)

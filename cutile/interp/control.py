@@ -11,12 +11,13 @@ import numpy as np
 
 from ..ir import ops
 from ..ir.effects import region_is_pure
-from .machine import UB, PTile, Signal, check_not_poisoned, rule
+from ..semantics.ub import UB
+from .machine import PTile, Signal, check_not_poisoned, rule
 
 # A loop that runs this many iterations without finishing is reported (R-EXEC-7): a sequential
 # executor cannot make progress on a spin-wait for another block.
 MAX_LOOP_ITERATIONS = 1 << 31
-_POLL = 255          # poll the watchdog every 256 iterations
+POLL_MASK = 255          # poll the watchdog every 256 iterations
 
 
 def _scalar(frame, v, what) -> int:
@@ -38,7 +39,7 @@ def for_(frame, op):
     n = 0
     while iv < stop:
         n += 1
-        if not n & _POLL:
+        if not n & POLL_MASK:
             frame.watchdog.check()
         sig = frame.run_region(op.body, [PTile(np.array(iv, dtype=dtype)), *carried])
         if sig is not None:
@@ -52,7 +53,8 @@ def for_(frame, op):
     return carried
 
 
-def _pure(op) -> bool:
+def body_is_pure(op) -> bool:
+    """Whether a loop's body has no effects (cached on the op)."""
     pure = op.__dict__.get("_cutile_pure")
     if pure is None:
         pure = op.__dict__["_cutile_pure"] = region_is_pure(op.body)
@@ -78,9 +80,9 @@ def _same(a: list, b: list) -> bool:
 @rule(ops.Loop)
 def loop(frame, op):
     carried = [frame[v] for v in op.inits]
-    pure = _pure(op)
+    pure = body_is_pure(op)
     for n in range(MAX_LOOP_ITERATIONS):
-        if not n & _POLL:
+        if not n & POLL_MASK:
             frame.watchdog.check()
         sig = frame.run_region(op.body, carried)
         if sig is None:

@@ -29,11 +29,12 @@ class DebugSession:
     stdout: object = None
 
 
-_session: contextvars.ContextVar = contextvars.ContextVar("cutile_debug_session", default=None)
+current_session: contextvars.ContextVar = contextvars.ContextVar("cutile_debug_session",
+                                                                default=None)
 
 
 def session() -> DebugSession:
-    s = _session.get()
+    s = current_session.get()
     return s if s is not None else _DEFAULT
 
 
@@ -99,7 +100,7 @@ def breakpoint_(frame, op):
 
 @rule(ops.Watch)
 def watch(frame, op):
-    s = _session.get()
+    s = current_session.get()
     if s is None:
         return None
     for name, value in live(frame, op).items():

@@ -6,8 +6,9 @@ from __future__ import annotations
 import numpy as np
 
 from ..ir import ops
+from ..semantics.ub import UB
 from . import numerics
-from .machine import UB, PTile, rule
+from .machine import PTile, rule
 
 
 def _poison(*tiles: PTile):

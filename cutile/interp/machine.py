@@ -22,6 +22,7 @@ from ..errors import TileInternalError, TileUnsupportedFeatureError, UndefinedBe
 from ..ir.core import KernelIR, Op, Region, Value
 from ..ir.types import TileType
 from ..progress import advance
+from ..semantics.ub import UB
 from .memory_model import OutOfBounds
 from .races import check_overlapping_args, tracker_for
 
@@ -39,15 +40,6 @@ class PTile:
 
     def __repr__(self) -> str:
         return f"PTile({self.data!r}{', poisoned' if self.poison is not None else ''})"
-
-
-class UB(Exception):
-    """Raised by rules for detected undefined behaviour; the machine adds location and block."""
-
-    def __init__(self, rule: str, message: str):
-        super().__init__(message)
-        self.rule = rule
-        self.message = message
 
 
 class Signal:

@@ -13,6 +13,8 @@ import weakref
 import numpy as np
 
 from .. import dtypes as dt
+from ..semantics.buffers import bits
+from ..semantics.matmul import f16_acc_chunk
 from .rounding import F64, round_from_f64
 
 _U = 2.0 ** -53  # unit roundoff of float64
@@ -82,10 +84,6 @@ def _round_acc(v: np.ndarray, acc_dtype: dt.DType) -> np.ndarray:
     if acc_dtype in (dt.float32, dt.float16):
         return v.astype(acc_dtype.np_dtype)
     return round_from_f64(v, None, acc_dtype)
-
-
-def _bits(a: np.ndarray) -> np.ndarray:
-    return a.view(f"u{a.dtype.itemsize}")
 
 
 _SCRATCH = threading.local()
@@ -382,22 +380,13 @@ def _narrow_matmul(a64, b64, c64, acc_dtype: dt.DType) -> np.ndarray:
     nonneg = not (a64f < 0).any() and not (b64f < 0).any()
     t = m if nonneg else np.matmul(np.abs(a64f), np.abs(b64f))
     err = (2 * k + 8) * _U * (t + np.abs(c64) + np.abs(r))
-    todo = np.isfinite(r) & (_bits(_round_acc(r - err, acc_dtype))
-                             != _bits(_round_acc(r + err, acc_dtype)))
+    todo = np.isfinite(r) & (bits(_round_acc(r - err, acc_dtype))
+                             != bits(_round_acc(r + err, acc_dtype)))
     todo = todo | bad_a[..., :, None] | bad_b[..., None, :]
     if todo.any():
         idx = np.nonzero(np.broadcast_to(todo, r.shape))
         res[idx] = _round_acc(_sequential_at(a64, b64, idx) + c64[idx], acc_dtype)
     return res
-
-
-# K-chunk of the tensor-core instruction per input width (bytes): f16 m16n8k16, f8 k32.
-_F16_ACC_CHUNK = {2: 16, 1: 32}
-
-
-def f16_acc_chunk(input_itemsize: int) -> int:
-    """K elements per float16-accumulator rounding for inputs of this width (bytes)."""
-    return _F16_ACC_CHUNK.get(input_itemsize, 16)
 
 
 def _f16_acc_matmul(a64, b64, c64, chunk: int) -> np.ndarray:

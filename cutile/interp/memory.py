@@ -15,13 +15,15 @@ import numpy as np
 
 from ..enums import MemoryOrder
 from ..ir import ops
+from ..semantics.buffers import bits
+from ..semantics.ub import UB
 from . import memory_model as mm
-from .machine import UB, PTile, rule
-from .races import _bits, window_addresses
+from .machine import PTile, rule
+from .races import window_addresses
 from .undetermined import note_load, padding_origin, relied_on
 
 
-def _check_clean(frame, op, t: PTile, what: str) -> None:
+def check_clean(frame, op, t: PTile, what: str) -> None:
     """R-UB-2 for values that steer memory accesses (indices, masks)."""
     if t.poison is not None:
         relied_on(frame, op, what)
@@ -31,7 +33,7 @@ def _index(frame, op, values) -> tuple[int, ...]:
     out = []
     for v in values:
         t = frame[v]
-        _check_clean(frame, op, t, "tile index")
+        check_clean(frame, op, t, "tile index")
         out.append(int(t.data.item()))
     return tuple(out)
 
@@ -67,11 +69,13 @@ def array_slice(frame, op):
     return a[tuple(sl)]
 
 
-def _touched(frame, array) -> list | None:
+def tracked_accesses(frame, array) -> list | None:
+    """A list collecting the accesses of ``array`` for the race tracker, or None when it is
+    not tracked."""
     return [] if frame.races is not None and frame.races.tracks(array) else None
 
 
-def _record(frame, array, touched, write: bool, op=None) -> None:
+def record_accesses(frame, array, touched, write: bool, op=None) -> None:
     """Hand the accesses to the launch's race tracker (R-EXEC-4): ``("win", view)`` or
     ``("pts", addresses)``, writes followed by the old and the new values.  A load/store with
     a non-WEAK ``memory_order`` (R-LOAD-7, R-STORE-4) is an atomic access, synchronising as
@@ -82,7 +86,7 @@ def _record(frame, array, touched, write: bool, op=None) -> None:
             what = access[1]
             addrs = window_addresses(what) if access[0] == "win" else np.asarray(what)
             changed = (np.zeros(addrs.shape, bool) if not write else np.ravel(
-                _bits(np.asarray(access[2])) != _bits(np.asarray(access[3]))))
+                bits(np.asarray(access[2])) != bits(np.asarray(access[3]))))
             frame.races.atomic(array, addrs, changed, frame.block, frame.bid, order.name,
                                op.memory_scope.name)
         elif write:
@@ -94,11 +98,11 @@ def _record(frame, array, touched, write: bool, op=None) -> None:
 @rule(ops.Load)
 def load(frame, op):
     a = frame[op.array]
-    touched = _touched(frame, a)
+    touched = tracked_accesses(frame, a)
     data, poison = mm.tile_space_load(
         a, _index(frame, op, op.index), op.shape, order=op.order, steps=op.steps,
         padding=op.padding, check_bounds=op.check_bounds, strict=frame.strict, touched=touched)
-    _record(frame, a, touched, False, op)
+    record_accesses(frame, a, touched, False, op)
     if poison is not None:      # UNDETERMINED padding, or a broken check_bounds=False
         note_load(frame, op)
     return PTile(data, poison)
@@ -107,7 +111,7 @@ def load(frame, op):
 @rule(ops.Store)
 def store(frame, op):
     t = frame[op.tile]
-    touched = _touched(frame, frame[op.array])
+    touched = tracked_accesses(frame, frame[op.array])
     try:
         observed = mm.tile_space_store(
             frame[op.array], _index(frame, op, op.index), t.data, order=op.order,
@@ -115,34 +119,36 @@ def store(frame, op):
             strict=frame.strict, touched=touched)
     except mm.PoisonObserved as e:
         raise UB(e.rule, e.message + padding_origin(frame)) from None
-    _record(frame, frame[op.array], touched, True, op)
+    record_accesses(frame, frame[op.array], touched, True, op)
     if observed:                         # CUTILE_STRICT=0: written; warn
         relied_on(frame, op, "a value stored in bounds")
 
 
-def _gs_indices(frame, op):
+def gs_indices(frame, op):
+    """(index arrays, mask array or None) of a gather/scatter-like op; R-UB-2 when one depends
+    on UNDETERMINED padding."""
     idx = []
     for v in op.indices:
         t = frame[v]
-        _check_clean(frame, op, t, "gather/scatter index")
+        check_clean(frame, op, t, "gather/scatter index")
         idx.append(t.data)
     mask = None
     if op.mask is not None:
         m = frame[op.mask]
-        _check_clean(frame, op, m, "gather/scatter mask")
+        check_clean(frame, op, m, "gather/scatter mask")
         mask = m.data
     return tuple(idx), mask
 
 
 @rule(ops.Gather)
 def gather(frame, op):
-    idx, mask = _gs_indices(frame, op)
+    idx, mask = gs_indices(frame, op)
     pad = frame[op.padding]
-    touched = _touched(frame, frame[op.array])
+    touched = tracked_accesses(frame, frame[op.array])
     data, accessed = mm.gather(frame[op.array], idx, mask=mask, padding=pad.data,
                                check_bounds=op.check_bounds, strict=frame.strict,
                                with_accessed=True, touched=touched)
-    _record(frame, frame[op.array], touched, False)
+    record_accesses(frame, frame[op.array], touched, False)
     # Elements read from the array are clean; the others carry the padding value's poison.
     poison = None if pad.poison is None else pad.poison & ~accessed
     if not op.check_bounds:  # only reachable with strict off: OOB lanes are UNDETERMINED
@@ -156,15 +162,15 @@ def gather(frame, op):
 
 @rule(ops.Scatter)
 def scatter(frame, op):
-    idx, mask = _gs_indices(frame, op)
+    idx, mask = gs_indices(frame, op)
     v = frame[op.value]
-    touched = _touched(frame, frame[op.array])
+    touched = tracked_accesses(frame, frame[op.array])
     try:
         observed = mm.scatter(frame[op.array], idx, v.data, mask=mask,
                               check_bounds=op.check_bounds, poison=v.poison,
                               strict=frame.strict, touched=touched)
     except mm.PoisonObserved as e:
         raise UB(e.rule, e.message + padding_origin(frame)) from None
-    _record(frame, frame[op.array], touched, True)
+    record_accesses(frame, frame[op.array], touched, True)
     if observed:                         # CUTILE_STRICT=0: written; warn
         relied_on(frame, op, "a value scattered in bounds")

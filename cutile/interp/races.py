@@ -41,9 +41,10 @@ from __future__ import annotations
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
+from ..semantics.buffers import bits, byte_bounds, root_of
 from .memory_model import OutOfBounds
 
-_NONE, _MANY = -1, -2
+NO_BLOCK, MANY_BLOCKS = -1, -2    # element states: no block yet, several blocks
 
 
 def window_addresses(sub: np.ndarray) -> np.ndarray:
@@ -54,25 +55,6 @@ def window_addresses(sub: np.ndarray) -> np.ndarray:
         shape[k] = n
         addr = addr + (np.arange(n, dtype=np.int64) * st).reshape(shape)
     return np.broadcast_to(addr, sub.shape).ravel()
-
-
-def _bits(a: np.ndarray) -> np.ndarray:
-    a = np.ascontiguousarray(a)
-    return a.view(f"u{a.dtype.itemsize}") if a.dtype.itemsize in (1, 2, 4, 8) else a
-
-
-def _byte_bounds(a: np.ndarray) -> tuple[int, int]:
-    try:
-        from numpy.lib.array_utils import byte_bounds  # NumPy >= 2.0
-    except ImportError:                                       # pragma: no cover - NumPy 1.x
-        byte_bounds = np.byte_bounds
-    return byte_bounds(a)
-
-
-def _root(a: np.ndarray) -> np.ndarray:
-    while isinstance(a.base, np.ndarray):
-        a = a.base
-    return a
 
 
 def written_params(ir) -> set[int] | None:
@@ -154,7 +136,7 @@ class Sync:
 
     def _hb(self, r: int, t: int, block: int) -> bool:
         if r < 0:
-            return False                 # _MANY: several blocks, kept conservative
+            return False                 # MANY_BLOCKS: several blocks, kept conservative
         if self._known.get((block, r), -1) >= t:
             return True
         seen: dict = {}
@@ -193,8 +175,8 @@ def tracker_for(ir, grid: tuple, args: list) -> RaceTracker | None:
     names: dict = {}                      # buffer -> parameter names, for the report
     for p, a in zip(ir.params, args):
         if isinstance(a, np.ndarray) and p.hint:
-            names.setdefault(id(_root(a)), []).append(p.hint)
-    return RaceTracker(grid, {id(_root(a)) for a in arrays}, names)
+            names.setdefault(id(root_of(a)), []).append(p.hint)
+    return RaceTracker(grid, {id(root_of(a)) for a in arrays}, names)
 
 
 class RaceTracker:
@@ -213,7 +195,7 @@ class RaceTracker:
         self._sync_ids: dict = {}         # same key -> release object of each element
 
     def tracks(self, array: np.ndarray) -> bool:
-        return self.roots is None or id(_root(array)) in self.roots
+        return self.roots is None or id(root_of(array)) in self.roots
 
     @property
     def _buffers(self) -> dict:
@@ -236,7 +218,7 @@ class RaceTracker:
         one int32 per element of the buffer, for this element size)."""
         if self._pending:
             self.flush()
-        return self.state_of(_root(array), array.itemsize)
+        return self.state_of(root_of(array), array.itemsize)
 
     def state_of(self, root: np.ndarray, item: int):
         """``_state`` of a buffer by root and element size, without applying deferred updates
@@ -244,9 +226,9 @@ class RaceTracker:
         key = (id(root), item)
         entry = self._bufs.get(key)
         if entry is None:
-            low, high = _byte_bounds(root)
+            low, high = byte_bounds(root)
             n = max((high - low) // item, 1)
-            entry = (root, low, np.full(n, _NONE, np.int32), np.full(n, _NONE, np.int32))
+            entry = (root, low, np.full(n, NO_BLOCK, np.int32), np.full(n, NO_BLOCK, np.int32))
             self._bufs[key] = entry
             if self.sync is not None:
                 self._times[key] = (np.zeros(n, np.int32), np.zeros(n, np.int32))
@@ -276,11 +258,12 @@ class RaceTracker:
     def _atomic_state(self, array: np.ndarray, create: bool):
         """(accessor, modifier): the block that accessed / changed each element atomically
         (None until an atomic touches the buffer, unless ``create``)."""
-        key = (id(_root(array)), array.itemsize)
+        key = (id(root_of(array)), array.itemsize)
         st = self._atomics.get(key)
         if st is None and create:
             n = self._state(array)[1].size
-            st = self._atomics[key] = (np.full(n, _NONE, np.int32), np.full(n, _NONE, np.int32))
+            st = self._atomics[key] = (np.full(n, NO_BLOCK, np.int32),
+                                       np.full(n, NO_BLOCK, np.int32))
         return st
 
     def _atomic_views(self, array: np.ndarray, access: tuple):
@@ -307,7 +290,7 @@ class RaceTracker:
         low, writer, reader = self._state(array)
         acc, mod = self._atomic_state(array, True)
         slots = (addrs - low) // array.itemsize
-        key = (id(_root(array)), array.itemsize)
+        key = (id(root_of(array)), array.itemsize)
         syncs = scope != "BLOCK" and order in _ACQ + _REL
         if syncs:
             self._start_sync()
@@ -318,19 +301,20 @@ class RaceTracker:
                 self.sync.acquire(block, ids[slots])
         times = self._times.get(key)
         wv, rv = writer[slots], reader[slots]
-        bad = (wv != _NONE) & (wv != block)
+        bad = (wv != NO_BLOCK) & (wv != block)
         if bad.any():
             bad = self._unordered(bad, wv, None if times is None else times[0][slots], block)
             if bad.any():
                 self._race(array, "accesses atomically", bad, wv, bid, "wrote")
-        bad = changed & (rv != _NONE) & (rv != block)
+        bad = changed & (rv != NO_BLOCK) & (rv != block)
         if bad.any():
             bad = self._unordered(bad, rv, None if times is None else times[1][slots], block)
             if bad.any():
                 self._race(array, "modifies atomically", bad, rv, bid, "read")
         for st, sel in ((acc, slice(None)), (mod, changed)):
             cur = st[slots[sel]]
-            st[slots[sel]] = np.where(cur == _NONE, block, np.where(cur == block, cur, _MANY))
+            st[slots[sel]] = np.where(cur == NO_BLOCK, block,
+                                      np.where(cur == block, cur, MANY_BLOCKS))
         if syncs and order in _REL:
             w = slots if wrote is None else slots[wrote]
             ids[w] = self.sync.release(block, ids[w], order not in _ACQ)
@@ -356,7 +340,7 @@ class RaceTracker:
         gathered copies and the slots to write back."""
         kind, what = access[0], access[1]
         low, writer, reader = self._state(array)
-        times = self._times.get((id(_root(array)), array.itemsize))
+        times = self._times.get((id(root_of(array)), array.itemsize))
         arrays = (writer, reader) + (() if times is None else times)
         item = array.itemsize
         if kind == "win" and what.flags.c_contiguous:
@@ -379,21 +363,21 @@ class RaceTracker:
         wv, rv, slots, writer, reader, tv = self._views(array, access)
         if wv.size == 0:
             return
-        bad = (wv != _NONE) & (wv != block)
+        bad = (wv != NO_BLOCK) & (wv != block)
         if bad.any():
             bad = self._unordered(bad, wv, None if tv is None else tv[0], block)
             if bad.any():
                 self._race(array, "reads", bad, wv, bid, "wrote")
         at = self._atomic_views(array, access)
         if at is not None:
-            bad = (at[1] != _NONE) & (at[1] != block)
+            bad = (at[1] != NO_BLOCK) & (at[1] != block)
             if bad.any():
                 self._race(array, "reads", bad, at[1], bid, "modified atomically")
-        other = (rv != _NONE) & (rv != block)
+        other = (rv != NO_BLOCK) & (rv != block)
         if tv is not None and other.any():
             # a read ordered after the previous reader's replaces it (one reader, not many)
             other = self._unordered(other, rv, tv[1], block)
-        new_r = np.where(other, _MANY, block).astype(np.int32)
+        new_r = np.where(other, MANY_BLOCKS, block).astype(np.int32)
         if slots is None:
             rv[...] = new_r
             if tv is not None:
@@ -408,17 +392,17 @@ class RaceTracker:
         value an element already holds changes nothing any order could observe: such lanes
         are not writes here (every block storing the same flag value is fine)."""
         old, new = access[2], access[3]
-        changed = np.asarray(_bits(old) != _bits(new)).reshape(np.shape(old))
+        changed = np.asarray(bits(old) != bits(new)).reshape(np.shape(old))
         if not changed.any():
             return
         wv, rv, slots, writer, reader, tv = self._views(array, access)
         changed = changed.reshape(wv.shape)
-        bad = changed & (wv != _NONE) & (wv != block)
+        bad = changed & (wv != NO_BLOCK) & (wv != block)
         if bad.any():
             bad = self._unordered(bad, wv, None if tv is None else tv[0], block)
             if bad.any():
                 self._race(array, "writes", bad, wv, bid, "wrote")
-        bad = changed & (rv != _NONE) & (rv != block)
+        bad = changed & (rv != NO_BLOCK) & (rv != block)
         if bad.any():
             bad = self._unordered(bad, rv, None if tv is None else tv[1], block)
             if bad.any():
@@ -426,7 +410,7 @@ class RaceTracker:
         at = self._atomic_views(array, access)
         if at is not None:
             acc = at[0].reshape(wv.shape)
-            bad = changed & (acc != _NONE) & (acc != block)
+            bad = changed & (acc != NO_BLOCK) & (acc != block)
             if bad.any():
                 self._race(array, "writes", bad, acc, bid, "accessed atomically")
         if slots is None:
@@ -443,10 +427,10 @@ class RaceTracker:
         k = tuple(int(i) for i in np.argwhere(bad)[0])
         other = int(state[k])
         g0, g1 = self.grid[0], self.grid[1]
-        by = "another block" if other == _MANY else \
+        by = "another block" if other == MANY_BLOCKS else \
             f"block {(other % g0, other // g0 % g1, other // (g0 * g1))}"
         where = f"tile element {k}" if bad.ndim > 1 or len(k) > 1 else f"accessed element {k[0]}"
-        names = self.names.get(id(_root(array)))
+        names = self.names.get(id(root_of(array)))
         of = "an array" if not names else "array " + " / ".join(repr(n) for n in names)
         raise OutOfBounds(
             "R-EXEC-4", f"data race: block {bid} {verb} an element ({where}) of {of} that "

@@ -6,7 +6,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..ir import ops
-from .machine import UB, PTile, check_not_poisoned, rule
+from ..semantics.ub import UB
+from .machine import PTile, check_not_poisoned, rule
 
 
 def _both(t: PTile, fn) -> PTile:

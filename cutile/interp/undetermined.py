@@ -22,7 +22,7 @@ import contextvars
 import warnings
 
 from ..errors import Loc, UndefinedBehaviorWarning
-from .machine import UB
+from ..semantics.ub import UB
 
 # Key of the frame's value table under which the locations of the UNDETERMINED-padded loads
 # executed so far by the block are kept (a list of ``Loc``, first-seen order).

@@ -12,7 +12,7 @@ a structure populated from ``inttoptr(addr)`` with the shape, the strides in byt
 item size (layout "A", no meminfo: the memory belongs to the launch's arguments).  Under the
 simulator device arrays are NumPy arrays: the address is the NumPy data address, and
 ``array_at`` finds the launch argument's buffer holding the address and views it with the
-interpreter's own rule (``interp/pointer.py:view_at``), so a view reaching outside every
+interpreter's rule (``semantics/pointer.py:view_at``), so a view reaching outside every
 argument raises ``UndefinedBehaviorError`` there instead of touching foreign memory.
 """
 
@@ -21,6 +21,11 @@ from __future__ import annotations
 import contextlib
 
 import numpy as np
+
+from ..errors import UndefinedBehaviorError
+from ..semantics.buffers import byte_bounds, root_of
+from ..semantics.pointer import view_at
+from ..semantics.ub import UB
 
 # Under the simulator: the buffers of the running launch (simulated launches run one at a time,
 # launch.py's _sim_lock; the kernel's threads are Python threads, so not a threading.local).
@@ -38,11 +43,10 @@ def _ndarray(a) -> np.ndarray:
 @contextlib.contextmanager
 def sim_launch(args):
     """Under the simulator: the buffers of the launch's array arguments, for ``array_at``."""
-    from ..interp.races import _root
     roots = {}
     for a in args:
         if hasattr(a, "_ary") or isinstance(a, np.ndarray):
-            r = _root(_ndarray(a))
+            r = root_of(_ndarray(a))
             roots.setdefault(id(r), r)
     _sim_roots[:] = roots.values()
     try:
@@ -59,8 +63,7 @@ def strided_copy(leaf: np.ndarray, storage: np.dtype, copies: dict, stream, simu
     launch to ``[host bytes, device bytes, written]`` (``written``: the caller sets it when the
     kernel may store to the buffer).  (device array, key in ``copies``), or None when the
     buffer is not contiguous or a stride is negative."""
-    from ..interp.races import _byte_bounds, _root
-    root = _root(leaf)
+    root = root_of(leaf)
     if not (root.flags.c_contiguous or root.flags.f_contiguous) or \
             min(leaf.strides, default=0) < 0:
         return None
@@ -70,7 +73,7 @@ def strided_copy(leaf: np.ndarray, storage: np.dtype, copies: dict, stream, simu
         from numba import cuda
         pair = copies[id(root)] = [host, cuda.to_device(host) if simulator else
                                    cuda.to_device(host, stream=stream), False]
-    offset = leaf.__array_interface__["data"][0] - _byte_bounds(root)[0]
+    offset = leaf.__array_interface__["data"][0] - byte_bounds(root)[0]
     if simulator:
         from numba.cuda.simulator.cudadrv.devicearray import FakeCUDAArray
         return FakeCUDAArray(np.ndarray(leaf.shape, storage, buffer=pair[1]._ary,
@@ -85,9 +88,6 @@ def sim_array_address(ary):
 
 
 def sim_array_at(addr, shape, strides, proto):
-    from ..errors import UndefinedBehaviorError
-    from ..interp.machine import UB
-    from ..interp.pointer import view_at
     try:
         return view_at(int(addr), tuple(int(n) for n in shape), tuple(int(s) for s in strides),
                        np.asarray(proto).dtype, _sim_roots)

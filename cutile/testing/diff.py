@@ -130,9 +130,9 @@ def run_on(kernel: Any, grid: int | tuple[int, ...], args: tuple, executor: str 
     if executor == "interp":
         from .. import progress
         from ..interp.machine import run_kernel
-        from ..kernel import _check_grid
+        from ..kernel import check_grid
         spec = kernel.specialize(call)
-        g = _check_grid(grid)
+        g = check_grid(grid)
         ir = kernel.compile(spec)
         with progress.task(f"{ir.name} on interp", g[0] * g[1] * g[2]):
             tracker = run_kernel(ir, g, spec.leaves)

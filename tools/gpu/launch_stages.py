@@ -27,7 +27,7 @@ def main() -> int:
     import cutile as ct
     from cutile.device_arrays import DeviceArrayRef
     from cutile.executors import backend
-    from cutile.kernel import _check_grid, _check_writable
+    from cutile.kernel import _check_writable, check_grid
     from cutile.numba_backend import launch as L
     from cutile.numba_backend import params as P
     from cutile.streams import check_stream
@@ -46,11 +46,11 @@ def main() -> int:
     full = L.full_tiles(ir, T, None, spec.leaves)
     ck = L.compile_kernel(ir, T, None, full)
     st, core = L.resolve_stream(s)
-    g3 = _check_grid(grid)
+    g3 = check_grid(grid)
     margs, _ = L.marshal(ck, g3, spec.leaves, st)
     refs = P.refs(margs)
     stages = [
-        ("check_stream + grid", lambda: (check_stream(s), _check_grid(grid))),
+        ("check_stream + grid", lambda: (check_stream(s), check_grid(grid))),
         ("specialize (argument classes)", lambda: k.specialize(args)),
         ("compile (cached IR)", lambda: k.compile(spec)),
         ("check writable", lambda: _check_writable(ir, spec)),

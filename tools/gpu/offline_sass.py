@@ -62,7 +62,7 @@ def main() -> int:
     from numba import cuda
 
     import cutile as ct
-    from cutile.kernel import _check_grid
+    from cutile.kernel import check_grid
     from cutile.numba_backend.launch import (
         choose_threads,
         compile_kernel,
@@ -75,7 +75,7 @@ def main() -> int:
     ir = kern.compile(spec)
     T = choose_threads(ir, args.threads)
     ck = compile_kernel(ir, T, None, full_tiles(ir, T, None, spec.leaves))
-    _check_grid(grid)
+    check_grid(grid)
     n_arrays = sum(1 for p in ir.params if hasattr(p.type, "ndim"))
     sig = argument_types(ir, len(ck.strides_used), ("C",) * n_arrays, bool(ck.asserts),
                          tuple(c for c, _ in ck.scratch))

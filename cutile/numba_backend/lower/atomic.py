@@ -31,7 +31,7 @@ from ..codegen import AV, row_major_strides
 from ..exprs import from_storage, literal, select, to_storage
 from ..params import storage_itemsize
 from . import lower
-from .memory import _gs_setup, acquired, releasing, stride
+from .memory import acquired, gs_setup, releasing, stride
 from .pointer import storage_proto
 
 _FN = {"add": "add", "max": "max", "min": "min", "and": "and_", "or": "or_", "xor": "xor",
@@ -116,7 +116,7 @@ def _positions(g, op, lay):
                 cond = f"({mask[k]}) & {cond}"
             out.append((names, g.let(cond)))
         return a, out
-    a, idx, mask, exts = _gs_setup(g, op, lay)
+    a, idx, mask, exts = gs_setup(g, op, lay)
     out = []
     for k in range(lay.nregs):
         names = []

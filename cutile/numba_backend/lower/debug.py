@@ -21,7 +21,7 @@ from .. import layout as L
 from ..codegen import row_major_strides
 from ..printf_rt import MAX_ARGS
 from . import lower
-from .index import _bids
+from .index import bid_exprs
 
 
 def _elements(g, v, site) -> tuple[list[str], str | None]:
@@ -100,7 +100,7 @@ def assert_(g, op):
     g.asserts.append((op.message, op.loc))
     n = len(g.asserts)
     lead = g.hoist(("w0",), "lead", "tid == 0")
-    b0, b1, b2 = _bids(g)
+    b0, b1, b2 = bid_exprs(g)
     g.line(f"if {ok} == 0:")
     g.line(f"    if {lead}:")
     g.line(f"        if cuda.atomic.cas(aerr, 0, i64(0), i64({n})) == 0:")

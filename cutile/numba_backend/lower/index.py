@@ -12,7 +12,9 @@ from ...ir import ops
 from . import lower
 
 
-def _bids(g):
+def bid_exprs(g):
+    """The three block-id expressions of the generated kernel (hoisted once per kernel), from
+    the launch grid, flat or folded into blockIdx.x."""
     lin = g.hoist(("blin",), "blin",
                   "i32(cuda.blockIdx.x) + i32(cuda.gridDim.x) * (i32(cuda.blockIdx.y) + "
                   "i32(cuda.gridDim.y) * i32(cuda.blockIdx.z))")
@@ -26,7 +28,7 @@ def _bids(g):
 
 @lower(ops.BlockId)
 def block_id(g, op):
-    g.define(op.result, g.scalar_layout(), [f"i32({_bids(g)[op.axis]})"])
+    g.define(op.result, g.scalar_layout(), [f"i32({bid_exprs(g)[op.axis]})"])
 
 
 @lower(ops.NumBlocks)

@@ -27,8 +27,8 @@ from __future__ import annotations
 
 from ... import dtypes as dt
 from ...errors import TileUnsupportedFeatureError
-from ...interp.matmul_numerics import f16_acc_chunk
 from ...ir import ops
+from ...semantics.matmul import f16_acc_chunk
 from ..exprs import cast
 from ..ffma import UNROLL_BUDGET
 from . import lower

@@ -318,13 +318,13 @@ def pipelined_buffers(g, op, plan: TCPlan) -> tuple[str, str]:
 def _subst(g, lds, iv, iv_expr: str) -> dict:
     """Index expressions of the loads with the induction variable at ``iv_expr`` (block ids
     and constants spelled out: the prologue runs before the loop body defines them)."""
-    from .index import _bids
+    from .index import bid_exprs
     sub = {id(iv): iv_expr}
     for ld in lds:
         for v in ld.index:
             op = g.assign.invariant_index(v)
             if isinstance(op, ops.BlockId):
-                sub[id(v)] = f"i32({_bids(g)[op.axis]})"
+                sub[id(v)] = f"i32({bid_exprs(g)[op.axis]})"
             elif op is not None:
                 sub[id(v)] = str(int(op.value))
     return sub

@@ -218,7 +218,9 @@ def store(g, op):
         g.e.level -= 1
 
 
-def _gs_setup(g, op, lay):
+def gs_setup(g, op, lay):
+    """Gather/scatter (and atomic) operands in layout ``lay``: (array reference, per-axis
+    index registers, mask registers or None, names of the array's extents)."""
     a = _av(g, op.array)
     idx = [g.get(v, lay) for v in op.indices]
     mask = g.get(op.mask, lay) if op.mask is not None else None
@@ -253,7 +255,7 @@ def _gs_reg(g, a, idx, mask, exts, k, safe: bool):
 @lower(ops.Gather)
 def gather(g, op):
     lay = g.natural(op.result)
-    a, idx, mask, exts = _gs_setup(g, op, lay)
+    a, idx, mask, exts = gs_setup(g, op, lay)
     pad = g.get(op.padding, lay)
     dtype = op.result.type.dtype
     names = g.reg_names(op.result, lay.nregs)
@@ -277,7 +279,7 @@ def gather(g, op):
 def scatter(g, op):
     tv = g.tv(op.value)
     lay = tv.layout if tv.layout is not None else g.natural(op.value)
-    a, idx, mask, exts = _gs_setup(g, op, lay)
+    a, idx, mask, exts = gs_setup(g, op, lay)
     vals = g.get(op.value, lay)
     w = g.writer(lay)
     if w is not None:

@@ -1,0 +1,57 @@
+"""Layering of ``cutile/`` (issue 25, "untie the layers"): imports only go down.
+
+The Numba backend and the interpreter are two executors of one IR; what both need sits in the
+semantics floor (``cutile/semantics/``), so the backend imports nothing from ``cutile/interp/``
+and the floor imports neither executor.  Private names (``_name``) crossing modules are held
+to a ratchet: the figure may go down, never up.  The scan is ``tools/imports.py``'s.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+# Issue 25 item 2 brought this from 38 to 3 (frontend.compiler's _LoopInfo and _operand, and
+# interp.batch's _TERMINATORS, each being replaced elsewhere).  Lower it when one goes.
+MAX_PRIVATE_CROSS_MODULE = 3
+
+
+def _figures() -> dict:
+    spec = importlib.util.spec_from_file_location("cutile_tools_imports",
+                                                  os.path.join(ROOT, "tools", "imports.py"))
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod          # its dataclasses look their module up
+    spec.loader.exec_module(mod)
+    return mod.figures()
+
+
+FIGURES = _figures()
+
+
+def _show(edges) -> str:
+    return "\n".join(f"  {e.src}:{e.line} -> {e.dst} {', '.join(e.names)}" for e in edges)
+
+
+def test_backend_imports_nothing_from_the_interpreter():
+    back = FIGURES["backend_into_interp"]
+    assert not back, "numba_backend imports from interp (move the fact to cutile/semantics/):\n" \
+        + _show(back)
+
+
+def test_semantics_floor_imports_neither_executor_nor_the_frontend():
+    up = ("cutile.interp", "cutile.numba_backend", "cutile.frontend", "cutile.api",
+          "cutile.kernel", "cutile.executors")
+    bad = [e for e in FIGURES["edges"] if e.src.startswith("cutile.semantics")
+           and e.dst.startswith(up)]
+    assert not bad, "cutile/semantics/ imports a layer above it:\n" + _show(bad)
+
+
+def test_private_names_crossing_modules_do_not_grow():
+    priv = FIGURES["private"]
+    assert len(priv) <= MAX_PRIVATE_CROSS_MODULE, (
+        f"{len(priv)} private names imported across modules (at most "
+        f"{MAX_PRIVATE_CROSS_MODULE}, issue 25): make the name public or keep it in its "
+        f"module:\n" + _show(priv))
