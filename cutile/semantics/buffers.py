@@ -30,5 +30,7 @@ def byte_bounds(a: np.ndarray) -> tuple[int, int]:
 def bits(a: np.ndarray) -> np.ndarray:
     """``a``'s elements as unsigned integers of the same width (a contiguous view or copy), so
     that equal bits compare equal (NaNs, signed zeros); other widths are returned unchanged."""
-    a = np.ascontiguousarray(a)
+    a = np.asarray(a)
+    if not a.flags.c_contiguous:
+        a = a.copy()                # (np.ascontiguousarray would make a 0-D array 1-D)
     return a.view(f"u{a.dtype.itemsize}") if a.dtype.itemsize in (1, 2, 4, 8) else a
