@@ -11,8 +11,8 @@ from cutile.ir.core import OPS, walk
 from cutile.ir.printer import format_kernel
 from cutile.launch_args import classify_args
 
-# Terminators are interpreted by the region loop itself, not by a rule.
-TERMINATORS = {"Yield", "Break", "Continue", "Return"}
+# Terminators (``@opdef(terminator=...)``) are interpreted by the region loop, not by a rule.
+TERMINATORS = {name for name, c in OPS.items() if c.is_terminator}
 
 
 def test_every_op_has_an_interpreter_rule():

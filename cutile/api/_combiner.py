@@ -18,7 +18,6 @@ from ..ir.types import TileType
 
 # ops a combiner body may contain: pure values, no memory, no control flow (R-RED-9)
 _ALLOWED_SECTIONS = ("elementwise", "creation", "index")
-_SHAPE_OPS = (ops.Broadcast, ops.Reshape, ops.Permute)
 _NESTED = ("reduce", "scan")
 
 
@@ -121,7 +120,7 @@ def _check_body(region: Region, what: str) -> None:
             raise TileSyntaxError(f"Operations with memory effects are not supported inside "
                                   f"{where} body", op.loc)
     for op in body:
-        if op.section in _ALLOWED_SECTIONS or (isinstance(op, _SHAPE_OPS)
+        if op.section in _ALLOWED_SECTIONS or (op.rearranges          # a 0-d value moved
                                                and op.result.type.size == 1):
             continue
         raise TileSyntaxError(f"{type(op).__name__} is not supported inside {where} body "

@@ -30,7 +30,7 @@ from ..errors import TileInternalError
 from ..ir.core import KernelIR, Op, Region, Value, walk
 from ..ir.types import TileType
 from ..progress import advance
-from .machine import _TERMINATORS, PTile, Signal
+from .machine import PTile, Signal
 
 BATCHED: dict[type, Callable] = {}
 
@@ -175,8 +175,7 @@ class BatchFrame:
         for i in range(start, len(ops)):
             op = ops[i]
             if op.is_terminator:
-                sig = Signal(_TERMINATORS[type(op).__name__],
-                             [f[v] for v in getattr(op, "values", ())])
+                sig = Signal(op.exit_kind, [f[v] for v in getattr(op, "values", ())])
                 return _finish(sig, exits, pos, self.n)
             out = BATCHED[type(op)](f, op)
             if isinstance(out, Signal):
@@ -325,18 +324,16 @@ FALLBACK: dict[str, str] = {
     "UnpackBytes": "flattens the whole tile into bytes; no batched rule yet (per block)",
 }
 
-# Region terminators: handled by the region runner, not a table.
-STRUCTURAL = {"Yield", "Continue", "Break", "Return"}
-
 _batchable: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def batchable(ir: KernelIR) -> bool:
-    """Whether every op of the kernel has a batched rule (cached per kernel IR)."""
+    """Whether every op of the kernel has a batched rule (cached per kernel IR); terminators
+    (``@opdef(terminator=...)``) are run by the region runner, not a rule."""
     ok = _batchable.get(ir)
     if ok is None:
         ok = _batchable[ir] = all(
-            (type(op) in BATCHED or type(op).__name__ in STRUCTURAL)
+            (type(op) in BATCHED or op.is_terminator)
             and getattr(op, "memory_order", MemoryOrder.WEAK) is MemoryOrder.WEAK
             for op in walk(ir.body))
     return ok

@@ -47,7 +47,9 @@ def _shape_op(op, x: PTile) -> PTile:
             return a.reshape(tuple(op.shape) + (k,))
         if isinstance(op, ops.Broadcast):
             return np.broadcast_to(a, tuple(op.shape) + (k,))
-        return np.transpose(a, tuple(op.axes) + (len(op.axes),))
+        if isinstance(op, ops.Permute):
+            return np.transpose(a, tuple(op.axes) + (len(op.axes),))
+        raise TileInternalError(f"no batched combiner rule for {type(op).__name__}", op.loc)
 
     return PTile(f(x.data), None if x.poison is None else f(x.poison))
 
@@ -66,7 +68,7 @@ def run(frame, region: Region, args: list[PTile]) -> list[PTile]:
                 poison = None if t.poison is None else np.broadcast_to(t.poison, (k,)).copy()
                 out.append(PTile(data, poison))
             return out
-        if isinstance(op, (ops.Reshape, ops.Broadcast, ops.Permute)):
+        if op.rearranges:                   # moves elements: keep the batch axis last
             res = _shape_op(op, bf[op.x])
         else:
             res = RULES[type(op)](bf, op)

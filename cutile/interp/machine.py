@@ -129,8 +129,7 @@ class Frame:
             vals[a] = x
         for op in region.ops:
             if op.is_terminator:
-                return Signal(_TERMINATORS[type(op).__name__],
-                              [vals[v] for v in getattr(op, "values", ())])
+                return Signal(op.exit_kind, [vals[v] for v in getattr(op, "values", ())])
             fn = RULES.get(type(op))
             if fn is None:
                 raise TileUnsupportedFeatureError(
@@ -170,9 +169,6 @@ def _note_interrupt(e: KeyboardInterrupt, op: Op, bid: tuple) -> None:
         e.add_note(note)
     else:                                          # Python 3.10: the same text, by hand
         e.__notes__ = [*getattr(e, "__notes__", []), note]
-
-
-_TERMINATORS = {"Yield": "yield", "Continue": "continue", "Break": "break", "Return": "return"}
 
 
 def _check_result(op: Op, v: Value, out) -> None:

@@ -49,8 +49,13 @@ class Region:
 class Op:
     """Base class of all IR ops.  Subclasses are declared with ``@opdef``."""
 
+    # facts declared by ``@opdef`` (see there); the defaults are the conservative answers
     is_terminator = False
+    exit_kind: str | None = None
+    pure = False
+    reads = False
     writes = False
+    rearranges = False
     section = ""
     loc: Loc | None = None
     results: list[Value]
@@ -95,15 +100,41 @@ class Op:
 OPS: dict[str, type[Op]] = {}
 
 
-def opdef(section: str, *, terminator: bool = False, writes: bool = False):
+# how a terminator leaves its region (``@opdef(terminator=...)``), as executors signal it
+EXITS = ("yield", "continue", "break", "return")
+
+
+def opdef(section: str, *, terminator: str | None = None, pure: bool = False,
+          reads: bool = False, writes: bool = False, rearranges: bool = False):
     """Declare an op class: make it a dataclass and register it under its section.
-    ``writes``: the op writes memory through its ``array`` operand (``ir.effects``)."""
+
+    The facts below are declared here, once per op, and every executor asks the op (through
+    ``ir.effects`` or the class attributes) instead of keeping its own list of op names.  A
+    subclass inherits its base's facts unless it declares them.
+
+    ``terminator``: the op ends its region, and how control leaves it: ``"yield"`` (to the
+    owner: the next iteration, or the ``If``'s results), ``"continue"``, ``"break"`` (the
+    innermost loop) or ``"return"`` (the kernel).  Executors signal that kind.
+    ``pure``: the op has no effect beyond its results (reading memory is not an effect), and
+    its results depend only on its operands and on memory that the kernel's own writes change;
+    an op with regions is pure when it adds nothing to its regions' effects
+    (``ir.effects.is_pure``).  Left False when in doubt: the analyses stay conservative.
+    ``reads`` / ``writes``: the op reads / writes memory through its ``array`` operand.
+    ``rearranges``: the op's single tile operand ``x`` becomes the result by moving elements
+    only (each of ``x``'s elements appears in the result, no value is computed): a view of
+    the same values in another shape or order."""
 
     def wrap(cls):
         cls = dataclasses.dataclass(eq=False, repr=False)(cls)
         cls.section = section
-        cls.is_terminator = terminator
+        if terminator not in (None, *EXITS):
+            raise TileInternalError(f"{cls.__name__}: unknown terminator kind {terminator!r}")
+        cls.exit_kind = terminator or getattr(cls, "exit_kind", None)
+        cls.is_terminator = cls.exit_kind is not None
+        cls.pure = pure or getattr(cls, "pure", False)
+        cls.reads = reads or getattr(cls, "reads", False)
         cls.writes = writes or getattr(cls, "writes", False)
+        cls.rearranges = rearranges or getattr(cls, "rearranges", False)
         OPS[cls.__name__] = cls
         return cls
 

@@ -25,18 +25,21 @@ FOREIGN = -2
 
 
 # -- purity ----------------------------------------------------------------------------------
-# Ops known to have no effect beyond their results.  Anything else (stores, scatters, atomics,
-# prints, asserts, ops added later) counts as an effect: the analyses below stay conservative.
-_PURE_OPS = frozenset({
-    "ArgReduce", "ArrayDim", "ArraySlice", "ArrayStride", "Binary", "BlockId", "Broadcast",
-    "Compare", "Constant", "Convert", "Fma", "Gather", "Iota", "Load", "Mma", "NumBlocks",
-    "Permute", "Reduce", "Reshape", "Select", "Unary", "For", "If", "Loop", "Yield", "Break",
-    "Continue", "Return"})
+# Declared on each op (``@opdef(pure=True)``); an op not declared pure counts as an effect
+# (stores, scatters, atomics, raw accesses, prints, asserts, debugger ops, ops added later), so
+# the analyses below stay conservative.
+def is_pure(op: Op) -> bool:
+    """True when ``op`` and every op nested in its regions is declared pure: running it again
+    with the same operands gives the same results and changes nothing else.  Reads count as
+    pure (memory changes only through the kernel's own writes); a ``RawLoad`` does not (it
+    reads flags that other blocks set).  The interpreter relies on this to report a while
+    loop whose iteration changed nothing (R-EXEC-7)."""
+    return type(op).pure and all(region_is_pure(r) for r in op.regions())
 
 
 def region_is_pure(region: Region) -> bool:
-    """True when no op of ``region`` (nested regions included) writes memory or prints."""
-    return all(type(op).__name__ in _PURE_OPS for op in walk(region))
+    """True when every op of ``region`` (nested regions included) is pure (``is_pure``)."""
+    return all(type(op).pure for op in walk(region))
 
 
 # -- array aliasing --------------------------------------------------------------------------
@@ -127,10 +130,21 @@ def _carried_args(loop: Op) -> list:
     return loop.body.args[1:] if isinstance(loop, For) else loop.body.args
 
 
-# -- writes ----------------------------------------------------------------------------------
+# -- reads and writes ------------------------------------------------------------------------
+def reads_array(op: Op) -> bool:
+    """The op reads memory through its ``array`` operand (load, gather, atomic, raw load)."""
+    return type(op).reads
+
+
 def writes_array(op: Op) -> bool:
     """The op writes memory through its ``array`` operand (store, scatter, atomic, raw)."""
-    return getattr(type(op), "writes", False)
+    return type(op).writes
+
+
+def writes_memory(op: Op) -> bool:
+    """``op``, or an op nested in its regions, writes memory (``writes_array``).  Prints and
+    asserts do not write memory: a load may move past them."""
+    return writes_array(op) or any(writes_array(o) for r in op.regions() for o in walk(r))
 
 
 _written_cache: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()

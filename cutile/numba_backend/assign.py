@@ -25,6 +25,7 @@ import dataclasses
 from ..enums import MemoryOrder, PaddingMode
 from ..ir import ops
 from ..ir.core import Region, Value
+from ..ir.effects import writes_memory
 from ..ir.types import TileType
 from . import ffma, tensorcore
 from . import layout as L
@@ -35,15 +36,6 @@ FLEXIBLE_OPS = (ops.Constant, ops.Iota)
 PIPELINE_SMEM = 96 * 1024
 # deepest pipeline: the copies of MAX_STAGES - 1 K tiles in flight while one computes
 MAX_STAGES = 4
-_WRITES = ("Store", "Scatter", "Atomic", "Print", "Assert")
-
-
-def _writes_memory(op) -> bool:
-    """Conservatively: may ``op`` (or anything nested in it) write global memory?"""
-    if any(w in type(op).__name__ for w in _WRITES):
-        return True
-    return any(_writes_memory(o) for r in op.regions() for o in r.ops)
-FLEX_SHAPE_OPS = (ops.Broadcast, ops.Permute, ops.Reshape)
 
 
 class Assignment:
@@ -312,7 +304,7 @@ class Assignment:
         if chain and self.place[id(chain[0])][0] is not region:
             return None
         for other in region.ops[pos + 1:mma_pos]:
-            if _writes_memory(other):
+            if writes_memory(other):
                 return None
         return (ld,) + chain
 
@@ -379,7 +371,7 @@ class Assignment:
         op = d[1]
         if isinstance(op, FLEXIBLE_OPS):
             return None
-        if isinstance(op, FLEX_SHAPE_OPS):
+        if op.rearranges:                  # the operand's elements, moved
             return None if self.layout(op.x) is None else L.flat(t.shape, self.T)
         if isinstance(op, ops.Mma):
             plan = self.staging_plan(op)

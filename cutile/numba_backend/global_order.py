@@ -26,6 +26,7 @@ from dataclasses import dataclass
 
 from ..ir import ops
 from ..ir.core import KernelIR, walk
+from ..ir.effects import reads_array, writes_array
 
 ANY = "*"
 COMMUTATIVE = frozenset({"add", "max", "min", "and", "or", "xor"})
@@ -71,7 +72,7 @@ class GlobalAccesses:
                     continue
                 written |= acc.writes | ({acc.atomic[0]} if acc.atomic else set())
                 ordered = getattr(op, "memory_order", None)
-                if isinstance(op, (ops.AtomicRMW, ops.AtomicCAS)) or (
+                if (reads_array(op) and writes_array(op)) or (      # an atomic
                         ordered is not None and ordered.name != "WEAK"):
                     continue
                 plain |= acc.reads | acc.writes
@@ -79,18 +80,20 @@ class GlobalAccesses:
         return self._sync_orders
 
     def of(self, op) -> Access | None:
-        """The footprint of ``op``; None if it touches no global memory."""
-        if isinstance(op, (ops.Load, ops.Gather, ops.RawLoad)):
-            return Access(reads=frozenset({self.root(op.array)}))
-        if isinstance(op, (ops.Store, ops.Scatter, ops.RawStore)):
-            return Access(writes=frozenset({self.root(op.array)}))
-        if isinstance(op, (ops.AtomicRMW, ops.AtomicCAS)):
-            r = self.root(op.array)
-            if (isinstance(op, ops.AtomicRMW) and op.kind in COMMUTATIVE
-                    and not any(self.uses[id(v)] for v in op.results)):
-                return Access(atomic=(r, op.kind))
-            return Access(reads=frozenset({r}), writes=frozenset({r}))
-        return None
+        """The footprint of ``op``; None if it touches no global memory (``ir.effects``: the
+        op's declared ``reads``/``writes`` through its ``array`` operand)."""
+        reads, writes = reads_array(op), writes_array(op)
+        if not (reads or writes):
+            return None
+        r = self.root(op.array)
+        if not writes:
+            return Access(reads=frozenset({r}))
+        if not reads:
+            return Access(writes=frozenset({r}))
+        if (isinstance(op, ops.AtomicRMW) and op.kind in COMMUTATIVE      # an atomic
+                and not any(self.uses[id(v)] for v in op.results)):
+            return Access(atomic=(r, op.kind))
+        return Access(reads=frozenset({r}), writes=frozenset({r}))
 
 
 def overlaps(root, roots) -> bool:

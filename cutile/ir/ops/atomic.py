@@ -25,7 +25,7 @@ def _positions(op, a, shape) -> None:
         _check.expect(m.dtype.is_bool and m.shape == shape, op, "bad mask")
 
 
-@opdef("atomic", writes=True)
+@opdef("atomic", reads=True, writes=True)
 class AtomicRMW(Op):
     """``atomic_<kind>`` (R-ATOM-1..7): ``update`` has the array dtype and the index shape.
 
@@ -50,7 +50,7 @@ class AtomicRMW(Op):
         return [TileType(a.dtype, u.shape)]
 
 
-@opdef("atomic", writes=True)
+@opdef("atomic", reads=True, writes=True)
 class AtomicCAS(Op):
     """``atomic_cas`` (R-ATOM-3): ``expected``/``desired`` have the array dtype and the index
     shape; positions not accessed return ``expected`` (R-ATOM-6)."""
@@ -76,7 +76,7 @@ class AtomicCAS(Op):
 
 
 
-@opdef("atomic")
+@opdef("atomic", reads=True)
 class RawLoad(Op):
     """``RawArrayMemory.load_offset`` (§7): ``offset`` elements from the array's base where
     ``mask``; ``padding`` elsewhere.  ``padding`` has the array dtype and the offset shape."""

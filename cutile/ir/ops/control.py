@@ -12,7 +12,7 @@ from ..core import Op, Region, Value, opdef
 from . import _check
 
 
-@opdef("control")
+@opdef("control", pure=True)
 class For(Op):
     """``for iv in range(start, stop, step)`` with loop-carried ``inits``.
 
@@ -30,7 +30,7 @@ class For(Op):
         return [v.type for v in self.inits]
 
 
-@opdef("control")
+@opdef("control", pure=True)
 class Loop(Op):
     """``while True`` with loop-carried ``inits``; leaves only through ``Break`` or ``Return``."""
 
@@ -41,7 +41,7 @@ class Loop(Op):
         return [v.type for v in self.inits]
 
 
-@opdef("control")
+@opdef("control", pure=True)
 class If(Op):
     """Two-way branch on a bool scalar; both regions yield ``result_types``."""
 
@@ -56,21 +56,21 @@ class If(Op):
         return list(self.result_types)
 
 
-@opdef("control", terminator=True)
+@opdef("control", terminator="yield", pure=True)
 class Yield(Op):
     values: tuple
 
 
-@opdef("control", terminator=True)
+@opdef("control", terminator="continue", pure=True)
 class Continue(Op):
     values: tuple
 
 
-@opdef("control", terminator=True)
+@opdef("control", terminator="break", pure=True)
 class Break(Op):
     values: tuple
 
 
-@opdef("control", terminator=True)
+@opdef("control", terminator="return", pure=True)
 class Return(Op):
     pass

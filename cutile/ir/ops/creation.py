@@ -8,7 +8,7 @@ from ..types import TileType
 from . import _check
 
 
-@opdef("creation")
+@opdef("creation", pure=True)
 class Constant(Op):
     """A tile of ``shape`` filled with ``value``, which is already exact in ``dtype``."""
 
@@ -20,7 +20,7 @@ class Constant(Op):
         return [TileType(self.dtype, tuple(self.shape))]
 
 
-@opdef("creation")
+@opdef("creation", pure=True)
 class Iota(Op):
     """``[0, 1, ..., size-1]`` in an integer dtype (wrapping), the basis of ``arange``."""
 

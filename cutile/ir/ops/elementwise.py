@@ -25,7 +25,7 @@ def _same(op, x: Value, y: Value) -> TileType:
     return tx
 
 
-@opdef("elementwise")
+@opdef("elementwise", pure=True)
 class Unary(Op):
     fn: str
     x: Value
@@ -40,7 +40,7 @@ class Unary(Op):
         return [t]
 
 
-@opdef("elementwise")
+@opdef("elementwise", pure=True)
 class Binary(Op):
     fn: str
     x: Value
@@ -56,7 +56,7 @@ class Binary(Op):
         return [_same(self, self.x, self.y)]
 
 
-@opdef("elementwise")
+@opdef("elementwise", pure=True)
 class Compare(Op):
     fn: str
     x: Value
@@ -68,7 +68,7 @@ class Compare(Op):
         return [TileType(bool_, t.shape)]
 
 
-@opdef("elementwise")
+@opdef("elementwise", pure=True)
 class Select(Op):
     """``where(cond, x, y)`` with all three of one shape."""
 
@@ -84,7 +84,7 @@ class Select(Op):
         return [t]
 
 
-@opdef("elementwise")
+@opdef("elementwise", pure=True)
 class Convert(Op):
     """``astype``: elementwise conversion (R-ASTYPE-1/2)."""
 
@@ -97,7 +97,7 @@ class Convert(Op):
         return [TileType(self.dtype, t.shape)]
 
 
-@opdef("elementwise")
+@opdef("elementwise", pure=True)
 class Fma(Op):
     """``a*b + c`` with a single rounding, where the frontend fused it (R-FMA-1/2)."""
 

@@ -7,7 +7,7 @@ from ..core import Op, opdef
 from ..types import TileType
 
 
-@opdef("index")
+@opdef("index", pure=True)
 class BlockId(Op):
     axis: int
 
@@ -15,7 +15,7 @@ class BlockId(Op):
         return [TileType(int32)]
 
 
-@opdef("index")
+@opdef("index", pure=True)
 class NumBlocks(Op):
     axis: int
 

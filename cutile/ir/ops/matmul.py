@@ -6,7 +6,7 @@ from ..core import Op, Value, opdef
 from . import _check
 
 
-@opdef("matmul")
+@opdef("matmul", pure=True)
 class Mma(Op):
     x: Value
     y: Value
@@ -22,7 +22,7 @@ class Mma(Op):
         return [ta]
 
 
-@opdef("matmul")
+@opdef("matmul", pure=True)
 class MmaScaled(Op):
     """Block-scaled ``x @ y + acc`` (R-MM-6): ``x_scale[..., m, k // B]`` scales ``x`` and
     ``y_scale[..., k // B, n]`` scales ``y``; batch dims already broadcast."""

@@ -8,7 +8,7 @@ from ..types import ArrayType, TileType
 from . import _check
 
 
-@opdef("memory")
+@opdef("memory", pure=True)
 class ArrayDim(Op):
     array: Value
     axis: int
@@ -17,7 +17,7 @@ class ArrayDim(Op):
         return [TileType(_check.array(self.array, self, "array").index_dtype)]
 
 
-@opdef("memory")
+@opdef("memory", pure=True)
 class ArrayStride(Op):
     array: Value
     axis: int
@@ -26,7 +26,7 @@ class ArrayStride(Op):
         return [TileType(_check.array(self.array, self, "array").index_dtype)]
 
 
-@opdef("memory")
+@opdef("memory", pure=True)
 class ArraySlice(Op):
     """A view of ``array`` restricted to ``[start, stop)`` along ``axis`` (R-ARR-1)."""
 
@@ -39,7 +39,7 @@ class ArraySlice(Op):
         return [_check.array(self.array, self, "array")]
 
 
-@opdef("memory")
+@opdef("memory", pure=True, reads=True)
 class Load(Op):
     """Tile-space load (R-LOAD-*, R-VIEW-5).  ``steps`` is None for a plain partition;
     ``memory_order``/``memory_scope`` (R-LOAD-7): RELAXED/ACQUIRE make it an atomic read."""
@@ -82,7 +82,7 @@ class Store(Op):
         return []
 
 
-@opdef("memory")
+@opdef("memory", pure=True, reads=True)
 class Gather(Op):
     """``gather``: ``indices`` (one per dim) and ``padding`` all of the index shape (R-GS-*)."""
 

@@ -9,7 +9,7 @@ from ..types import ArrayType, TileType
 from . import _check
 
 
-@opdef("pointer")
+@opdef("pointer", pure=True)
 class ForeignPointer(Op):
     """``array.foreign_pointer``: a 0-D tile of ``foreign_pointer[dtype]``."""
 
@@ -20,7 +20,7 @@ class ForeignPointer(Op):
         return [TileType(foreign_pointer_dtype(a.dtype), ())]
 
 
-@opdef("pointer")
+@opdef("pointer", pure=True)
 class FromForeign(Op):
     """``Array.from_foreign(pointer, shape, strides)``: strides in elements, one scalar per
     dimension for each; the index dtype is int64 when any of them is int64."""

@@ -14,7 +14,7 @@ def _reduced_shape(shape, axes, keepdims):
     return tuple(d for i, d in enumerate(shape) if i not in axes)
 
 
-@opdef("reduce")
+@opdef("reduce", pure=True)
 class Reduce(Op):
     fn: str
     x: Value
@@ -30,7 +30,7 @@ class Reduce(Op):
         return [TileType(t.dtype, _reduced_shape(t.shape, self.axes, self.keepdims))]
 
 
-@opdef("reduce")
+@opdef("reduce", pure=True)
 class ArgReduce(Op):
     """argmax/argmin along ``axis`` (None: flattened row-major)."""
 
@@ -49,7 +49,7 @@ class ArgReduce(Op):
         return [TileType(int32, shape)]
 
 
-@opdef("reduce")
+@opdef("reduce", pure=True)
 class ReduceFn(Op):
     """``reduce`` with a user combiner (R-RED-8): N tiles of one shape along one ``axis``;
     ``body`` as ``ScanFn``'s (2N 0-d arguments, yields N)."""

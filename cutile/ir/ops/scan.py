@@ -12,7 +12,7 @@ from ..types import TileType
 from . import _check
 
 
-@opdef("scan")
+@opdef("scan", pure=True)
 class CumScan(Op):
     fn: str                       # "sum" | "prod"
     x: Value
@@ -28,7 +28,7 @@ class CumScan(Op):
         return [t]
 
 
-@opdef("scan")
+@opdef("scan", pure=True)
 class ScanFn(Op):
     xs: tuple
     axis: int

@@ -9,7 +9,7 @@ from ..types import TileType
 from . import _check
 
 
-@opdef("shape")
+@opdef("shape", pure=True, rearranges=True)
 class Broadcast(Op):
     x: Value
     shape: tuple
@@ -22,7 +22,7 @@ class Broadcast(Op):
         return [TileType(t.dtype, tuple(self.shape))]
 
 
-@opdef("shape")
+@opdef("shape", pure=True, rearranges=True)
 class Reshape(Op):
     x: Value
     shape: tuple
@@ -33,7 +33,7 @@ class Reshape(Op):
         return [TileType(t.dtype, tuple(self.shape))]
 
 
-@opdef("shape")
+@opdef("shape", pure=True, rearranges=True)
 class Permute(Op):
     x: Value
     axes: tuple
@@ -44,7 +44,7 @@ class Permute(Op):
         return [TileType(t.dtype, tuple(t.shape[a] for a in self.axes))]
 
 
-@opdef("shape")
+@opdef("shape", pure=True)
 class Cat(Op):
     """Two tiles of one dtype joined along ``axis`` (R-SHAPE-6)."""
 
@@ -60,7 +60,7 @@ class Cat(Op):
         return [TileType(ta.dtype, tuple(shape))]
 
 
-@opdef("shape")
+@opdef("shape", pure=True)
 class Extract(Op):
     """Grid cell ``index`` (int32 scalars, one per axis) of cell ``shape`` (R-SHAPE-7)."""
 
@@ -76,7 +76,7 @@ class Extract(Op):
         return [TileType(t.dtype, tuple(self.shape))]
 
 
-@opdef("shape")
+@opdef("shape", pure=True)
 class Insert(Op):
     """``x`` with grid cell ``index`` (cell shape = ``value``'s) replaced (R-SHAPE-8)."""
 
@@ -92,7 +92,7 @@ class Insert(Op):
         return [t]
 
 
-@opdef("shape")
+@opdef("shape", pure=True)
 class Bitcast(Op):
     """Reinterpret the bits of every element as ``dtype`` of equal width (R-BITCAST-1)."""
 
@@ -105,7 +105,7 @@ class Bitcast(Op):
         return [TileType(self.dtype, t.shape)]
 
 
-@opdef("shape")
+@opdef("shape", pure=True)
 class PackBytes(Op):
     """Row-major flattening of ``x`` into its little-endian bytes (R-BITCAST-2)."""
 
@@ -117,7 +117,7 @@ class PackBytes(Op):
         return [TileType(uint8, (t.size * t.dtype.bitwidth // 8,))]
 
 
-@opdef("shape")
+@opdef("shape", pure=True)
 class UnpackBytes(Op):
     """Inverse of ``PackBytes``: a 1-D uint8 tile read as elements of ``dtype`` (R-BITCAST-3)."""
 
