@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from ... import dtypes as dt
 from ...ir import ops
-from .. import combiner, exprs
+from .. import combiner, conversions, exprs
 from ..codegen import row_major_strides
 from . import lower
 
@@ -161,7 +161,7 @@ def cum_scan(g, op):
         if acc is dtype:
             return e
         mode = op.rounding if exprs._mode(op.rounding) in (None, "rz") else None
-        return exprs.convert(e, acc, dtype, mode, let=g.let)
+        return conversions.convert(e, acc, dtype, mode, let=g.let)
 
     _scan(g, op, [(op.x, conv)], [acc], combine, out)
 
