@@ -3,8 +3,10 @@
 A kernel is compiled once per thread count and option set (``compile_kernel``): source
 generation (``generate``), ``exec`` in the ``rt`` namespace, ``cuda.jit``.  On a GPU each
 array-layout variant is compiled eagerly (``Compiled.variant``), or loaded from the on-disk
-cache when an earlier process compiled it (``diskcache.py``).  The caches here are filled
-under one lock, so concurrent first launches compile once.  Launching is ``launch.py``'s job.
+cache when an earlier process compiled it (``diskcache.py``); a kernel whose plan needs more
+than 48 KiB of dynamic shared memory is opted in per device (``opt_in_dynamic_smem``).  The
+caches here are filled under one lock, so concurrent first launches compile once.  Launching
+is ``launch.py``'s job.
 """
 
 from __future__ import annotations
@@ -136,6 +138,20 @@ class Variant:
             return int(self.kernel.regs_per_thread)
         n = self.loaded[1].attributes.num_regs
         return int(n() if callable(n) else n)
+
+
+def opt_in_dynamic_smem(kernel, nbytes: int) -> None:
+    """Allow a kernel ``nbytes`` of dynamic shared memory (needed above 48 KiB; numba-cuda has
+    no public API for it: the attribute is set on the driver).  ``kernel``: a ``Variant``
+    (compiled or loaded from the disk cache) or a Numba compiled kernel."""
+    if nbytes <= 48 * 1024 or rt.simulator():
+        return
+    from numba import cuda
+    from numba.cuda.cudadrv.driver import binding, driver
+    handle = (kernel.handle() if isinstance(kernel, Variant)
+              else kernel._codelibrary.get_cufunc().kernel).handle
+    attr = binding.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
+    driver.cuKernelSetAttribute(attr, nbytes, handle, cuda.get_current_device().id)
 
 
 def env_mma_acc() -> str:

@@ -14,13 +14,13 @@ from ..errors import TileUnsupportedFeatureError
 from . import minifloat
 from .exprs import (
     BACKEND,
-    _mode,
-    _no_let,
-    _quiet_nan_of,
     bf16_rn,
     cast,
     literal,
+    no_let,
+    quiet_nan_of,
     round_to_odd32,
+    rounding_suffix,
     select,
     tf32_rn,
 )
@@ -34,7 +34,7 @@ def _narrow_directed(x: str, dst: dt.DType, mode: str, let, what: str) -> str:
     keep = f"({x} != {x}) | (abs({x}) == f32(np.inf))"
     if dst is dt.bfloat16 and mode == "rz":
         t = f"libdevice.int_as_float(i32({b} & u32(0xFFFF0000)))"
-        return f"cuda.selp({x} != {x}, {_quiet_nan_of(b)}, {t})"
+        return f"cuda.selp({x} != {x}, {quiet_nan_of(b)}, {t})"
     if dst is dt.tfloat32:
         if mode == "rz":
             t = f"libdevice.int_as_float(i32({b} & u32(0xFFFFE000)))"
@@ -135,18 +135,18 @@ def nan32(x: str, src: dt.DType) -> str:
     elif src is dt.float64:
         sign = f"u32(u64(libdevice.double_as_longlong({x})) >> u64(32))"
     else:                                       # float32 registers
-        return _quiet_nan_of(f"u32(libdevice.float_as_int({x}))")
-    return _quiet_nan_of(sign)
+        return quiet_nan_of(f"u32(libdevice.float_as_int({x}))")
+    return quiet_nan_of(sign)
 
 
-def convert(x: str, src: dt.DType, dst: dt.DType, rounding=None, let=_no_let) -> str:
+def convert(x: str, src: dt.DType, dst: dt.DType, rounding=None, let=no_let) -> str:
     what = f"op Convert({src.name} -> {dst.name})"
     for d in (src, dst):
         if d.name not in CASTS:
             raise TileUnsupportedFeatureError(f"{what}: dtype {d.name} is not supported by "
                                               f"{BACKEND}")
     name = getattr(rounding, "name", rounding)
-    mode = _mode(rounding)
+    mode = rounding_suffix(rounding)
     if name == "RA":
         mode = "RA"
     if src is dst:
@@ -220,7 +220,7 @@ def convert(x: str, src: dt.DType, dst: dt.DType, rounding=None, let=_no_let) ->
     return f"{cast(dst)}({x})"
 
 
-def float_to_int(x: str, src: dt.DType, dst: dt.DType, let=_no_let) -> str:
+def float_to_int(x: str, src: dt.DType, dst: dt.DType, let=no_let) -> str:
     """float16/32/64 -> integer, truncated toward zero (R-ASTYPE-1), through libdevice's
     ``*_rz`` conversions (``cvt.rzi``: saturating, NaN -> 0) rather than Numba's ``fptosi``,
     whose result for NaN, infinities and out-of-range values is LLVM poison.  R-UB-6 leaves

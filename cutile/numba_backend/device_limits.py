@@ -33,22 +33,6 @@ def smem_budget() -> int:
     return limit if knob is None else min(knob, limit)
 
 
-def opt_in_dynamic_smem(kernel, nbytes: int) -> None:
-    """Allow a kernel ``nbytes`` of dynamic shared memory (needed above 48 KiB; numba-cuda has
-    no public API for it: the attribute is set on the driver).  ``kernel``: a ``Variant``
-    (compiled or loaded from the disk cache) or a Numba compiled kernel."""
-    if nbytes <= 48 * 1024 or rt.simulator():
-        return
-    from numba import cuda
-    from numba.cuda.cudadrv.driver import binding, driver
-
-    from .compile import Variant
-    handle = (kernel.handle() if isinstance(kernel, Variant)
-              else kernel._codelibrary.get_cufunc().kernel).handle
-    attr = binding.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
-    driver.cuKernelSetAttribute(attr, nbytes, handle, cuda.get_current_device().id)
-
-
 def device_compute_capability() -> tuple[int, int] | None:
     """The current device's (major, minor); None under the simulator or without a device."""
     if rt.simulator():

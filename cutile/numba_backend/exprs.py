@@ -39,7 +39,7 @@ BACKEND = "the numba backend"
 _FLT_MIN = "f32(1.1754943508222875e-38)"
 
 
-def _no_let(expr: str) -> str:
+def no_let(expr: str) -> str:
     raise AssertionError("internal: this expression needs a temporary (pass let=)")
 
 
@@ -73,7 +73,7 @@ def tf32_rn(x: str, let) -> str:
     return f"cuda.selp(({x} != {x}) | (abs({x}) == f32(np.inf)), {x}, {r})"
 
 
-def _quiet_nan_of(b: str) -> str:
+def quiet_nan_of(b: str) -> str:
     """The quiet float32 NaN with the sign of the float32 bit pattern ``b`` (a u32)."""
     return f"libdevice.int_as_float(i32(({b} & u32(0x80000000)) | u32(0x7FC00000)))"
 
@@ -85,7 +85,7 @@ def bf16_rn(x: str, let) -> str:
     b = let(f"u32(libdevice.float_as_int({x}))")
     r = (f"libdevice.int_as_float(i32(u32(({b} + u32(0x7FFF) + (({b} >> u32(16)) & u32(1)))"
          f" & u32(0xFFFF0000))))")
-    return f"cuda.selp({x} != {x}, {_quiet_nan_of(b)}, {r})"
+    return f"cuda.selp({x} != {x}, {quiet_nan_of(b)}, {r})"
 
 
 def from_storage(ref: str, dtype: dt.DType) -> str:
@@ -163,7 +163,7 @@ def literal(value, dtype: dt.DType) -> str:
 _DIRECTED = {"RZ": "rz", "RM": "rd", "RP": "ru"}
 
 
-def _mode(rounding) -> str | None:
+def rounding_suffix(rounding) -> str | None:
     """None for round-to-nearest (RN, FULL, APPROX), else the libdevice suffix."""
     name = getattr(rounding, "name", rounding)
     if name in (None, "RN", "FULL", "APPROX"):
@@ -180,7 +180,7 @@ def _rn_only(rounding, what: str) -> None:
 
 def _directed_ok(rounding, dtype, what: str) -> str | None:
     """Directed rounding: float32/float64 only (libdevice's _rz/_rd/_ru functions)."""
-    m = _mode(rounding)
+    m = rounding_suffix(rounding)
     if m is None:
         return None
     if m not in ("rz", "rd", "ru") or dtype not in (dt.float32, dt.float64):
@@ -216,7 +216,7 @@ def _minmax(fn: str, x: str, y: str, dtype, propagate_nan: bool) -> str:
 
 
 def binary(fn: str, dtype: dt.DType, x: str, y: str, *, rounding=None, ftz=False,
-           propagate_nan=False, let=_no_let) -> str:
+           propagate_nan=False, let=no_let) -> str:
     what = f"op Binary({fn})"
     if dtype.is_bool:
         if fn in ("and", "or", "xor"):
@@ -327,7 +327,7 @@ def compare(fn: str, dtype: dt.DType, x: str, y: str) -> str:
 _MATH = ("exp", "exp2", "log", "log2", "sin", "cos", "tan", "sinh", "cosh", "tanh")
 
 
-def unary(fn: str, dtype: dt.DType, x: str, *, rounding=None, ftz=False, let=_no_let) -> str:
+def unary(fn: str, dtype: dt.DType, x: str, *, rounding=None, ftz=False, let=no_let) -> str:
     """``fn(x)``; ``dtype`` is x's dtype (the result's, except isnan -> bool)."""
     what = f"op Unary({fn})"
     if fn == "isnan":

@@ -31,8 +31,7 @@ from ..errors import (
 from ..ir.core import KernelIR
 from ..ir.types import ArrayType
 from . import diskcache, rt
-from .compile import Compiled, compile_kernel, full_tiles
-from .device_limits import opt_in_dynamic_smem
+from .compile import Compiled, compile_kernel, full_tiles, opt_in_dynamic_smem
 from .devices import current_device_id, launch_device, on_device
 from .emitter import describe_op
 from .params import layout, refs, storage_bits

@@ -160,7 +160,7 @@ def cum_scan(g, op):
     def out(e):
         if acc is dtype:
             return e
-        mode = op.rounding if exprs._mode(op.rounding) in (None, "rz") else None
+        mode = op.rounding if exprs.rounding_suffix(op.rounding) in (None, "rz") else None
         return conversions.convert(e, acc, dtype, mode, let=g.let)
 
     _scan(g, op, [(op.x, conv)], [acc], combine, out)
