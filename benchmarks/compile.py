@@ -336,15 +336,16 @@ def _compile_offline(kern, args, nvvm_ok, ptxas) -> bool:
 
     from cutile.compile_stages import stage
     from cutile.ir.types import ArrayType
-    from cutile.numba_backend import launch as L
+    from cutile.numba_backend.compile import compile_kernel, full_tiles
     from cutile.numba_backend.params import argument_types
+    from cutile.numba_backend.threads import choose_threads, min_blocks
     spec = kern.specialize(tuple(args))
     ir = kern.compile(spec)
-    T = L.choose_threads(ir, None)
-    ck = L.compile_kernel(ir, T, None, L.full_tiles(ir, T, None, spec.leaves))
+    T = choose_threads(ir, None)
+    ck = compile_kernel(ir, T, None, full_tiles(ir, T, None, spec.leaves))
     n_arrays = sum(isinstance(p.type, ArrayType) for p in ir.params)
     sig = argument_types(ir, len(ck.strides_used), ("C",) * n_arrays, bool(ck.asserts))
-    mb = L.min_blocks(ir, T)
+    mb = min_blocks(ir, T)
     from cutile.numba_backend.numba_speedups import typing_memo
     with stage(NUMBA_COMPILE), typing_memo():
         if nvvm_ok:

@@ -76,8 +76,10 @@ def main(argv=None) -> int:
         except ImportError:
             print("[note] PyTorch absent: no reference row")
         from cutile.numba_backend import launch as L
+        from cutile.numba_backend.compile import compile_kernel
+        from cutile.numba_backend.threads import choose_threads
         spec = vadd.specialize((da, db, dc, n))
-        ck = L.compile_kernel(vadd.compile(spec), L.choose_threads(vadd.compile(spec)))
+        ck = compile_kernel(vadd.compile(spec), choose_threads(vadd.compile(spec)))
         kargs, _ = L.marshal(ck, (1, 1, 1), spec.leaves, 0)
         st = cuda.default_stream()
         rows.append(("numba dispatcher alone",

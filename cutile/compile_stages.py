@@ -1,8 +1,9 @@
 """Where a kernel's compile time goes: a stage timer for ``benchmarks/compile.py``.
 
-The compile path (``kernel.compile``, ``numba_backend/launch.py``) wraps each stage in
-``stage(name)``.  Nothing is recorded unless a ``recording()`` block is active, so the cost
-when off is one global read per stage, on the compile path only (never on a cached launch).
+The compile path (``kernel.compile``, ``numba_backend/compile.py`` and ``launch.py``) wraps
+each stage in ``stage(name)``.  Nothing is recorded unless a ``recording()`` block is active,
+so the cost when off is one global read per stage, on the compile path only (never on a
+cached launch).
 Inside ``recording()`` every stage appends ``(name, wall seconds, CPU seconds of this
 process)``; the CPU time is what a benchmark compares on a shared, loaded machine.  Stages
 may nest (the benchmark adds Numba's own stages inside ``numba compile``): a reader that wants

@@ -56,7 +56,7 @@ _KEYS = """
     import numpy as np
     import cutile as ct
     from cutile.numba_backend import diskcache
-    from cutile.numba_backend.launch import compile_kernel
+    from cutile.numba_backend.compile import compile_kernel
     from cutile.numba_backend.params import argument_types
     C = ct.Constant
 
@@ -319,8 +319,8 @@ _LAUNCH = """
     with backend("numba"):
         ct.launch(None, (4,), vadd, (a, b, c, 16))
     assert np.array_equal(c, 3 * a), c
-    from cutile.numba_backend import launch as L
-    ck = next(iter(next(iter(L._cache.values())).values()))
+    from cutile.numba_backend.compile import _cache
+    ck = next(iter(next(iter(_cache.values())).values()))
     print(json.dumps({"hits": cache.stats.hits, "stores": cache.stats.stores,
                       "corrupt": cache.stats.corrupt,
                       "misses": cache.stats.misses, "errors": cache.stats.errors,
@@ -416,7 +416,7 @@ def scale(a, b, TILE: ct.Constant[int]):
 
 
 def test_variant_miss_compiles_and_marks_for_storing_hit_skips_numba(cdir, monkeypatch):
-    """launch.Compiled.variant on a GPU (device queries and the cubin load faked): a miss
+    """compile.Compiled.variant on a GPU (device queries and the cubin load faked): a miss
     compiles through Numba and remembers where to store; after diskcache.save a new process's
     variant comes from the cache (Numba compiles nothing) and is launched on the checked
     packing; a stored cubin that does not load is discarded and recompiled."""
@@ -424,12 +424,12 @@ def test_variant_miss_compiles_and_marks_for_storing_hit_skips_numba(cdir, monke
     import numpy as np
 
     from cutile.numba_backend import diskcache
-    from cutile.numba_backend import launch as L
+    from cutile.numba_backend.compile import Compiled, compile_kernel
 
     target = {"arch": "sm_90", "driver": [13, 0]}
     monkeypatch.setattr(diskcache, "current_target", lambda: target)
     args = (np.zeros(64, np.float32), np.zeros(64, np.float32), 16)
-    ck = L.compile_kernel(scale.compile(scale.specialize(args)), 32)
+    ck = compile_kernel(scale.compile(scale.specialize(args)), 32)
     compiled = []
 
     class Dispatcher:
@@ -438,7 +438,7 @@ def test_variant_miss_compiles_and_marks_for_storing_hit_skips_numba(cdir, monke
             return _FakeKernel(argtypes)
 
     ck.dispatcher = Dispatcher()
-    v = L.Compiled.variant(ck)
+    v = Compiled.variant(ck)
     assert len(compiled) == 1 and v.kernel is not None and v.fast is None
     key, tgt = v.disk
     assert tgt == target and key == diskcache.variant_key(ck.cache_key, v.argtypes, target)

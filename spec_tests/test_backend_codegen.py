@@ -21,7 +21,7 @@ GOLDEN = os.path.join(os.path.dirname(__file__), "diff", "golden")
 
 
 def gen(kernel, args, T=32, mma_acc="f32"):
-    from cutile.numba_backend.launch import generate
+    from cutile.numba_backend.compile import generate
     ir = kernel.compile(kernel.specialize(tuple(args)))
     g = generate(ir, T, mma_acc)
     check_no_divergent_barrier(g.source)
@@ -220,7 +220,7 @@ def test_every_global_access_is_bounds_checked(ffma, monkeypatch):
     monkeypatch.setenv("CUTILE_NUMBA_FFMA", ffma)
     monkeypatch.setattr(rt, "simulator", lambda: True)   # the same source on a GPU and in CI
     mm = gen(matmul, (F32, F32, F32, 16, 16, 8, ct.float32))
-    from cutile.numba_backend.launch import generate
+    from cutile.numba_backend.compile import generate
     ir = two_reductions.compile(two_reductions.specialize((F32, F32[0], F32[1], 64)))
     ws = generate(ir, 32, smem_limit=0)              # exchanges in the global workspace
     assert ws.smem.scratch_bytes and re.findall(r"\bgs_\w+\[", ws.source) == [
@@ -289,7 +289,7 @@ def test_staging_beyond_shared_memory_goes_to_the_global_workspace():
     """256 KiB of transpose staging is above the opt-in limit (227 KiB on an H100, the
     simulator's): it was refused; now the buffer is a slice of this block's row of a global
     workspace array, an extra parameter the launcher allocates (smem.py)."""
-    from cutile.numba_backend.launch import compile_kernel
+    from cutile.numba_backend.compile import compile_kernel
     a = np.zeros((256, 256), np.float32)
     ir = big_transpose.compile(big_transpose.specialize((a, a, 256)))
     ck = compile_kernel(ir, 1024)
@@ -309,8 +309,9 @@ def test_nvidia_reduction_tile_plans_the_workspace(monkeypatch):
     was refused; now one buffer moves to the workspace and the other stays in dynamic shared
     memory, within the limit, and the kernel is bounded to 128 registers per thread."""
     from cutile.numba_backend import rt
-    from cutile.numba_backend.launch import choose_threads, generate, launch_bounds
+    from cutile.numba_backend.compile import generate
     from cutile.numba_backend.smem import H100_OPTIN_LIMIT
+    from cutile.numba_backend.threads import choose_threads, launch_bounds
     monkeypatch.setattr(rt, "simulator", lambda: False)      # the GPU's plan, on the CPU
     x = np.zeros((512, 128), np.float16)
     ir = max_all_axes.compile(max_all_axes.specialize((x, np.zeros((1, 1), np.float16),
@@ -328,7 +329,7 @@ def test_nvidia_reduction_tile_plans_the_workspace(monkeypatch):
 def test_launch_bounds_cap_registers_above_256_threads():
     """65536 registers per block: above 256 threads ptxas must keep to 65536 / T (spilling)
     or the launch fails with CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES; at most 256 it chooses."""
-    from cutile.numba_backend.launch import launch_bounds
+    from cutile.numba_backend.threads import launch_bounds
     x = np.zeros((512, 128), np.float16)
     ir = max_all_axes.compile(max_all_axes.specialize((x, np.zeros((1, 1), np.float16),
                                                        512, 128)))
@@ -342,7 +343,7 @@ def test_mma_staging_beyond_shared_memory_is_a_clear_error():
     """Tensor-core operand staging is read by ldmatrix / cp.async from shared memory only:
     it cannot move to the workspace, and a plan whose staging exceeds the limit is refused
     naming the buffers."""
-    from cutile.numba_backend.launch import generate
+    from cutile.numba_backend.compile import generate
     m = np.zeros((128, 128), np.float16)
     ir = matmul.compile(matmul.specialize((m, m, np.zeros((128, 128), np.float32), 128, 128,
                                            64, ct.float32)))
@@ -380,7 +381,7 @@ def big_transpose_f64(a, o):
 
 
 def test_thread_count_knobs(monkeypatch):
-    from cutile.numba_backend.launch import choose_threads
+    from cutile.numba_backend.threads import choose_threads
     ir = vadd.compile(vadd.specialize((F32[0], F32[1], F32[2], 64)))
     monkeypatch.setenv("CUTILE_NUMBA_THREADS", "128")
     assert choose_threads(ir) == 128
@@ -395,30 +396,30 @@ def test_gpu_thread_heuristic_for_mma_kernels(monkeypatch):
     for kernels with several mmas (64x64 attention: 128, where 64 threads spill)."""
     from backend_kernels import attention_fwd, mm_kloop
 
-    from cutile.numba_backend import launch, rt
+    from cutile.numba_backend import rt, threads
     monkeypatch.setattr(rt, "_simulator", False)
     monkeypatch.delenv("CUTILE_NUMBA_THREADS", raising=False)
     m = np.zeros((256, 256), np.float16)
     ir = mm_kloop.compile(mm_kloop.specialize((m, m, m.astype(np.float32), 128, 128, 32,
                                                ct.float32)))
-    assert launch._choose_threads(ir) == 256
+    assert threads._choose_threads(ir) == 256
     q = np.zeros((2, 128, 64), np.float16)
     ir = attention_fwd.compile(attention_fwd.specialize((q, q, q, q, 0.125, 64, 64, 64)))
-    assert launch._choose_threads(ir) == 128
+    assert threads._choose_threads(ir) == 128
 
 
 def test_gpu_thread_heuristic_for_row_kernels(monkeypatch):
     """Without mma: one thread per 8 elements of the largest tile, per 16 from 4096 on, up to
     512 (a 1 x 4096 row softmax and layer norm moved 0.96 of the copy bandwidth at 256 threads
     on an H100, 0.96 / 0.69 at 512)."""
-    from cutile.numba_backend import launch, rt
+    from cutile.numba_backend import rt, threads
     monkeypatch.setattr(rt, "_simulator", False)
     monkeypatch.delenv("CUTILE_NUMBA_THREADS", raising=False)
     for n, want in ((4096, 256), (8192, 512), (16384, 512), (2048, 256), (1024, 128),
                     (64, 32)):
         a = np.zeros((1, n), np.float32)
         ir = rows_in_warps.compile(rows_in_warps.specialize((a, a, 1, n)))
-        assert launch._choose_threads(ir) == want, n
+        assert threads._choose_threads(ir) == want, n
 
 
 def test_register_bound_from_occupancy(monkeypatch):
@@ -427,27 +428,27 @@ def test_register_bound_from_occupancy(monkeypatch):
     mma-free kernels with at most 8 elements of a tile per thread, none otherwise."""
     from backend_kernels import attention_fwd, mm_kloop
 
-    from cutile.numba_backend import launch
+    from cutile.numba_backend import threads
     monkeypatch.delenv("CUTILE_NUMBA_MIN_BLOCKS", raising=False)
     q = np.zeros((2, 128, 64), np.float16)
     att = attention_fwd.compile(attention_fwd.specialize((q, q, q, q, 0.125, 64, 64, 64)))
     m = np.zeros((256, 256), np.float16)
     mm = mm_kloop.compile(mm_kloop.specialize((m, m, m.astype(np.float32), 128, 128, 32,
                                                ct.float32)))
-    assert launch.min_blocks(att, 128) == 4 and launch.min_blocks(mm, 256) is None
+    assert threads.min_blocks(att, 128) == 4 and threads.min_blocks(mm, 256) is None
     monkeypatch.setenv("CUTILE_NUMBA_MIN_BLOCKS", "2")
-    assert launch.min_blocks(mm, 256) == 2 and launch.min_blocks(att, 128) == 2
+    assert threads.min_blocks(mm, 256) == 2 and threads.min_blocks(att, 128) == 2
     monkeypatch.setenv("CUTILE_NUMBA_MIN_BLOCKS", "0")
     with pytest.raises(ValueError, match="CUTILE_NUMBA_MIN_BLOCKS"):
-        launch.min_blocks(mm, 256)
+        threads.min_blocks(mm, 256)
     hinted = mm_kloop.replace_hints(occupancy=3)
     ir = hinted.compile(hinted.specialize((m, m, m.astype(np.float32), 128, 128, 32,
                                            ct.float32)))
-    assert launch.min_blocks(ir, 256) == 3                # the hint beats the environment
+    assert threads.min_blocks(ir, 256) == 3                # the hint beats the environment
     monkeypatch.delenv("CUTILE_NUMBA_MIN_BLOCKS")
     v = vadd.compile(vadd.specialize((np.zeros(4096, np.float32),) * 3 + (1024,)))
-    assert launch.min_blocks(v, 128) == 16                # 8 elements per thread
-    assert launch.min_blocks(v, 64) is None               # 16 per thread: ptxas chooses
+    assert threads.min_blocks(v, 128) == 16                # 8 elements per thread
+    assert threads.min_blocks(v, 64) is None               # 16 per thread: ptxas chooses
 
 
 def test_kernel_inspect_method():
@@ -456,7 +457,7 @@ def test_kernel_inspect_method():
 
 
 def test_per_kernel_thread_hint(monkeypatch):
-    from cutile.numba_backend.launch import choose_threads
+    from cutile.numba_backend.threads import choose_threads
     monkeypatch.setenv("CUTILE_NUMBA_THREADS", "128")
     hinted = vadd.replace_hints(numba_threads=ct.ByTarget(default=64))
     ir = hinted.compile(hinted.specialize((F32[0], F32[1], F32[2], 64)))
@@ -481,7 +482,8 @@ def test_backend_selection(monkeypatch):
 
 
 def test_generated_error_maps_to_ir_op():
-    from cutile.numba_backend.launch import _wrap_error, compile_kernel
+    from cutile.numba_backend.compile import compile_kernel
+    from cutile.numba_backend.launch import _wrap_error
     ir = matmul.compile(matmul.specialize((F32, F32, F32, 16, 16, 8, ct.float32)))
     ck = compile_kernel(ir, 32, "f32")
     n = next(i for i, ln in enumerate(ck.source.splitlines(), 1) if "libdevice.fmaf" in ln)
@@ -668,12 +670,12 @@ def test_gpu_kernels_above_256_threads_bound_their_threads(monkeypatch):
     (test_backend_ptx.py compiles it); with min_blocks the bound also names blocks per SM."""
     from backend_kernels import attention_fwd
 
-    from cutile.numba_backend import launch
+    from cutile.numba_backend import threads
     monkeypatch.delenv("CUTILE_NUMBA_MIN_BLOCKS", raising=False)
     x = np.zeros((128, 128), np.float32)
     ir = new_axes_k.compile(new_axes_k.specialize((x, x.reshape(128, 1, 1, 128), 128, 128)))
-    assert launch.launch_bounds(ir, 512) == (512,)
-    assert launch.launch_bounds(ir, 256) is None       # ptxas' own cap (255) already fits
+    assert threads.launch_bounds(ir, 512) == (512,)
+    assert threads.launch_bounds(ir, 256) is None       # ptxas' own cap (255) already fits
     q = np.zeros((2, 128, 64), np.float16)
     att = attention_fwd.compile(attention_fwd.specialize((q, q, q, q, 0.125, 64, 64, 64)))
-    assert launch.launch_bounds(att, 128) == (128, 4)
+    assert threads.launch_bounds(att, 128) == (128, 4)

@@ -72,7 +72,8 @@ from numba.core.types import functions as F
 from numba.cuda import lowering
 from numba.cuda.compiler import compile_cuda
 from cutile.ir.types import ArrayType
-from cutile.numba_backend import launch as L, numba_speedups as S
+from cutile.numba_backend import numba_speedups as S
+from cutile.numba_backend.compile import compile_kernel, full_tiles
 from cutile.numba_backend.params import argument_types
 
 @ct.kernel
@@ -92,7 +93,7 @@ def loop(a, b, c, T: ct.Constant[int]):
 def compiled(kern, args):
     spec = kern.specialize(args)
     ir = kern.compile(spec)
-    ck = L.compile_kernel(ir, 32, None, L.full_tiles(ir, 32, None, spec.leaves))
+    ck = compile_kernel(ir, 32, None, full_tiles(ir, 32, None, spec.leaves))
     n = sum(isinstance(p.type, ArrayType) for p in ir.params)
     sig = argument_types(ir, len(ck.strides_used), ("C",) * n, bool(ck.asserts))
     return ck.dispatcher.py_func, sig

@@ -82,7 +82,7 @@ def test_float32_kloop_takes_the_plan_with_cp_async_and_vector_loads(monkeypatch
     """The benchmark's float32 matmul (128x128x32, 256 threads): cp.async-staged operands,
     a 3-stage pipelined K loop, ld.shared.v2 of A and .v4 of B; CUTILE_NUMBA_FFMA=0 (and the
     exact accumulation mode) keep the scalar schedule."""
-    from cutile.numba_backend.launch import generate
+    from cutile.numba_backend.compile import generate
     m = np.zeros((256, 256), np.float32)
     ir = mm_kloop.compile(mm_kloop.specialize((m, m, m.copy(), 128, 128, 32, ct.float32)))
     monkeypatch.setenv("CUTILE_NUMBA_FFMA", "sim")

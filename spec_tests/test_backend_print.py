@@ -62,8 +62,9 @@ def test_gpu_launch_that_prints_returns_after_its_text(monkeypatch, capsys):
     synchronisation, never if none came)."""
     from cutile.numba_backend import launch as L
     from cutile.numba_backend import rt
+    from cutile.numba_backend.compile import compile_kernel
     ir = _says.compile(_says.specialize((np.int32(7),)))
-    ck = L.compile_kernel(ir, 32)
+    ck = compile_kernel(ir, 32)
     assert ck.prints
     dev = _Device()
 
@@ -82,9 +83,9 @@ def test_gpu_launch_that_prints_returns_after_its_text(monkeypatch, capsys):
 
 
 def test_only_kernels_that_print_are_marked():
-    from cutile.numba_backend import launch as L
+    from cutile.numba_backend.compile import compile_kernel
     x = np.zeros(4, np.float32)
-    assert not L.compile_kernel(_silent.compile(_silent.specialize((x,))), 32).prints
+    assert not compile_kernel(_silent.compile(_silent.specialize((x,))), 32).prints
 
 
 # -- a real GPU --------------------------------------------------------------------------------

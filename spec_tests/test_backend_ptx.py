@@ -295,7 +295,7 @@ def test_signed_integer_arithmetic_wraps_in_nvvm():
     bounds check ``0 <= 2 * x`` into ``0 <= x``, and an atomic_add through a wrapped negative
     index faulted on an H200 (test_diff_gpu_regressions.py).  The only ``nsw`` left is Numba's
     own element count of an array (``1 * shape``), computed inside its array model.  Float ->
-    int conversions are no ``fptosi`` either (poison out of range; exprs.float_to_int)."""
+    int conversions are no ``fptosi`` either (poison out of range; conversions.float_to_int)."""
     x = np.zeros(16, np.int64)
     ir = wrapped_index.compile(wrapped_index.specialize(
         (x, np.zeros(23, np.int32), x.copy(), 16)))

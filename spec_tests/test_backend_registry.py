@@ -148,7 +148,7 @@ import numpy as np
 del np.row_stack                   # what NumPy 2.5 removed
 import cutile as ct
 from cutile.errors import TileUnsupportedFeatureError
-from cutile.numba_backend.launch import compile_kernel
+from cutile.numba_backend.compile import compile_kernel
 
 @ct.kernel
 def k(a):
@@ -193,7 +193,7 @@ def test_atomic_gaps_name_op_dtype_and_backend():
     import ml_dtypes
 
     from cutile.numba_backend.codegen import Gen
-    from cutile.numba_backend.launch import check_compute_capability
+    from cutile.numba_backend.device_limits import check_compute_capability
     for d, name, cc in ((np.float16, "float16", (7, 0)), (ml_dtypes.bfloat16, "bfloat16", (9, 0))):
         ir = _atomic_add.compile(_atomic_add.specialize((np.zeros(4, d),)))
         g = Gen(ir, 32)

@@ -14,7 +14,7 @@ from cutile import Constant
 def gen(kernel, args, T=32):
     import numpy as np  # noqa: F401
 
-    from cutile.numba_backend.launch import generate
+    from cutile.numba_backend.compile import generate
     ir = kernel.compile(kernel.specialize(tuple(args)))
     g = generate(ir, T, "f32")
     check_no_divergent_barrier(g.source)

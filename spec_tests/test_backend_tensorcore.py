@@ -287,7 +287,7 @@ def test_row_reduced_mma_results_put_whole_rows_in_one_warp(monkeypatch):
     from backend_kernels import attention_fwd
 
     from cutile.numba_backend import rt
-    from cutile.numba_backend.launch import generate
+    from cutile.numba_backend.compile import generate
     monkeypatch.setattr(rt, "simulator", lambda: False)      # generate for a GPU
     assert (tc.plan(_Op(64, 64, 64), 128, rows_in_warps=True).WM,
             tc.plan(_Op(64, 64, 64), 128).WM) == (4, 2)
@@ -311,7 +311,7 @@ def test_row_reduced_mma_results_put_whole_rows_in_one_warp(monkeypatch):
 # -- operands staged straight from global memory (cp.async, lower/matmul_tc._stage_direct) ----
 def _tc_source(kernel, args, T):
     """Generated source with tensor cores (cp.async staging as CUTILE_NUMBA_CP_ASYNC says)."""
-    from cutile.numba_backend.launch import generate
+    from cutile.numba_backend.compile import generate
     return generate(kernel.compile(kernel.specialize(args)), T, "f32", tensor_cores=True).source
 
 
@@ -413,7 +413,7 @@ def test_k_loop_is_pipelined_in_stages_chosen_from_shared_memory(cp_async):
     waits until at most S - 2 groups fly, synchronises once, issues iteration + S - 1 into
     the slot the previous iteration computed from and computes from its own.  S: as many
     stages of the operand tiles as fit 96 KiB, at most 4 (kernel.inspect's plan says it)."""
-    from cutile.numba_backend.launch import generate
+    from cutile.numba_backend.compile import generate
 
     def gen(M, tiles, T):
         m = np.zeros((M, M), np.float16)
@@ -442,7 +442,7 @@ def test_full_tiles_are_copied_without_per_chunk_bounds(monkeypatch):
     dimensions that are multiples of the tile's (and 16-byte aligned rows) is copied with one
     in-or-out test per tile; another shape gets the checked copy (a separate kernel)."""
     from cutile.numba_backend import fulltile
-    from cutile.numba_backend.launch import generate
+    from cutile.numba_backend.compile import generate
     monkeypatch.setenv("CUTILE_NUMBA_TENSOR_CORES", "sim")
     m = np.zeros((128, 128), np.float16)
     c = np.zeros((128, 128), np.float32)

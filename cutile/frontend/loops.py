@@ -192,6 +192,12 @@ class LoopCompiler:
             op = self.ctx.emit(ops.For(start.value, stop.value, step.value, tuple(inits), body))
         else:
             op = self.ctx.emit(ops.Loop(tuple(inits), body))
+        self._after_loop(env, info, op, carried, skels, templates, dropped, new_names, promoted)
+
+    def _after_loop(self, env, info: _LoopInfo, op, carried, skels, templates, dropped,
+                    new_names: set, promoted: dict) -> None:
+        """The variables after the loop: the carried ones from its results, the dropped,
+        path-dependent and body-only ones invalid, the constants every break agrees on."""
         results = list(op.results)
         for n, skel, tmpl in zip(carried, skels, templates):
             k = len(flow.leaf_types(skel))

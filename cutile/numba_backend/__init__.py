@@ -6,4 +6,6 @@ never imports numba.  See docs/backend.md.
 
 from __future__ import annotations
 
-from .launch import choose_threads, compile_kernel, run  # noqa: F401
+from .compile import compile_kernel  # noqa: F401
+from .launch import run  # noqa: F401
+from .threads import choose_threads  # noqa: F401

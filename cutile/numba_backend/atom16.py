@@ -9,7 +9,7 @@ On the GPU each is a Numba intrinsic emitting one PTX instruction on the element
 address: ``atom.add.noftz.f16`` (sm_70+) or ``atom.add.noftz.bf16`` (sm_90+, as for
 ``cuda.tile`` 1.7, R-ATOM-4): an IEEE addition rounded to nearest-even with subnormals kept
 (``noftz``) -- the interpreter's rounded ``add`` per position.  ``MIN_CC`` names the compute
-capability each needs (``launch.py`` refuses an older device with
+capability each needs (``compile.py`` refuses an older device with
 ``TileUnsupportedFeatureError``).  Under the simulator the kernel is plain Python: the same
 rounded addition under a lock (the float32 sum of two float16/bfloat16 values, rounded once
 more, is the correctly rounded sum: 24 >= 2*11 + 2 bits).

@@ -19,7 +19,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from . import rt
-from .launch import choose_threads, compile_kernel, full_tiles
+from .compile import compile_kernel, full_tiles
+from .threads import choose_threads
 
 # H100 SXM (sm_90) per-SM limits, used when no GPU can be queried.
 H100 = {"max_threads_per_sm": 2048, "max_blocks_per_sm": 32,

@@ -1,9 +1,7 @@
-"""Compiling, caching and launching generated kernels; argument and stream marshalling.
+"""Launching a compiled kernel: argument and stream marshalling, the launch, write-back.
 
-- A specialised kernel (one ``KernelIR``) is compiled once per thread count and option set
-  (``compile_kernel``): source generation, ``exec`` in the ``rt`` namespace, ``cuda.jit``.
-  On a GPU each array-layout variant is compiled eagerly (``Compiled.variant``), or loaded
-  from the on-disk cache when an earlier process compiled it (``diskcache.py``).
+- ``run`` compiles (``compile.py``, cached) and launches on the device that holds the
+  device-array arguments, or under Numba's CUDA simulator.
 - Arguments: NumPy arrays are copied to the device (C-contiguous) and the ones the kernel may
   write are copied back into the caller's array (a view of a larger buffer is written through
   the view, so the rest of the buffer is untouched); Numba device arrays and any object with
@@ -11,24 +9,18 @@
   passed as NumPy scalars of their exact dtype.
 - Streams: ``None``/``0`` (default stream), a Numba stream, or a CuPy/PyTorch stream (wrapped
   with ``cuda.external_stream``), or a raw ``CUstream`` integer.
-- Threads: the caches here (compiled kernels, thread counts, variants, streams, launch configs)
-  are filled under one lock, so concurrent first launches compile once; Numba's CUDA simulator
-  swaps module globals while a kernel runs, so simulated launches run one at a time.
+- Threads: the caches here (streams, launch configs) are filled under one lock; Numba's CUDA
+  simulator swaps module globals while a kernel runs, so simulated launches run one at a time.
 """
 
 from __future__ import annotations
 
-import hashlib
-import linecache
-import os
 import re
 import threading
 import warnings
-import weakref
 
 import numpy as np
 
-from .. import config
 from ..compile_stages import stage
 from ..device_arrays import DeviceArrayRef
 from ..errors import (
@@ -36,407 +28,24 @@ from ..errors import (
     TileUnsupportedFeatureError,
     UndefinedBehaviorError,
 )
-from ..ir import ops
-from ..ir.core import KernelIR, walk
-from ..ir.effects import FOREIGN, written_roots
-from ..ir.types import ArrayType, TileType
-from . import compat, diskcache, fulltile, numba_speedups, rt
-from .codegen import Gen, kernel_fn_name
+from ..ir.core import KernelIR
+from ..ir.types import ArrayType
+from . import diskcache, rt
+from .compile import Compiled, compile_kernel, full_tiles, opt_in_dynamic_smem
 from .devices import current_device_id, launch_device, on_device
 from .emitter import describe_op
-from .params import Packer, argument_types, layout, refs, storage_bits
+from .params import layout, refs, storage_bits
 from .pointer_rt import strided_copy
 from .printf_rt import to_sys_stdout
-from .smem import H100_OPTIN_LIMIT, NP_DTYPE, SOFT_BUDGET
+from .smem import NP_DTYPE
+from .threads import choose_threads
 
-# Thread counts: the simulator runs every thread as a Python thread, so keep it small there.
-SIM_THREADS = 32
-MAX_THREADS = 1024
-
-_cache: weakref.WeakKeyDictionary[KernelIR, dict] = weakref.WeakKeyDictionary()
-_lock = threading.RLock()          # guards every cache of this module (see the docstring)
+_lock = threading.RLock()          # guards the stream and launch-config caches
 _sim_lock = threading.Lock()       # one simulated launch at a time
 
 
-class Compiled:
-    """One generated kernel: source, the ``cuda.jit`` dispatcher and what the launcher needs."""
-
-    def __init__(self, ir, gen: Gen, source: str, filename: str, dispatcher, T: int):
-        self.ir = ir
-        self.name = ir.name
-        self.source = source
-        self.filename = filename
-        self.dispatcher = dispatcher
-        self.T = T
-        self.smem_bytes = gen.smem.total_bytes
-        self.static_smem = gen.smem.static_bytes
-        self.dyn_smem = gen.smem.dynamic_bytes          # passed with every launch
-        # the global workspace (smem.py): (cast, elements per block) per extra parameter
-        self.scratch = [(c, n) for c, (n, _) in gen.smem.scratch_rows().items()]
-        self.scratch_bytes = gen.smem.scratch_bytes     # per block
-        self.plan = "; ".join(dict.fromkeys(gen.plans))  # mma strategies (kernel.inspect)
-        # the array parameters the kernel may write: copied back after a launch
-        self.stores = set(written_roots(ir))
-        if FOREIGN in self.stores:          # a store through Array.from_foreign: any argument
-            self.stores |= {i for i, p in enumerate(ir.params) if isinstance(p.type, ArrayType)}
-        self.pointer_roots = set(gen.pointer_roots)     # params whose address is taken
-        self.foreign = any(isinstance(op, (ops.ForeignPointer, ops.FromForeign))
-                           for op in walk(ir.body))
-        self.raw_roots = set(gen.raw_roots)
-        self.strides_used = sorted(gen.strides_used)
-        self.strides_of = {r for r, _ in self.strides_used}   # params whose strides it queries
-        self.line_ops = gen.line_ops
-        self.n_barriers = source.count("cuda.syncthreads()")   # barriers in the source
-        self.smem_shared = gen.smem.shared
-        # GPU only (see params.py): one eagerly compiled kernel per tuple of array layouts
-        self.variants: dict[tuple, Variant] = {}
-        self.n_arrays = sum(isinstance(p.type, ArrayType) for p in ir.params)
-        self.asserts = list(gen.asserts)                 # (message, loc) per assert_
-        self.prints = any(isinstance(op, ops.Print) for op in walk(ir.body))
-        # the on-disk cache key of the generated kernel (diskcache.py)
-        with stage("cache key"):
-            self.cache_key = diskcache.source_key(source, gen.consts, T, gen.mma_acc)
-
-    def variant(self, layouts: tuple | None = None) -> Variant:
-        """The kernel compiled for these array layouts ("C"/"A" per array; default all "C"),
-        loaded from the on-disk cache when an earlier process stored it."""
-        layouts = layouts or ("C",) * self.n_arrays
-        v = self.variants.get(layouts)
-        if v is None:
-            with _lock:
-                v = self.variants.get(layouts)
-                if v is None:
-                    argtypes = argument_types(self.ir, len(self.strides_used), layouts,
-                                              bool(self.asserts),
-                                              tuple(c for c, _ in self.scratch))
-                    key = target = loaded = None
-                    if config.cache_enabled():
-                        try:
-                            target = diskcache.current_target()
-                            key = diskcache.variant_key(self.cache_key, argtypes, target)
-                            loaded = diskcache.load(key)
-                        except Exception as e:      # no device query / toolchain versions: no cache
-                            diskcache.cache.stats.note(f"key {self.name}: {type(e).__name__}: {e}")
-                            key = None
-                    if loaded is not None:
-                        v = Variant(argtypes, None, Packer(argtypes), loaded)
-                    else:
-                        with stage("numba compile (typing, lowering, NVVM)"), \
-                                numba_speedups.typing_memo():
-                            kern = self.dispatcher.compile(argtypes)
-                        v = Variant(argtypes, kern, Packer(argtypes))
-                        v.disk = (key, target) if key is not None else None
-                    self.variants[layouts] = v
-        return v
-
-    def op_at(self, lineno: int):
-        if 1 <= lineno <= len(self.line_ops):
-            return self.line_ops[lineno - 1]
-        return None
-
-
-class Variant:
-    """One compiled signature of a generated kernel, its parameter packer and whether the
-    packer passed its check against Numba's own (None: not checked yet).
-
-    ``kernel`` is Numba's compiled kernel; a variant loaded from the on-disk cache has none,
-    only ``loaded`` = (cuda.core ObjectCode, kernel handle), and is launched through the
-    packing that was checked when it was stored.  ``disk``: (key, target) to store a compiled
-    variant under once its packing is checked (None: not to be stored)."""
-
-    def __init__(self, argtypes: tuple, kernel, packer: Packer, loaded=None):
-        self.argtypes, self.kernel, self.packer = argtypes, kernel, packer
-        self.loaded = loaded
-        self.fast: bool | None = True if loaded is not None else None
-        self.disk: tuple | None = None
-        self.smem_devices: set[int] = set()    # devices where its dynamic smem is opted in
-
-    def handle(self):
-        """The cuda.core kernel handle to launch."""
-        if self.loaded is not None:
-            return self.loaded[1]
-        return self.kernel._codelibrary.get_cufunc().kernel
-
-    def registers(self) -> int:
-        """Registers per thread of the compiled kernel."""
-        if self.kernel is not None:
-            return int(self.kernel.regs_per_thread)
-        n = self.loaded[1].attributes.num_regs
-        return int(n() if callable(n) else n)
-
-
-# -- options ---------------------------------------------------------------------------------
-def _pow2(n: int) -> bool:
-    return n > 0 and n & (n - 1) == 0
-
-
-def env_threads() -> int | None:
-    return config.numba_threads()
-
-
-def env_mma_acc() -> str:
-    return config.numba_mma_acc()
-
-
-_max_tiles: weakref.WeakKeyDictionary[KernelIR, tuple] = weakref.WeakKeyDictionary()
-
-
-def _max_tile(ir: KernelIR) -> tuple[int, int, int]:
-    """(largest tile size, largest mma accumulator size, number of mma ops) of the kernel.
-    Cached per kernel IR: every launch asks (``min_blocks`` is part of the compiled kernel's
-    key), and walking the IR cost ~100 us a launch."""
-    got = _max_tiles.get(ir)
-    if got is not None:
-        return got
-    big, acc, n = 1, 0, 0
-    for op in walk(ir.body):
-        for r in op.results:
-            if isinstance(r.type, TileType):
-                big = max(big, r.type.size)
-        if isinstance(op, ops.Mma):
-            acc = max(acc, op.acc.type.size)
-            n += 1
-    _max_tiles[ir] = got = (big, acc, n)
-    return got
-
-
-_threads_cache: weakref.WeakKeyDictionary[KernelIR, dict] = weakref.WeakKeyDictionary()
-
-
-def choose_threads(ir: KernelIR, threads: int | None = None) -> int:
-    """T for ``ir`` (cached per kernel and inputs; see ``_choose_threads``)."""
-    key = (threads, os.environ.get("CUTILE_NUMBA_THREADS"), rt.simulator())
-    with _lock:
-        per_ir = _threads_cache.get(ir)
-        if per_ir is None:
-            per_ir = _threads_cache[ir] = {}
-        t = per_ir.get(key)
-        if t is None:
-            t = per_ir[key] = _choose_threads(ir, threads)
-    return t
-
-
-def _hint(ir: KernelIR, name: str):
-    """A kernel option for this device: ``ByTarget`` values resolved for its compute
-    capability (``sm_90`` on an H100), the default under the simulator."""
-    v = ir.options.get(name)
-    if v is not None and hasattr(v, "by_arch"):
-        arch = None
-        if not rt.simulator():
-            try:
-                from numba import cuda
-                major, minor = cuda.get_current_device().compute_capability
-                arch = f"sm_{major}{minor}"
-            except Exception:
-                arch = None
-        v = v.get(arch)
-    return v
-
-
-def _choose_threads(ir: KernelIR, threads: int | None = None) -> int:
-    """T: explicit (per launch / per kernel) > CUTILE_NUMBA_THREADS > heuristic.
-
-    Heuristic: under the simulator 32.  On a GPU, an mma kernel gets one thread per 64
-    accumulator elements (an 8x8 register sub-tile), twice that with several mmas (attention:
-    the scores, probabilities and output accumulator are all live; at 64 threads a 64x64
-    flash-attention step spills, at 128 it does not, ptxas sm_90), clamped to [32, 256]; other
-    kernels one thread per 8 elements of their largest tile, per 16 from 4096 elements on,
-    clamped to [32, 512] (a 1 x 4096 row softmax / layer norm on an H100, with whole-tile
-    loads and one exchange per reduction: 256 threads 2833 / 2826 GB/s = 0.96 of copy, ptxas
-    46 / 80 registers; 128 threads the same; 512 threads at full occupancy 2816 / 2004); and
-    to 2048 / occupancy when the kernel's ``occupancy`` hint asks for that many blocks per SM.
-    """
-    if threads is None:
-        threads = _hint(ir, "numba_threads")
-    if threads is None:
-        threads = env_threads()
-    if threads is not None:
-        if not _pow2(int(threads)) or threads > MAX_THREADS:
-            raise ValueError(f"thread count must be a power of two <= {MAX_THREADS}, got "
-                             f"{threads}")
-        return int(threads)
-    if rt.simulator():
-        return SIM_THREADS
-    big, acc, n_mma = _max_tile(ir)
-    t = acc // 64 * min(n_mma, 2) if acc else big // (16 if big >= 4096 else 8)
-    t = min(max(1 << max(t - 1, 0).bit_length(), 32), 256 if acc else 512)
-    occ = _hint(ir, "occupancy")
-    if isinstance(occ, int) and occ > 0:
-        while t > 32 and t * occ > 2048:
-            t //= 2
-    return t
-
-
-# -- compilation -----------------------------------------------------------------------------
-def device_smem_limit() -> int:
-    """Shared memory one block may use after the dynamic opt-in (the simulator: an H100's)."""
-    if rt.simulator():
-        return H100_OPTIN_LIMIT
-    try:
-        from numba import cuda
-        dev = cuda.get_current_device()
-        return int(dev.MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)
-    except Exception:
-        return H100_OPTIN_LIMIT
-
-
-def smem_budget() -> int:
-    """Shared memory per block a plan may use: the device's limit, or less when
-    ``CUTILE_NUMBA_SMEM_LIMIT`` says so (buffers beyond go to the global workspace)."""
-    knob = config.numba_smem_limit()
-    limit = device_smem_limit()
-    return limit if knob is None else min(knob, limit)
-
-
-def opt_in_dynamic_smem(kernel, nbytes: int) -> None:
-    """Allow a kernel ``nbytes`` of dynamic shared memory (needed above 48 KiB; numba-cuda has
-    no public API for it: the attribute is set on the driver).  ``kernel``: a ``Variant``
-    (compiled or loaded from the disk cache) or a Numba compiled kernel."""
-    if nbytes <= 48 * 1024 or rt.simulator():
-        return
-    from numba import cuda
-    from numba.cuda.cudadrv.driver import binding, driver
-    handle = (kernel.handle() if isinstance(kernel, Variant)
-              else kernel._codelibrary.get_cufunc().kernel).handle
-    attr = binding.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
-    driver.cuKernelSetAttribute(attr, nbytes, handle, cuda.get_current_device().id)
-
-
-def device_compute_capability() -> tuple[int, int] | None:
-    """The current device's (major, minor); None under the simulator or without a device."""
-    if rt.simulator():
-        return None
-    try:
-        from numba import cuda
-        return tuple(cuda.get_current_device().compute_capability)
-    except Exception:
-        return None
-
-
-def check_compute_capability(needs: list, cc: tuple[int, int] | None) -> None:
-    """Refuse a kernel whose instructions the device lacks (``Gen.min_cc``), naming the op."""
-    for need, why, loc in needs:
-        if cc is not None and tuple(cc) < tuple(need):
-            raise TileUnsupportedFeatureError(
-                f"{why}; this device is {cc[0]}.{cc[1]}: not supported by the numba backend "
-                f"here (run on the interpreter, or accumulate in float32)", loc)
-
-
-def generate(ir: KernelIR, T: int, mma_acc: str = "f32", tensor_cores: bool | None = None,
-             full: frozenset = frozenset(), smem_limit: int | None = None) -> Gen:
-    """Run the generator; retry with shared buffers if private ones exceed the soft budget;
-    move buffers to the global workspace if they still exceed ``smem_limit`` (default
-    ``smem_budget()``; smem.py).  ``full``: the launch's full-tile facts (``fulltile.py``)."""
-    gen = Gen(ir, T, mma_acc=mma_acc, tensor_cores=tensor_cores, full=full)
-    gen.source = gen.generate()
-    if gen.smem.total_bytes > SOFT_BUDGET:
-        g2 = Gen(ir, T, mma_acc=mma_acc, shared_smem=True, tensor_cores=tensor_cores,
-                 full=full)
-        g2.source = g2.generate()
-        if g2.smem.total_bytes < gen.smem.total_bytes:
-            gen = g2
-    if gen.smem.fit(smem_budget() if smem_limit is None else smem_limit):
-        gen.source = gen.assemble()
-    return gen
-
-
-def compile_kernel(ir: KernelIR, T: int, mma_acc: str | None = None,
-                   full: frozenset = frozenset()) -> Compiled:
-    mma_acc = mma_acc or env_mma_acc()
-    key = (T, mma_acc, rt.simulator(), config.numba_tensor_cores(),
-           config.numba_tensor_cores_sim(), config.numba_cp_async(), config.numba_ffma(),
-           config.numba_ffma_sim(), full,
-           min_blocks(ir, T), config.numba_smem_limit(), config.numba_lineinfo())
-    ck = _cache.get(ir, {}).get(key)
-    if ck is not None:
-        return ck
-    with _lock:
-        per_ir = _cache.setdefault(ir, {})
-        ck = per_ir.get(key)
-        if ck is None:
-            from ..compile_timeout import run_with_timeout
-            ck = per_ir[key] = run_with_timeout(lambda: _compile(ir, T, mma_acc, full),
-                                                f"kernel {ir.name!r} for the Numba backend")
-    return ck
-
-
-def _compile(ir: KernelIR, T: int, mma_acc: str, full: frozenset = frozenset()) -> Compiled:
-    if not rt.simulator():
-        compat.check_gpu_toolchain()        # before anything Numba compiles (compat.py)
-    budget = smem_budget()
-    with stage("plan + source (assign.py, codegen.py)"):
-        gen = generate(ir, T, mma_acc, full=full, smem_limit=budget)
-    gen.smem.check(budget, ir.name)
-    check_compute_capability(gen.min_cc, device_compute_capability())
-    source = gen.source
-    bounds = None if rt.simulator() else launch_bounds(ir, T)  # the simulator's jit takes none
-    if bounds is not None and len(bounds) == 2:
-        source += (f"\n# launch_bounds={bounds}: ptxas fits {bounds[1]} blocks of {T} threads "
-                   f"per SM\n")
-    elif bounds is not None:
-        source += (f"\n# launch_bounds={bounds}: ptxas keeps to {65536 // T} registers per "
-                   f"thread\n")
-    digest = hashlib.sha1(source.encode()).hexdigest()[:10]
-    filename = f"<cutile-numba:{ir.name}:{digest}>"
-    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
-    with stage("exec + cuda.jit"):
-        if not rt.simulator() and config.numba_speedups():
-            numba_speedups.apply()
-        ns = rt.namespace()
-        ns.update(gen.consts)
-        exec(compile(source, filename, "exec"), ns)
-        from numba import cuda
-        opts = {"launch_bounds": bounds} if bounds else {}
-        if config.numba_lineinfo() and not rt.simulator():
-            opts["lineinfo"] = True
-        dispatcher = cuda.jit(**opts)(ns[kernel_fn_name(ir)])
-    return Compiled(ir, gen, source, filename, dispatcher, T)
-
-
-def launch_bounds(ir: KernelIR, T: int) -> tuple | None:
-    """``cuda.jit``'s ``launch_bounds`` for ``ir`` at ``T`` threads: ``(T, min_blocks)`` when
-    the kernel must fit that many blocks per SM; else ``(T,)`` above 256 threads, where a
-    block's 65536 registers leave fewer than ptxas' own maximum of 255 per thread: without
-    the bound ptxas may use more (a 16 x 32 x 64 float16 max over two axes at 512 threads:
-    202) and the launch fails with CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES; with it ptxas keeps to
-    65536 / T and spills the rest to local memory.  None: ptxas chooses (T <= 256)."""
-    mb = min_blocks(ir, T)
-    if mb is not None:
-        return (T, mb)
-    return (T,) if T > 256 else None
-
-
-def min_blocks(ir: KernelIR, T: int) -> int | None:
-    """Blocks of ``T`` threads per SM the compiled kernel must fit (``launch_bounds``'
-    second value: ptxas caps registers per thread at 65536 / (T * blocks), spilling if it
-    must): the kernel's ``occupancy`` hint (cuTile's meaning: blocks per SM), else
-    ``CUTILE_NUMBA_MIN_BLOCKS``, else None (ptxas chooses)."""
-    occ = _hint(ir, "occupancy")
-    if isinstance(occ, int) and occ > 0:
-        return max(1, min(occ, 2048 // T))
-    env = config.numba_min_blocks()
-    if env is not None:
-        return max(1, min(env, 2048 // T))
-    big, _, n_mma = _max_tile(ir)
-    if n_mma >= 2 and T <= 256:
-        # several mmas live at once (attention): 512 threads per SM, at most 128 registers
-        # per thread.  H200, 64x64 flash attention at 128 threads: ptxas alone 194 registers,
-        # 2 blocks/SM, 101.8 TFLOP/s; 3 blocks 115.2; 4 blocks 118.6.  A single FFMA matmul
-        # gains nothing (149 -> 128 registers: 18.9 -> 19.3) and loses at 80 (8.9): none there
-        return 512 // T
-    if n_mma == 0 and big <= 8 * T and T >= 128:
-        # no mma and at most 8 elements of any tile per thread: a memory-bound kernel, whose
-        # loads need every warp an SM can hold in flight.  Full occupancy caps registers at
-        # 32.  H200, 8192 x 4096 f32 at 512 threads (8 per thread): softmax (ptxas alone 39
-        # registers, 3 blocks/SM) 3073 -> 3264 GB/s; layer norm (46, 2 blocks) 1719 -> 2549
-        # GB/s, though ptxas spills 80 bytes.  Vector add (1024 at 128 threads): 3970 -> 4220.
-        # Tiles of 4096 and more get 16 elements per thread and no bound (``_choose_threads``)
-        return 2048 // T
-    return None
-
-
-# -- arguments -------------------------------------------------------------------------------
 _streams: dict = {}
+
 
 
 def _stream_handle(stream) -> int | None:
@@ -597,12 +206,6 @@ def cuda_grid(grid: tuple) -> tuple:
 
 
 # -- launch ---------------------------------------------------------------------------------
-def full_tiles(ir: KernelIR, T: int, mma_acc: str | None, leaves: list) -> frozenset:
-    """The launch's full-tile facts (``fulltile.py``): part of the compiled kernel's key."""
-    reqs = fulltile.requirements(ir, T, mma_acc or env_mma_acc())
-    return fulltile.facts(reqs, leaves) if reqs else frozenset()
-
-
 def run(ir: KernelIR, grid: tuple, leaves: list, stream=None, *, threads: int | None = None,
         mma_acc: str | None = None) -> Compiled:
     """Compile (cached) and launch on the device that holds the device-array arguments

@@ -14,7 +14,7 @@ bfloat16:
   reshapes and ``pack_to_bytes``/``bitcast`` keep every NaN encoding, as the interpreter's
   byte arrays do (e5m2 has six).  A NaN made by a conversion has no byte (its low payload is
   0) and encodes as the interpreter's conversion does: the format's NaN with the sign;
-  conversions out of the format first drop the byte (``exprs._convert_minifloat``);
+  conversions out of the format first drop the byte (``conversions._convert_minifloat``);
 - a conversion into the format rounds the value as the interpreter does
   (``interp/numerics.convert``): to nearest even, e4m3fn/e5m2 saturating to the largest finite
   value (``.satfinite``, also for infinities), e2m1 saturating with NaN -> -0.0 (ml_dtypes);

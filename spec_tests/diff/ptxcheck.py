@@ -55,7 +55,7 @@ def compile_source(source: str, fn_name: str, consts: dict, arg_types: list, tk:
 
     from cutile import config
     from cutile.numba_backend import numba_speedups, rt
-    if config.numba_speedups():             # as launch.py compiles: with the same fixes
+    if config.numba_speedups():             # as compile.py compiles: with the same fixes
         numba_speedups.apply()
     ns = rt.namespace()
     ns.update(consts)
@@ -127,8 +127,9 @@ def job_for(ir, T: int, mma_acc: str = "f32", tensor_cores: bool | None = None,
     plan may use (smaller: buffers in the global workspace, smem.py)."""
     from cutile.ir.types import ArrayType
     from cutile.numba_backend.codegen import kernel_fn_name
-    from cutile.numba_backend.launch import generate, launch_bounds
+    from cutile.numba_backend.compile import generate
     from cutile.numba_backend.params import storage_bits
+    from cutile.numba_backend.threads import launch_bounds
     gen = generate(ir, T, mma_acc, tensor_cores=tensor_cores, full=full,
                    smem_limit=smem_limit)
     args = []

@@ -300,7 +300,7 @@ def test_float_to_int_truncates_on_both(src, dst):
 def test_float_to_int_out_of_range_saturates_on_the_backend(src):
     """R-UB-6 leaves NaN/inf/out-of-range float -> int undefined (the strict interpreter
     raises); the backend converts with ``cvt.rzi`` semantics, the same on the simulator and
-    the GPU: saturated to the range, NaN -> 0 (exprs.float_to_int; never LLVM poison, which
+    the GPU: saturated to the range, NaN -> 0 (conversions.float_to_int; never LLVM poison, which
     could decide a later bounds check)."""
     from cutile.testing.diff import run_on
     x = np.array([np.nan, np.inf, -np.inf, 1e30, -1e30, 3e9, -3e9, 7.9], src)

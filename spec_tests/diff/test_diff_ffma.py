@@ -74,7 +74,7 @@ def test_ffma_schedule_is_bit_identical_to_the_scalar_one(monkeypatch, case):
         ref, got = _run(monkeypatch, ffma, kernel, grid, run_args, T)
         outs[ffma] = got[2]
         if ffma == fast:                 # the FFMA plan was chosen
-            from cutile.numba_backend.launch import generate
+            from cutile.numba_backend.compile import generate
             ir = kernel.compile(kernel.specialize(run_args))
             assert any(p.startswith("FFMA") for p in generate(ir, T, "f32").plans)
     new, old = outs[fast], outs["0"]

@@ -45,7 +45,7 @@ def test_compiler_timeout_covers_backend_generation():
     kernel of 2000 ops takes far longer than the limit to generate)."""
     from test_host_api import _big_kernel  # spec_tests/ is on sys.path
 
-    from cutile.numba_backend.launch import compile_kernel
+    from cutile.numba_backend.compile import compile_kernel
     a = np.zeros(4, np.float32)
     k = _big_kernel(2000)
     ir = k.compile(k.specialize((a, a.copy())))

@@ -30,6 +30,8 @@ def main() -> int:
     from cutile.kernel import _check_writable, check_grid
     from cutile.numba_backend import launch as L
     from cutile.numba_backend import params as P
+    from cutile.numba_backend.compile import compile_kernel, full_tiles
+    from cutile.numba_backend.threads import choose_threads
     from cutile.streams import check_stream
     k = make_kernels(ct)["layernorm"]
     g, b = torch.randn(4096, device="cuda"), torch.randn(4096, device="cuda")
@@ -42,9 +44,9 @@ def main() -> int:
     torch.cuda.synchronize()
     spec = k.specialize(args)
     ir = k.compile(spec)
-    T = L.choose_threads(ir, None)
-    full = L.full_tiles(ir, T, None, spec.leaves)
-    ck = L.compile_kernel(ir, T, None, full)
+    T = choose_threads(ir, None)
+    full = full_tiles(ir, T, None, spec.leaves)
+    ck = compile_kernel(ir, T, None, full)
     st, core = L.resolve_stream(s)
     g3 = check_grid(grid)
     margs, _ = L.marshal(ck, g3, spec.leaves, st)
@@ -54,9 +56,9 @@ def main() -> int:
         ("specialize (argument classes)", lambda: k.specialize(args)),
         ("compile (cached IR)", lambda: k.compile(spec)),
         ("check writable", lambda: _check_writable(ir, spec)),
-        ("choose_threads", lambda: L.choose_threads(ir, None)),
-        ("full_tiles", lambda: L.full_tiles(ir, T, None, spec.leaves)),
-        ("compile_kernel (cached)", lambda: L.compile_kernel(ir, T, None, full)),
+        ("choose_threads", lambda: choose_threads(ir, None)),
+        ("full_tiles", lambda: full_tiles(ir, T, None, spec.leaves)),
+        ("compile_kernel (cached)", lambda: compile_kernel(ir, T, None, full)),
         ("resolve_stream", lambda: L.resolve_stream(s)),
         ("marshal", lambda: L.marshal(ck, g3, spec.leaves, st)),
         ("refs (describe the arguments)", lambda: P.refs(margs)),

@@ -63,13 +63,9 @@ def main() -> int:
 
     import cutile as ct
     from cutile.kernel import check_grid
-    from cutile.numba_backend.launch import (
-        choose_threads,
-        compile_kernel,
-        full_tiles,
-        launch_bounds,
-    )
+    from cutile.numba_backend.compile import compile_kernel, full_tiles
     from cutile.numba_backend.params import argument_types
+    from cutile.numba_backend.threads import choose_threads, launch_bounds
     kern, kargs, grid = workload(args.workload, make_kernels(ct), np)
     spec = kern.specialize(kargs)
     ir = kern.compile(spec)

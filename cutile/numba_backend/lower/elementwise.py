@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ...ir import ops
-from .. import exprs
+from .. import conversions, exprs
 from . import lower
 
 
@@ -51,7 +51,8 @@ def convert(g, op):
     lay = g.result_layout(op)
     (x,) = _operands(g, op, lay, op.x)
     src = op.x.type.dtype
-    g.define(op.result, lay, [exprs.convert(r, src, op.dtype, op.rounding, let=g.let) for r in x])
+    g.define(op.result, lay,
+             [conversions.convert(r, src, op.dtype, op.rounding, let=g.let) for r in x])
 
 
 @lower(ops.Fma)

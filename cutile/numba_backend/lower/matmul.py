@@ -59,14 +59,26 @@ def mma(g, op):
     batched = len(xs) == 3
     M, K, N = xs[-2], xs[-1], ys[-1]
     nb = xs[0] if batched else 1
-    xd, yd, ad = x.type.dtype, y.type.dtype, acc.type.dtype
+    xd, ad = x.type.dtype, acc.type.dtype
     out = g.natural(op.result)
     acc_regs = g.get(acc, out)
-    # -- stage A (transposed, padded) and B in shared memory ---------------------------------
     lda = M + 1
+    bufa, bufb = _stage(g, op, batched, nb, K, lda, N)
+    abase, bbase, pairs = _subtile_bases(g, out, batched, K, lda, N)
+    kind, acc_names, bases, chunk = _accumulators(g, out, acc_regs, xd, ad, K)
+    _k_steps(g, _Dot(kind, xd, bufa, bufb, abase, bbase, pairs, acc_names, bases, chunk),
+             K, lda, N, out.nregs)
+    g.define(op.result, out, _results(kind, ad, acc_names, acc_regs, bases))
+    g.smem_did_read(bufa)
+    g.smem_did_read(bufb)
+
+
+def _stage(g, op, batched: bool, nb: int, K: int, lda: int, N: int) -> tuple[str, str]:
+    """Stage A (transposed, rows padded to ``lda``) and B in shared memory; one barrier."""
+    x, y = op.x, op.y
     site = ("mma", id(op))
-    bufa = g.buffer(site, 0, xd, nb * K * lda)
-    bufb = g.buffer(site, 1, yd, nb * K * N)
+    bufa = g.buffer(site, 0, x.type.dtype, nb * K * lda)
+    bufb = g.buffer(site, 1, y.type.dtype, nb * K * N)
     g.smem_before_write(bufa, bufb)
     for v, buf, w in ((x, bufa, ((K * lda,) if batched else ()) + (1, lda)),
                       (y, bufb, ((K * N,) if batched else ()) + (N, 1))):
@@ -74,7 +86,13 @@ def mma(g, op):
         lay = tv.layout if tv.layout is not None else g.natural(v)
         g.smem_write(buf, lay, g.get(v, lay), v.type.dtype, w)
     g.smem_sync()
-    # -- per-thread register sub-tile ---------------------------------------------------------
+    return bufa, bufb
+
+
+def _subtile_bases(g, out, batched: bool, K: int, lda: int, N: int):
+    """The thread's register sub-tile: one base offset into As per row and into Bs per column
+    (``abase``/``bbase``: offset expression -> variable), and per accumulator register the
+    (row base, column base) pair it multiplies."""
     abase, bbase, pairs = {}, {}, []
     for k in range(out.nregs):
         c = g.coords(out, k)
@@ -89,6 +107,12 @@ def mma(g, op):
         pairs.append((abase[ea], bbase[eb]))
     for e, name in list(abase.items()) + list(bbase.items()):
         g.line(f"{name} = {e}")
+    return abase, bbase, pairs
+
+
+def _accumulators(g, out, acc_regs: list, xd, ad, K: int):
+    """(kind, accumulator names, float16 chunk bases, chunk): ``kind`` is how products sum
+    ("f32", "f64" exact, "int"); the accumulators start from ``acc`` (f32) or zero."""
     exact = g.mma_acc == "exact" or xd is dt.float64 or not xd.is_float
     acc_names = [g.tmp("acc") for _ in range(out.nregs)]
     if not xd.is_float:
@@ -110,74 +134,98 @@ def mma(g, op):
         for a in acc_regs:
             bases.append(g.tmp("base"))
             g.line(f"{bases[-1]} = f64({a})")
+    return kind, acc_names, bases, chunk
 
-    def fx(v):           # operand as the type the products are formed in
-        if kind == "int":
+
+class _Dot:
+    """The state of one register-blocked dot: the staged buffers, the sub-tile's bases, the
+    accumulators' current names (``acc``, updated per step) and the names a k loop carries."""
+
+    def __init__(self, kind, xd, bufa, bufb, abase, bbase, pairs, acc_names, bases, chunk):
+        self.kind, self.xd, self.bufa, self.bufb = kind, xd, bufa, bufb
+        self.abase, self.bbase, self.pairs = abase, bbase, pairs
+        self.acc = acc_names
+        self.carried = list(acc_names)
+        self.bases, self.chunk = bases, chunk
+
+    def fx(self, v):           # operand as the type the products are formed in
+        if self.kind == "int":
             return f"i64({v})"
-        if kind == "f64":
-            return f"f64({v})" if xd is not dt.float64 else v
-        return v if xd in (dt.float32, dt.tfloat32, dt.bfloat16) or xd.is_restricted \
+        if self.kind == "f64":
+            return f"f64({v})" if self.xd is not dt.float64 else v
+        return v if self.xd in (dt.float32, dt.tfloat32, dt.bfloat16) or self.xd.is_restricted \
             else f"f32({v})"
 
-    def plus(base, off):
-        return base if off == "0" else f"{base} + {off}"
-
-    carried = list(acc_names)
-
-    def step(a_off: str, b_off: str, ssa: bool):
+    def step(self, g, a_off: str, b_off: str, ssa: bool):
+        """One k: load the row and column values, one multiply-add per accumulator."""
         av, bv = {}, {}
-        for name in abase.values():
+        for name in self.abase.values():
             t = g.tmp("xa")
-            g.line(f"{t} = {fx(f'{bufa}[{plus(name, a_off)}]')}")
+            g.line(f"{t} = {self.fx(f'{self.bufa}[{_plus(name, a_off)}]')}")
             av[name] = t
-        for name in bbase.values():
+        for name in self.bbase.values():
             t = g.tmp("xb")
-            g.line(f"{t} = {fx(f'{bufb}[{plus(name, b_off)}]')}")
+            g.line(f"{t} = {self.fx(f'{self.bufb}[{_plus(name, b_off)}]')}")
             bv[name] = t
-        for i, (pa, pb) in enumerate(pairs):
+        for i, (pa, pb) in enumerate(self.pairs):
             a, b = av[pa], bv[pb]
-            n_ = acc_names[i]
+            n_ = self.acc[i]
             # unrolled: a fresh name per step (single assignment keeps Numba's compile fast)
-            t = g.tmp("acc") if ssa else carried[i]
-            if kind == "f32":
+            t = g.tmp("acc") if ssa else self.carried[i]
+            if self.kind == "f32":
                 g.line(f"{t} = libdevice.fmaf({a}, {b}, {n_})")
-            elif kind == "f64" and xd is dt.float64:
+            elif self.kind == "f64" and self.xd is dt.float64:
                 g.line(f"{t} = {n_} + libdevice.dmul_rn({a}, {b})")
             else:     # exact products: a contraction into an FMA changes nothing
                 g.line(f"{t} = {n_} + {a} * {b}")
-            acc_names[i] = t
+            self.acc[i] = t
 
-    def chunk_end(loop_tail: bool):
-        for i, base in enumerate(bases):
-            g.line(f"{base} = f64(f16({acc_names[i]} + {base}))")
+    def chunk_end(self, g, loop_tail: bool):
+        """Round a float16 accumulator's chunk into its base (exact mode)."""
+        for i, base in enumerate(self.bases):
+            g.line(f"{base} = f64(f16({self.acc[i]} + {base}))")
             if loop_tail:
-                g.line(f"{carried[i]} = f64(0.0)")
-                acc_names[i] = carried[i]
+                g.line(f"{self.carried[i]} = f64(0.0)")
+                self.acc[i] = self.carried[i]
             else:
-                acc_names[i] = "f64(0.0)"
+                self.acc[i] = "f64(0.0)"
 
-    per_k = len(abase) + len(bbase) + out.nregs
+
+def _plus(base, off):
+    return base if off == "0" else f"{base} + {off}"
+
+
+def _k_steps(g, d: _Dot, K: int, lda: int, N: int, nregs: int) -> None:
+    """The K steps, unrolled when they fit ``UNROLL_BUDGET``, else a loop unrolled by a
+    divisor of K (float16 chunk ends at compile-time positions)."""
+    bases, chunk = d.bases, d.chunk
+    per_k = len(d.abase) + len(d.bbase) + nregs
     if per_k * K <= UNROLL_BUDGET:
         for kk in range(K):
-            step(str(kk * lda), str(kk * N), True)
+            d.step(g, str(kk * lda), str(kk * N), True)
             if bases and (kk + 1) % chunk == 0 and kk + 1 < K:
-                chunk_end(False)
-    else:
-        # A k loop unrolled UNROLL times: Numba's compile time grows quadratically with the
-        # size of a basic block, NVVM keeps the accumulators in registers either way.
-        u = max(1, min(K, UNROLL_BUDGET // max(per_k, 1)))
-        while K % u:
-            u -= 1
-        if bases:
-            u = max(u - u % chunk, chunk)        # chunk ends at compile-time positions
-        kv = g.tmp("k")
-        g.line(f"for {kv} in range(0, {K}, {u}):")
-        with g.e.indent():
-            for j in range(u):
-                step(f"({kv} + {j}) * {lda}" if j else f"{kv} * {lda}",
-                     f"({kv} + {j}) * {N}" if j else f"{kv} * {N}", j < u - 1)
-                if bases and (j + 1) % chunk == 0:
-                    chunk_end(j == u - 1)
+                d.chunk_end(g, False)
+        return
+    # A k loop unrolled UNROLL times: Numba's compile time grows quadratically with the
+    # size of a basic block, NVVM keeps the accumulators in registers either way.
+    u = max(1, min(K, UNROLL_BUDGET // max(per_k, 1)))
+    while K % u:
+        u -= 1
+    if bases:
+        u = max(u - u % chunk, chunk)        # chunk ends at compile-time positions
+    kv = g.tmp("k")
+    g.line(f"for {kv} in range(0, {K}, {u}):")
+    with g.e.indent():
+        for j in range(u):
+            d.step(g, f"({kv} + {j}) * {lda}" if j else f"{kv} * {lda}",
+                   f"({kv} + {j}) * {N}" if j else f"{kv} * {N}", j < u - 1)
+            if bases and (j + 1) % chunk == 0:
+                d.chunk_end(g, j == u - 1)
+
+
+def _results(kind: str, ad, acc_names: list, acc_regs: list, bases: list) -> list:
+    """The result registers: the accumulators (plus ``acc`` in the exact and integer modes,
+    added last), in the accumulator's dtype."""
     c = cast(ad)
     res = []
     for i, (n_, a) in enumerate(zip(acc_names, acc_regs)):
@@ -191,9 +239,7 @@ def mma(g, op):
             res.append(f"{c}({n_} + {bases[i]})")
         else:
             res.append(f"{c}({n_} + f64({a}))")
-    g.define(op.result, out, res)
-    g.smem_did_read(bufa)
-    g.smem_did_read(bufb)
+    return res
 
 
 @lower(ops.MmaScaled)

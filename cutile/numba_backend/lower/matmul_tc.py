@@ -67,40 +67,57 @@ def _stage_direct(g, ld, buf: str, T: int, base: str = "", sub: dict | None = No
     per tile replaces the per-chunk bounds and the fallback.  ``base``: an element offset
     into ``buf`` (``"0 + "`` style prefix, the pipelined loop's half); ``sub``: expressions
     replacing index values (``id(value) -> expr``: the next iteration's induction variable)."""
-    sub = sub or {}
+    cp = _DirectCopy(g, ld, buf, T, base, sub)
+    if _full(g, ld):
+        _copy_full_tiles(cp)
+    else:
+        _copy_checked(cp)
 
-    def scalar(v):
-        return sub.get(id(v)) or g.scalar(v)
 
-    a = g.arrays[id(ld.array)]
-    nd = len(ld.shape)
-    R, C = ld.shape[-2:]
-    es = a.dtype.bitwidth // 8               # bytes per element: 16-bit or float32 operands
-    epc = 16 // es                           # elements per 16-byte chunk
-    cpr = C // epc
-    idx0, idx1 = scalar(ld.index[-2]), scalar(ld.index[-1])
-    n0, n1, r0, c0, ok = (g.tmp(s) for s in ("n", "n", "r", "c", "cpok"))
-    g.line(f"{n0} = i64({a.name}.shape[{nd - 2}])")
-    g.line(f"{n1} = i64({a.name}.shape[{nd - 1}])")
-    g.line(f"{r0} = i64({idx0}) * {R}")
-    g.line(f"{c0} = i64({idx1}) * {C}")
-    # leading dims (tile extent 1): the tile is in bounds there or wholly out (zeros)
-    lead, lead_off = "True", "i64(0)"
-    if nd > 2:
-        lead_ok, lead_at = g.tmp("lead"), g.tmp("lead")
-        ps = [f"i64({scalar(ld.index[j])})" for j in range(nd - 2)]
-        g.line(f"{lead_ok} = " + " & ".join(f"({p} >= 0) & ({p} < {a.name}.shape[{j}])"
-                                            for j, p in enumerate(ps)))
-        g.line(f"{lead_at} = " + " + ".join(f"{p} * i64({a.name}.strides[{j}] // {es})"
-                                           for j, p in enumerate(ps)))
-        lead, lead_off = lead_ok, lead_at
-    def units(total: int):
+class _DirectCopy:
+    """One direct copy of a load's tile into shared memory: the array, the tile's shape in
+    16-byte chunks, and the names of the tile's bounds (emitted here, before either copy)."""
+
+    def __init__(self, g, ld, buf: str, T: int, base: str, sub: dict | None):
+        self.g, self.ld, self.buf, self.T, self.base = g, ld, buf, T, base
+        self.sub = sub or {}
+        a = self.a = g.arrays[id(ld.array)]
+        nd = self.nd = len(ld.shape)
+        self.R, self.C = ld.shape[-2:]
+        es = self.es = a.dtype.bitwidth // 8    # bytes per element: 16-bit or float32 operands
+        self.epc = 16 // es                     # elements per 16-byte chunk
+        self.cpr = self.C // self.epc
+        idx0, idx1 = self.scalar(ld.index[-2]), self.scalar(ld.index[-1])
+        n0, n1, r0, c0, ok = (g.tmp(s) for s in ("n", "n", "r", "c", "cpok"))
+        self.n0, self.n1, self.r0, self.c0, self.ok = n0, n1, r0, c0, ok
+        g.line(f"{n0} = i64({a.name}.shape[{nd - 2}])")
+        g.line(f"{n1} = i64({a.name}.shape[{nd - 1}])")
+        g.line(f"{r0} = i64({idx0}) * {self.R}")
+        g.line(f"{c0} = i64({idx1}) * {self.C}")
+        # leading dims (tile extent 1): the tile is in bounds there or wholly out (zeros)
+        self.lead, self.lead_off = "True", "i64(0)"
+        if nd > 2:
+            lead_ok, lead_at = g.tmp("lead"), g.tmp("lead")
+            ps = [f"i64({self.scalar(ld.index[j])})" for j in range(nd - 2)]
+            g.line(f"{lead_ok} = " + " & ".join(f"({p} >= 0) & ({p} < {a.name}.shape[{j}])"
+                                                for j, p in enumerate(ps)))
+            g.line(f"{lead_at} = " + " + ".join(f"{p} * i64({a.name}.strides[{j}] // {es})"
+                                               for j, p in enumerate(ps)))
+            self.lead, self.lead_off = lead_ok, lead_at
+        self.st0 = g.tmp("st")
+
+    def scalar(self, v):
+        return self.sub.get(id(v)) or self.g.scalar(v)
+
+    def units(self, total: int):
         """(unit index expression, guard or None) of each of this thread's copy units."""
+        T = self.T
         for i in range(-(-total // T)):
             q = f"(tid + {i * T})" if i else "tid"
             yield q, (f"tid < {total - i * T}" if total - i * T < T else None)
 
-    def emit(lines, guard):
+    def emit(self, lines, guard):
+        g = self.g
         if guard:
             g.line(f"if {guard}:")
             g.e.level += 1
@@ -109,52 +126,62 @@ def _stage_direct(g, ld, buf: str, T: int, base: str = "", sub: dict | None = No
         if guard:
             g.e.level -= 1
 
-    st0 = g.tmp("st")
-    if _full(g, ld):
-        # every tile wholly inside the array or wholly outside, rows 16-byte aligned (the
-        # host checked the launch's arrays): one test per tile, no per-chunk bounds
-        tin, nbt, at = g.tmp("tin"), g.tmp("nb"), g.tmp("at")
-        g.line(f"{tin} = {lead} & ({r0} >= 0) & ({r0} < {n0}) & ({c0} >= 0) & ({c0} < {n1})")
-        g.line(f"{nbt} = i32(cuda.selp({tin}, i32(16), i32(0)))")
-        g.line(f"{st0} = i64({a.name}.strides[{nd - 2}] // {es})")
-        g.line(f"{at} = cuda.selp({tin}, {lead_off} + {r0} * {st0} + {c0}, i64(0))")
-        if T % cpr == 0 and (R * cpr) % T == 0:
-            # unit i is the thread's first one T / cpr rows further down: one per-thread
-            # address and shared index, the units at constant row offsets (fewer registers
-            # live across the K loop than an address per unit)
-            rr, cc = f"(tid >> {L.log2(cpr)})", f"((tid & {cpr - 1}) << {L.log2(epc)})"
-            o, d = g.tmp("o"), g.tmp("d")
-            g.line(f"{o} = {at} + i64({rr}) * {st0} + i64({cc})")
-            g.line(f"{d} = {swizzle_expr(rr, cc, C, epc)}")
-            for i in range(R * cpr // T):
-                dr = i * (T // cpr)                          # row offset of unit i
-                dst = join(d, C * (T // cpr) - 1, int(swizzle(dr, 0, C, epc))) if dr else d
-                src = f"{o} + {dr} * {st0}" if dr else o
-                g.line(f"cp_async16({buf}, {base}{dst}, {a.name}, "
-                       f"cuda.selp({tin}, {src}, i64(0)), {nbt})")
-            return
-        for q, guard in units(R * cpr):
-            rr, cc = f"({q} >> {L.log2(cpr)})", f"(({q} & {cpr - 1}) << {L.log2(epc)})"
-            emit([f"cp_async16({buf}, {base}{swizzle_expr(rr, cc, C, epc)}, {a.name}, "
-                  f"cuda.selp({tin}, {at} + i64({rr}) * {st0} + i64({cc}), i64(0)), {nbt})"],
-                 guard)
+
+def _copy_full_tiles(cp: _DirectCopy) -> None:
+    """Every tile wholly inside the array or wholly outside, rows 16-byte aligned (the host
+    checked the launch's arrays): one test per tile, no per-chunk bounds."""
+    g, a, nd, es, T = cp.g, cp.a, cp.nd, cp.es, cp.T
+    R, C, epc, cpr, st0, buf, base = cp.R, cp.C, cp.epc, cp.cpr, cp.st0, cp.buf, cp.base
+    tin, nbt, at = g.tmp("tin"), g.tmp("nb"), g.tmp("at")
+    g.line(f"{tin} = {cp.lead} & ({cp.r0} >= 0) & ({cp.r0} < {cp.n0}) & ({cp.c0} >= 0) & "
+           f"({cp.c0} < {cp.n1})")
+    g.line(f"{nbt} = i32(cuda.selp({tin}, i32(16), i32(0)))")
+    g.line(f"{st0} = i64({a.name}.strides[{nd - 2}] // {es})")
+    g.line(f"{at} = cuda.selp({tin}, {cp.lead_off} + {cp.r0} * {st0} + {cp.c0}, i64(0))")
+    if T % cpr == 0 and (R * cpr) % T == 0:
+        # unit i is the thread's first one T / cpr rows further down: one per-thread
+        # address and shared index, the units at constant row offsets (fewer registers
+        # live across the K loop than an address per unit)
+        rr, cc = f"(tid >> {L.log2(cpr)})", f"((tid & {cpr - 1}) << {L.log2(epc)})"
+        o, d = g.tmp("o"), g.tmp("d")
+        g.line(f"{o} = {at} + i64({rr}) * {st0} + i64({cc})")
+        g.line(f"{d} = {swizzle_expr(rr, cc, C, epc)}")
+        for i in range(R * cpr // T):
+            dr = i * (T // cpr)                          # row offset of unit i
+            dst = join(d, C * (T // cpr) - 1, int(swizzle(dr, 0, C, epc))) if dr else d
+            src = f"{o} + {dr} * {st0}" if dr else o
+            g.line(f"cp_async16({buf}, {base}{dst}, {a.name}, "
+                   f"cuda.selp({tin}, {src}, i64(0)), {nbt})")
         return
-    g.line(f"{ok} = ({a.name}.strides[{nd - 1}] == {es}) and "
+    for q, guard in cp.units(R * cpr):
+        rr, cc = f"({q} >> {L.log2(cpr)})", f"(({q} & {cpr - 1}) << {L.log2(epc)})"
+        cp.emit([f"cp_async16({buf}, {base}{swizzle_expr(rr, cc, C, epc)}, {a.name}, "
+                 f"cuda.selp({tin}, {at} + i64({rr}) * {st0} + i64({cc}), i64(0)), {nbt})"],
+                guard)
+
+
+def _copy_checked(cp: _DirectCopy) -> None:
+    """Rows 16-byte aligned (tested at run time): cp.async chunks with per-chunk bounds;
+    otherwise an element-by-element copy."""
+    g, a, nd, es, T = cp.g, cp.a, cp.nd, cp.es, cp.T
+    R, C, epc, cpr, st0, buf, base = cp.R, cp.C, cp.epc, cp.cpr, cp.st0, cp.buf, cp.base
+    r0, c0, n0, n1, lead, lead_off = cp.r0, cp.c0, cp.n0, cp.n1, cp.lead, cp.lead_off
+    g.line(f"{cp.ok} = ({a.name}.strides[{nd - 1}] == {es}) and "
            + "".join(f"({a.name}.strides[{j}] % 16 == 0) and " for j in range(nd - 1))
            + f"(addr_of({a.name}) % u64(16) == u64(0))")
     zero = {dt.bfloat16: "u16(0)", dt.float16: "f16(0.0)", dt.float32: "f32(0.0)"}[a.dtype]
-    g.line(f"if {ok}:")
+    g.line(f"if {cp.ok}:")
     g.e.level += 1
     g.line(f"{st0} = i64({a.name}.strides[{nd - 2}] // {es})")
-    for q, guard in units(R * cpr):
+    for q, guard in cp.units(R * cpr):
         rr, cc = f"({q} >> {L.log2(cpr)})", f"(({q} & {cpr - 1}) << {L.log2(epc)})"
         gr, gc, nb = g.tmp("gr"), g.tmp("gc"), g.tmp("nb")
-        emit([f"{gr} = {r0} + {rr}", f"{gc} = {c0} + {cc}",
-              f"{nb} = i32(cuda.selp({lead} & ({gr} >= 0) & ({gr} < {n0}) & ({gc} >= 0), "
-              f"max(min({n1} - {gc}, i64({epc})), i64(0)) * {es}, i64(0)))",
-              f"cp_async16({buf}, {base}{swizzle_expr(rr, cc, C, epc)}, {a.name}, "
-              f"cuda.selp({nb} > 0, {lead_off} + {gr} * {st0} + {gc}, i64(0)), {nb})"],
-             guard)
+        cp.emit([f"{gr} = {r0} + {rr}", f"{gc} = {c0} + {cc}",
+                 f"{nb} = i32(cuda.selp({lead} & ({gr} >= 0) & ({gr} < {n0}) & ({gc} >= 0), "
+                 f"max(min({n1} - {gc}, i64({epc})), i64(0)) * {es}, i64(0)))",
+                 f"cp_async16({buf}, {base}{swizzle_expr(rr, cc, C, epc)}, {a.name}, "
+                 f"cuda.selp({nb} > 0, {lead_off} + {gr} * {st0} + {gc}, i64(0)), {nb})"],
+                guard)
     g.e.level -= 1
     g.line("else:")
     g.e.level += 1
@@ -162,7 +189,7 @@ def _stage_direct(g, ld, buf: str, T: int, base: str = "", sub: dict | None = No
     # live in registers for a path aligned arrays never take
     q, gr, gc, inb = g.tmp("e"), g.tmp("gr"), g.tmp("gc"), g.tmp("inb")
     rr, cc = f"({q} >> {L.log2(C)})", f"({q} & {C - 1})"
-    lead_idx = "".join(f"u64(cuda.selp({inb}, i64({scalar(ld.index[j])}), i64(0))), "
+    lead_idx = "".join(f"u64(cuda.selp({inb}, i64({cp.scalar(cp.ld.index[j])}), i64(0))), "
                        for j in range(nd - 2))
     g.line(f"for {q} in range(tid, {R * C}, {T}):")
     for ln in (f"{gr} = {r0} + {rr}", f"{gc} = {c0} + {cc}",

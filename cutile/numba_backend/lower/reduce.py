@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from ... import dtypes as dt
 from ...ir import ops
-from .. import combiner, exprs, rt
+from .. import combiner, conversions, exprs, rt
 from .. import layout as L
 from . import lower
 
@@ -219,7 +219,7 @@ def reduce_(g, op):
     out = lay.relabel(out_shape) if out_shape else L.Layout((), g.T, ())
     res = comps[0]
     if acc is not dtype:
-        res = [exprs.convert(r, acc, dtype, let=g.let) for r in res]
+        res = [conversions.convert(r, acc, dtype, let=g.let) for r in res]
     g.define(op.result, out, res)
 
 

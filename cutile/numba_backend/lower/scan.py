@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from ... import dtypes as dt
 from ...ir import ops
-from .. import combiner, exprs
+from .. import combiner, conversions, exprs
 from ..codegen import row_major_strides
 from . import lower
 
@@ -160,8 +160,8 @@ def cum_scan(g, op):
     def out(e):
         if acc is dtype:
             return e
-        mode = op.rounding if exprs._mode(op.rounding) in (None, "rz") else None
-        return exprs.convert(e, acc, dtype, mode, let=g.let)
+        mode = op.rounding if exprs.rounding_suffix(op.rounding) in (None, "rz") else None
+        return conversions.convert(e, acc, dtype, mode, let=g.let)
 
     _scan(g, op, [(op.x, conv)], [acc], combine, out)
 

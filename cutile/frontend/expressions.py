@@ -1,0 +1,264 @@
+"""Expressions of the tile-code compiler: one ``expr_<Node>`` handler per Python AST node.
+
+Each handler evaluates an expression over frontend values at compile time (constants fold;
+runtime values emit IR through ``cutile.api``); names resolve through the path's variables,
+the helper's closure, its module globals and builtins.  Unsupported syntax is refused with a
+``TileSyntaxError`` that says what to write instead.  Calls go to ``calls.dispatch``.
+``ExpressionCompiler`` is a part of ``compiler.FunctionCompiler``.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+from typing import TYPE_CHECKING
+
+from ..errors import TileInternalError, TileSyntaxError, TileTypeError
+from . import calls, coerce, dataclass_ops, pysubset, static
+from .calls import global_value
+from .values import Const, FVal, Invalid, TupleV
+
+if TYPE_CHECKING:
+    from .compiler import Env
+
+
+class ExpressionCompiler:
+    """The expressions of ``FunctionCompiler`` (which supplies ``loc``, ``_located``,
+    ``condition``, ``to_cond``, ``_branch``, ``_make_closure``, ``locals``, ``closure`` and
+    ``globals``)."""
+
+    def expr(self, node, env: Env) -> FVal:
+        meth = getattr(self, "expr_" + type(node).__name__, None)
+        if meth is None:
+            raise TileSyntaxError(f"Unsupported syntax: {type(node).__name__} expression",
+                                  self.loc(node))
+        return self._located(node, meth, node, env)
+
+    def expr_Constant(self, node, env):
+        if isinstance(node.value, complex):
+            raise TileTypeError("Complex numbers are not supported")
+        return Const(node.value)
+
+    def expr_Name(self, node, env):
+        return self.lookup(node.id, env, node)
+
+    def lookup(self, name: str, env: Env, node) -> FVal:
+        v = env.vars.get(name)
+        if v is not None:
+            if isinstance(v, Invalid):
+                if "depends on path" in v.reason:
+                    raise TileTypeError(v.reason)
+                raise TileSyntaxError(v.reason if "ndefined" in v.reason
+                                      else f"Undefined variable {name} used: {v.reason}")
+            return v
+        if name in self.locals:
+            raise TileSyntaxError(f"Undefined variable {name} used")
+        if name in self.closure:
+            c = self.closure[name]
+            return c if isinstance(c, FVal) else global_value(c)
+        if name in self.globals:
+            return global_value(self.globals[name])
+        if hasattr(builtins, name):
+            return Const(getattr(builtins, name))
+        raise TileSyntaxError(f"Undefined variable {name} used")
+
+    def expr_Tuple(self, node, env):
+        items: list[FVal] = []
+        for e in node.elts:
+            if isinstance(e, ast.Starred):
+                v = self.expr(e.value, env)
+                items.extend(coerce.tuple_items(v, "starred item"))
+            else:
+                items.append(self.expr(e, env))
+        return TupleV(tuple(items))
+
+    # what each container construct is called, and what to write instead
+    _CONTAINERS = {
+        ast.List: ("list displays", "use a tuple"),
+        ast.ListComp: ("list comprehensions",
+                       "use tuple(... for x in ct.static_iter(...)) or a for loop"),
+        ast.Dict: ("dict displays", "use a tuple, or separate variables"),
+        ast.DictComp: ("dict comprehensions", "use a tuple, or separate variables"),
+        ast.Set: ("set displays", "use a tuple"),
+        ast.SetComp: ("set comprehensions",
+                      "use tuple(... for x in ct.static_iter(...)) or a for loop"),
+    }
+
+    def expr_List(self, node, env):
+        what, instead = self._CONTAINERS[type(node)]
+        raise TileSyntaxError(f"Unsupported syntax: {what} are not supported in tile code; "
+                              f"{instead}")
+
+    expr_ListComp = expr_Dict = expr_Set = expr_DictComp = expr_SetComp = expr_List
+
+    def expr_GeneratorExp(self, node, env):
+        raise TileSyntaxError("Unsupported syntax: generator expressions are only accepted as "
+                              "tuple(... for x in ct.static_iter(...)) or sum(...)")
+
+    def expr_NamedExpr(self, node, env):
+        raise TileSyntaxError("Unsupported syntax: ':=' is not supported")
+
+    def expr_Lambda(self, node, env):
+        return self._make_closure(node, "<lambda>", env)
+
+    def expr_Attribute(self, node, env):
+        obj = self.expr(node.value, env)
+        from ..api import methods
+        r = pysubset.attribute(self, obj, node.attr)
+        return r if r is not None else methods.get_attribute(obj, node.attr)
+
+    def expr_Subscript(self, node, env):
+        obj = self.expr(node.value, env)
+        idx = self.expr(node.slice, env)
+        from ..api import methods
+        r = pysubset.subscript(self, obj, idx, env)
+        return r if r is not None else methods.subscript(obj, idx)
+
+    def expr_Slice(self, node, env):
+        parts = [self.expr(p, env) if p is not None else Const(None)
+                 for p in (node.lower, node.upper, node.step)]
+        for p in parts:
+            if not isinstance(p, Const):
+                raise TileTypeError("Slice bounds must be compile-time constants")
+        return Const(slice(*(p.value for p in parts)))
+
+    def expr_BinOp(self, node, env):
+        left = self.expr(node.left, env)
+        right = self.expr(node.right, env)
+        return self.binop(type(node.op), left, right)
+
+    def binop(self, op_type, left: FVal, right: FVal) -> FVal:
+        from ..api import debug, elementwise
+        if op_type is ast.Add and debug.is_string(left) and debug.is_string(right):
+            return debug.concat(left, right)        # constant or formatted strings
+        r = dataclass_ops.binop(self, op_type.__name__, left, right)
+        if r is not None:
+            return r
+        if isinstance(left, TupleV) or isinstance(right, TupleV):
+            if op_type is ast.Add and isinstance(left, TupleV) and isinstance(right, TupleV):
+                return TupleV(left.items + right.items)
+            raise TileTypeError("Operator is not supported for tuples")
+        return elementwise.apply_operator(op_type.__name__, left, right)
+
+    def expr_UnaryOp(self, node, env):
+        v = self.expr(node.operand, env)
+        from ..api import elementwise
+        if isinstance(node.op, ast.Not):
+            c = self.to_cond(v)
+            if isinstance(c, Const):
+                return Const(not c.value)
+            return elementwise.logical_not(c)
+        return elementwise.apply_unary(type(node.op).__name__, v)
+
+    def expr_BoolOp(self, node, env):
+        is_and = isinstance(node.op, ast.And)
+        return self._boolop(node.values, is_and, env)
+
+    def _boolop(self, values, is_and: bool, env) -> FVal:
+        first = self.condition(values[0], env)
+        if len(values) == 1:
+            return first
+        if isinstance(first, Const):
+            if first.value != is_and:         # short-circuits: False for and, True for or
+                return Const(bool(first.value))
+            return self._boolop(values[1:], is_and, env)
+        out = {}
+
+        def rest(e):
+            out["v"] = self._boolop(values[1:], is_and, e)
+            e.vars["<bool>"] = out["v"]
+
+        def short(e):
+            e.vars["<bool>"] = Const(not is_and)
+
+        tmp = env.copy()
+        if is_and:
+            self._branch(first, rest, short, tmp)
+        else:
+            self._branch(first, short, rest, tmp)
+        result = tmp.vars["<bool>"]
+        if isinstance(result, Invalid):
+            raise TileInternalError("boolean operator merge failed")
+        return result
+
+    def expr_Compare(self, node, env):
+        from ..api import elementwise
+        left = self.expr(node.left, env)
+        result: FVal | None = None
+        for op, comp in zip(node.ops, node.comparators):
+            right = self.expr(comp, env)
+            r = pysubset.contains(left, right) if isinstance(op, (ast.In, ast.NotIn)) else None
+            if r is not None:
+                r = Const(r.value == isinstance(op, ast.In))
+            else:
+                r = dataclass_ops.compare(self, type(op).__name__, left, right)
+            if r is None:
+                r = elementwise.apply_compare(type(op).__name__, left, right)
+            result = r if result is None else elementwise.logical_and(result, r)
+            left = right
+        return result
+
+    def expr_IfExp(self, node, env):
+        cond = self.condition(node.test, env)
+        if isinstance(cond, Const):
+            return self.expr(node.body if cond.value else node.orelse, env)
+        tmp = env.copy()
+        self._branch(cond, lambda e: e.vars.__setitem__("<ifexp>", self.expr(node.body, e)),
+                     lambda e: e.vars.__setitem__("<ifexp>", self.expr(node.orelse, e)), tmp)
+        return self.lookup("<ifexp>", tmp, node)
+
+    def expr_JoinedStr(self, node, env):
+        """f-strings: constant fields format at compile time; tiles stay runtime parts that
+        ``ct.print`` prints (R-PRINT-3/4)."""
+        from ..api import debug
+        parts: list = []
+        for v in node.values:
+            if isinstance(v, ast.Constant):
+                parts.append(str(v.value))
+                continue
+            if v.conversion != -1:
+                raise TileSyntaxError("!r, !s, !a conversions are not supported in f-strings "
+                                      "in tile code", self.loc(v))
+            spec = None
+            if v.format_spec is not None:
+                if any(not isinstance(p, ast.Constant) for p in v.format_spec.values):
+                    raise TileSyntaxError("format spec must be a literal string",
+                                          self.loc(v.format_spec))
+                spec = "".join(str(p.value) for p in v.format_spec.values)
+            parts.extend(debug.format_field(self.expr(v.value, env), spec))
+        return debug.make_string(parts)
+
+    def expr_Call(self, node, env):
+        fn = self.expr(node.func, env)
+        kind = static.static_kind(fn)
+        if kind is not None:
+            return static.call(self, kind, node, env)
+        r = pysubset.genexp_call(self, fn, node, env)
+        if r is not None:
+            return r
+        args: list[FVal] = []
+        for a in node.args:
+            if isinstance(a, ast.Starred):
+                v = self.expr(a.value, env)
+                if not isinstance(v, TupleV) and not (isinstance(v, Const)
+                                                      and isinstance(v.value, tuple)):
+                    raise TileTypeError("Expected a tuple after *")
+                args.extend(coerce.tuple_items(v, "*args"))
+            else:
+                args.append(self.expr(a, env))
+        kwargs: dict[str, FVal] = {}
+        for k in node.keywords:
+            if k.arg is None:                 # f(**d), R-PY-5
+                for name, v in pysubset.dict_items(self.expr(k.value, env), "**").items():
+                    if name in kwargs:
+                        raise TileTypeError(f"got multiple values for keyword argument {name!r}")
+                    kwargs[name] = v
+                continue
+            if k.arg in kwargs:
+                raise TileTypeError(f"got multiple values for keyword argument {k.arg!r}")
+            kwargs[k.arg] = self.expr(k.value, env)
+        return self.call(fn, args, kwargs, node, env)
+
+    def call(self, fn: FVal, args, kwargs, node, env) -> FVal:
+        self.ctx.compiler = self  # (user combiners of reduce/scan compile through it)
+        return calls.dispatch(self, fn, args, kwargs, node, env)
