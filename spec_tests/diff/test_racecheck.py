@@ -36,10 +36,10 @@ def test_missing_write_after_read_barrier_is_a_race(monkeypatch):
     """Without the write-after-read barriers (the K loop's next staging may overwrite what
     another thread still reads) the detector reports races, whatever the simulator's thread
     interleaving made of the result."""
-    from cutile.numba_backend import barriers, launch
+    from cutile.numba_backend import barriers, compile as backend_compile
     monkeypatch.setattr(barriers.BarrierState, "needs_barrier_before_write",
                         lambda self, bufs: False)
-    monkeypatch.setattr(launch, "_cache", weakref.WeakKeyDictionary())   # generate anew
+    monkeypatch.setattr(backend_compile, "_cache", weakref.WeakKeyDictionary())  # generate anew
     races, _, _ = _run()
     assert races, "the dropped barriers went unnoticed"
     monkeypatch.undo()
