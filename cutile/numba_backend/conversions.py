@@ -222,7 +222,7 @@ def convert(x: str, src: dt.DType, dst: dt.DType, rounding=None, let=no_let) -> 
 
 def float_to_int(x: str, src: dt.DType, dst: dt.DType, let=no_let) -> str:
     """float16/32/64 -> integer, truncated toward zero (R-ASTYPE-1), through libdevice's
-    ``*_rz`` conversions (``cvt.rzi``: saturating, NaN -> 0) rather than Numba's ``fptosi``,
+    ``*_rz`` conversions (``cvt.rzi``: saturating) rather than Numba's ``fptosi``,
     whose result for NaN, infinities and out-of-range values is LLVM poison.  R-UB-6 leaves
     the value undefined, but poison is worse than a wrong value: NVVM may let it decide a
     later bounds check (an index made from a NaN) and a write could then land outside its
