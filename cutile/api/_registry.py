@@ -10,13 +10,21 @@ from __future__ import annotations
 import functools
 import inspect
 from collections.abc import Callable
-from typing import Any
+from typing import Generic, ParamSpec, TypeVar, overload
+
+P = ParamSpec("P")
+R = TypeVar("R")
 
 
-class TileOp:
-    """A cuTile operation.  ``impl`` runs at compile time on frontend values and emits IR."""
+class TileOp(Generic[P, R]):
+    """A cuTile operation.  ``impl`` runs at compile time on frontend values and emits IR.
 
-    def __init__(self, impl: Callable, host: Callable | None = None, name: str | None = None):
+    Generic in ``impl``'s parameters and result, so that an editor or a type checker sees
+    ``ct.add(x: Tile | int | float, y: ..., /) -> Tile`` rather than an opaque object;
+    ``inspect.signature`` and ``help`` read ``__wrapped__`` and ``__annotations__``."""
+
+    def __init__(self, impl: Callable[P, R], host: Callable[..., R] | None = None,
+                 name: str | None = None):
         functools.update_wrapper(self, impl)
         self.impl = impl
         self.host = host
@@ -26,7 +34,7 @@ class TileOp:
         self.__doc__ = f"{_call_text(self.op_name, self.signature)}\n\n" \
                        f"{inspect.cleandoc(impl.__doc__ or '')}"
 
-    def __call__(self, *args: Any, **kwargs: Any):
+    def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
         from ..frontend.context import in_static_eval
         if in_static_eval():                 # pure ops only (frontend/static.py)
             from ..frontend.static import call_op
@@ -61,7 +69,20 @@ def _call_text(name: str, sig: inspect.Signature) -> str:
     return f"ct.{name}({', '.join(parts)})"
 
 
-def tile_op(impl: Callable | None = None, *, host: Callable | None = None, name: str | None = None):
+@overload
+def tile_op(impl: Callable[P, R], *, host: Callable[..., R] | None = None,
+            name: str | None = None) -> TileOp[P, R]: ...
+
+
+@overload
+def tile_op(impl: None = None, *, host: Callable[..., R] | None = None,
+            name: str | None = None) -> Callable[[Callable[P, R]], TileOp[P, R]]: ...
+
+
+def tile_op(impl: Callable[P, R] | None = None, *, host: Callable[..., R] | None = None,
+            name: str | None = None) -> TileOp[P, R] | Callable[[Callable[P, R]], TileOp[P, R]]:
+    """``@tile_op`` or ``@tile_op(host=..., name=...)``: wrap ``impl`` in a ``TileOp`` that
+    keeps its signature, annotations and docstring."""
     if impl is None:
         return lambda f: TileOp(f, host=host, name=name)
     return TileOp(impl, host=host, name=name)
