@@ -13,6 +13,7 @@ import operator
 
 from .. import dtypes as dt
 from ..dtypes import DType
+from ..enums import RoundingMode
 from ..errors import TileTypeError, TileUnsupportedFeatureError, TileValueError
 from ..frontend import coerce
 from ..frontend.context import current
@@ -20,6 +21,7 @@ from ..frontend.values import Const, FVal, TileV, TupleV, describe
 from ..ir import ops
 from ..ir.ops import elementwise as ir_elementwise
 from ._registry import tile_op
+from .classes import Tile
 
 # -- constant folding (R-CONST-3/6, R-PROMO-2) -------------------------------------------------
 _FOLD = {
@@ -144,37 +146,41 @@ def _pow(x: FVal, y: FVal) -> FVal:
 
 
 @tile_op
-def add(x, y, /, *, rounding_mode=None, flush_to_zero=False):
+def add(x: Tile | int | float, y: Tile | int | float, /, *,
+        rounding_mode: RoundingMode | None = None, flush_to_zero: bool = False) -> Tile:
     """Elementwise ``x + y`` with broadcasting and promotion (R-MATH-1)."""
     return binary("add", x, y, rounding_mode=rounding_mode, flush_to_zero=flush_to_zero)
 
 
 @tile_op
-def sub(x, y, /, *, rounding_mode=None, flush_to_zero=False):
+def sub(x: Tile | int | float, y: Tile | int | float, /, *,
+        rounding_mode: RoundingMode | None = None, flush_to_zero: bool = False) -> Tile:
     """Elementwise ``x - y``."""
     return binary("sub", x, y, rounding_mode=rounding_mode, flush_to_zero=flush_to_zero)
 
 
 @tile_op
-def mul(x, y, /, *, rounding_mode=None, flush_to_zero=False):
+def mul(x: Tile | int | float, y: Tile | int | float, /, *,
+        rounding_mode: RoundingMode | None = None, flush_to_zero: bool = False) -> Tile:
     """Elementwise ``x * y``."""
     return binary("mul", x, y, rounding_mode=rounding_mode, flush_to_zero=flush_to_zero)
 
 
 @tile_op
-def truediv(x, y, /, *, rounding_mode=None, flush_to_zero=False):
+def truediv(x: Tile | int | float, y: Tile | int | float, /, *,
+            rounding_mode: RoundingMode | None = None, flush_to_zero: bool = False) -> Tile:
     """Elementwise true division; the result is always a float (R-PROMO-5)."""
     return binary("truediv", x, y, rounding_mode=rounding_mode, flush_to_zero=flush_to_zero)
 
 
 @tile_op
-def floordiv(x, y, /):
+def floordiv(x: Tile | int | float, y: Tile | int | float, /) -> Tile:
     """Elementwise ``x // y``, rounding toward -inf (R-DIV-1/2)."""
     return binary("floordiv", x, y)
 
 
 @tile_op
-def mod(x, y, /):
+def mod(x: Tile | int | float, y: Tile | int | float, /) -> Tile:
     """Elementwise ``x % y`` with the sign of the divisor (R-DIV-3)."""
     return binary("mod", x, y)
 
@@ -190,7 +196,7 @@ def cdiv(x: int, y: int, /) -> int:
 
 
 @tile_op(name="divmod")
-def divmod(x, y, /):
+def divmod(x: Tile | int | float, y: Tile | int | float, /) -> tuple[Tile, Tile]:
     """``(x // y, x % y)`` on integers (R-DIV-5); also the builtin ``divmod`` in tile code."""
     x, y = _operand(x, "Left-hand side"), _operand(y, "Right-hand side")
     if _is_bool(x) and _is_bool(y):
@@ -203,25 +209,27 @@ def divmod(x, y, /):
 
 
 @tile_op
-def pow(x, y, /):
+def pow(x: Tile | int | float, y: Tile | int | float, /) -> Tile:
     """Elementwise power (R-MATH-5)."""
     return binary("pow", x, y)
 
 
 @tile_op
-def atan2(x, y, /):
+def atan2(x: Tile | int | float, y: Tile | int | float, /) -> Tile:
     """Elementwise ``atan2(x, y)`` on floats."""
     return binary("atan2", x, y)
 
 
 @tile_op
-def minimum(x, y, /, *, flush_to_zero=False, propagate_nan=False):
+def minimum(x: Tile | int | float, y: Tile | int | float, /, *, flush_to_zero: bool = False,
+            propagate_nan: bool = False) -> Tile:
     """Elementwise minimum; NaN is ignored unless ``propagate_nan`` (R-MATH-6)."""
     return binary("minimum", x, y, flush_to_zero=flush_to_zero, propagate_nan=propagate_nan)
 
 
 @tile_op
-def maximum(x, y, /, *, flush_to_zero=False, propagate_nan=False):
+def maximum(x: Tile | int | float, y: Tile | int | float, /, *, flush_to_zero: bool = False,
+            propagate_nan: bool = False) -> Tile:
     """Elementwise maximum; NaN is ignored unless ``propagate_nan`` (R-MATH-6)."""
     return binary("maximum", x, y, flush_to_zero=flush_to_zero, propagate_nan=propagate_nan)
 
@@ -250,19 +258,19 @@ def _bitwise(fn: str, x, y) -> FVal:
 
 
 @tile_op
-def bitwise_and(x, y, /):
+def bitwise_and(x: Tile | int | float, y: Tile | int | float, /) -> Tile:
     """Elementwise ``x & y`` (logical and for bools)."""
     return _bitwise("and", x, y)
 
 
 @tile_op
-def bitwise_or(x, y, /):
+def bitwise_or(x: Tile | int | float, y: Tile | int | float, /) -> Tile:
     """Elementwise ``x | y`` (logical or for bools)."""
     return _bitwise("or", x, y)
 
 
 @tile_op
-def bitwise_xor(x, y, /):
+def bitwise_xor(x: Tile | int | float, y: Tile | int | float, /) -> Tile:
     """Elementwise ``x ^ y``."""
     return _bitwise("xor", x, y)
 
@@ -291,13 +299,13 @@ def _shift(fn: str, x, y) -> FVal:
 
 
 @tile_op
-def bitwise_lshift(x, y, /):
+def bitwise_lshift(x: Tile | int | float, y: Tile | int | float, /) -> Tile:
     """Elementwise ``x << y`` (R-BIT-3/4)."""
     return _shift("lshift", x, y)
 
 
 @tile_op
-def bitwise_rshift(x, y, /):
+def bitwise_rshift(x: Tile | int | float, y: Tile | int | float, /) -> Tile:
     """Elementwise ``x >> y``: arithmetic for signed, logical for unsigned dtypes (R-BIT-3)."""
     return _shift("rshift", x, y)
 
@@ -312,7 +320,7 @@ def logical_not(c: TileV) -> FVal:
 
 
 @tile_op
-def bitwise_not(x, /):
+def bitwise_not(x: Tile | int | float, /) -> Tile:
     """Elementwise ``~x``: complement for integers, logical not for bools (R-BIT-5)."""
     x = _operand(x, "Input", arithmetic=False)
     d = coerce.value_dtype(x)
@@ -346,7 +354,7 @@ def compare(fn: str, x, y) -> FVal:
 
 
 def _cmp_op(fn, name, doc):
-    def f(x, y, /):
+    def f(x: Tile | int | float, y: Tile | int | float, /) -> Tile:
         return compare(fn, x, y)
     f.__name__ = f.__qualname__ = name
     f.__doc__ = doc
@@ -422,16 +430,17 @@ def unary(fn: str, x, *, rounding_mode=None, flush_to_zero=False) -> FVal:
 
 def _unary_op(fn, extras, doc):
     if extras == "rounding":
-        def f(x, /, *, rounding_mode=None):
+        def f(x: Tile | int | float, /, *, rounding_mode: RoundingMode | None = None) -> Tile:
             return unary(fn, x, rounding_mode=rounding_mode)
     elif extras == "ftz":
-        def f(x, /, *, flush_to_zero=False):
+        def f(x: Tile | int | float, /, *, flush_to_zero: bool = False) -> Tile:
             return unary(fn, x, flush_to_zero=flush_to_zero)
     elif extras == "both":
-        def f(x, /, *, rounding_mode=None, flush_to_zero=False):
+        def f(x: Tile | int | float, /, *, rounding_mode: RoundingMode | None = None,
+              flush_to_zero: bool = False) -> Tile:
             return unary(fn, x, rounding_mode=rounding_mode, flush_to_zero=flush_to_zero)
     else:
-        def f(x, /):
+        def f(x: Tile | int | float, /) -> Tile:
             return unary(fn, x)
     f.__name__ = f.__qualname__ = fn
     f.__doc__ = doc
@@ -456,13 +465,13 @@ isnan = _unary_op("isnan", None, "Elementwise NaN test of a float tile, as bool.
 
 
 @tile_op
-def negative(x, /):
+def negative(x: Tile | int | float, /) -> Tile:
     """Elementwise ``-x``; bool becomes int32 (R-MATH-7)."""
     return unary("negative", x)
 
 
 @tile_op(name="abs")
-def abs(x, /):
+def abs(x: Tile | int | float, /) -> Tile:
     """Elementwise absolute value, keeping the dtype (integer minimum wraps)."""
     return unary("abs", x)
 
@@ -532,7 +541,7 @@ def apply_compare(name: str, left: FVal, right: FVal) -> FVal:
 
 # -- selection and conversion ------------------------------------------------------------------
 @tile_op
-def where(cond, x, y, /):
+def where(cond: Tile | int | float, x: Tile | int | float, y: Tile | int | float, /) -> Tile:
     """``x`` where ``cond`` else ``y``, broadcasting all three (R-SEL-1)."""
     cond = _operand(cond, "Condition", arithmetic=False)
     x = _operand(x, "Left-hand side", arithmetic=False, pointer=True)
@@ -577,6 +586,7 @@ def astype_value(x: FVal, dtype: DType, rounding_mode=None) -> FVal:
 
 
 @tile_op
-def astype(x, dtype, /, *, rounding_mode=None):
+def astype(x: Tile | int | float, dtype: DType, /, *,
+           rounding_mode: RoundingMode | None = None) -> Tile:
     """Convert elementwise to ``dtype`` (R-ASTYPE-1/2)."""
     return astype_value(x, require_dtype(dtype), rounding_mode)
