@@ -11,6 +11,7 @@ axis and padding mode, so the interpreter checks R-UB-1, R-UB-7 and UNDETERMINED
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from .. import dtypes as dt
 from ..enums import PaddingMode
@@ -21,6 +22,7 @@ from ..frontend.values import Const, SliceV, TileV, describe
 from ..ir import ops
 from ..padding import padding_value
 from ._registry import tile_op
+from .classes import Array, Tile
 from .memory import check_hints, is_signed_int_scalar, is_tuple_value, padding_mode_of
 
 
@@ -32,7 +34,7 @@ class HostSlice:
     length: int
 
 
-def _slice_impl(start, length, /):
+def _slice_impl(start: Tile | int, length: int, /) -> HostSlice:
     """A dense dimension ``[start, start + length)`` of ``load/store_advanced_indexing``
     (R-ADV-2): ``start`` a signed integer scalar, ``length`` a constant power of two.
 
@@ -99,8 +101,9 @@ def _broadcast_all(idx: list, shape: tuple) -> tuple:
 
 
 @tile_op
-def load_advanced_indexing(array, indices, /, *, padding_mode=PaddingMode.UNDETERMINED,
-                           latency=None, allow_tma=None):
+def load_advanced_indexing(array: Array, indices: tuple[Any, ...], /, *,
+                           padding_mode: PaddingMode = PaddingMode.UNDETERMINED,
+                           latency: int | None = None, allow_tma: bool | None = None) -> Tile:
     """Load rows ``indices[sparse]`` of ``array`` with dense ``Slice``s on the other dimensions
     (R-ADV-1..4); out-of-bounds elements take the ``padding_mode`` fill.
 
@@ -117,7 +120,8 @@ def load_advanced_indexing(array, indices, /, *, padding_mode=PaddingMode.UNDETE
 
 
 @tile_op
-def store_advanced_indexing(array, indices, tile, /, *, latency=None, allow_tma=None):
+def store_advanced_indexing(array: Array, indices: tuple[Any, ...], tile: Tile | int | float, /,
+                            *, latency: int | None = None, allow_tma: bool | None = None) -> None:
     """Store ``tile`` to rows ``indices[sparse]`` and dense ``Slice``s of ``array``
     (R-ADV-5); out-of-bounds elements are dropped.  ``tile.shape`` must equal the implied shape.
 

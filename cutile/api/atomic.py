@@ -13,6 +13,7 @@ from ..frontend.values import ArrayV, Const, RawMemV, TileV, ViewV, describe
 from ..ir import ops
 from . import memory
 from ._registry import tile_op
+from .classes import Array, Tile
 
 _INTS = (dt.int32, dt.int64, dt.uint32, dt.uint64)
 # R-ATOM-4: array dtypes per operation
@@ -96,8 +97,10 @@ def _array_positions(array, indices, kind: str, *values):
 def _rmw(kind: str):
     opname = "tile_atomic_rmw"
 
-    def impl(array, indices, update, /, *, check_bounds=True,
-             memory_order=MemoryOrder.ACQ_REL, memory_scope=MemoryScope.DEVICE):
+    def impl(array: Array, indices: Tile | int | tuple[Tile | int, ...],
+             update: Tile | int | float, /, *, check_bounds: bool = True,
+             memory_order: MemoryOrder = MemoryOrder.ACQ_REL,
+             memory_scope: MemoryScope = MemoryScope.DEVICE) -> Tile:
         arr, idx, shape = _array_positions(array, indices, kind)
         cb = memory._check_bounds(check_bounds)
         order, scope = _orders(memory_order, memory_scope, opname)
@@ -127,8 +130,10 @@ atomic_xor = _rmw("xor")
 
 
 @tile_op
-def atomic_cas(array, indices, expected, desired, /, *, check_bounds=True,
-               memory_order=MemoryOrder.ACQ_REL, memory_scope=MemoryScope.DEVICE):
+def atomic_cas(array: Array, indices: Tile | int | tuple[Tile | int, ...],
+               expected: Tile | int | float, desired: Tile | int | float, /, *,
+               check_bounds: bool = True, memory_order: MemoryOrder = MemoryOrder.ACQ_REL,
+               memory_scope: MemoryScope = MemoryScope.DEVICE) -> Tile:
     """Atomically, per position, store ``desired`` at ``array[indices]`` where the element
     equals ``expected`` (bitwise); return the old values (R-ATOM-1..7).  Out-of-bounds
     positions return ``expected``.

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from .. import dtypes as dt
 from ..dtypes import DType
 from ..errors import TileTypeError
@@ -10,6 +12,7 @@ from ..frontend.context import current
 from ..frontend.values import Const, FVal, TileV, TupleV, describe
 from ..ir import ops
 from ._registry import tile_op
+from .classes import Tile
 from .elementwise import astype_value, binary, require_dtype
 
 
@@ -29,7 +32,7 @@ def _fill(shape: tuple, value: FVal, dtype: DType) -> TileV:
 
 
 @tile_op
-def full(shape, fill_value, dtype):
+def full(shape: int | tuple[int, ...], fill_value: Tile | int | float, dtype: DType) -> Tile:
     """A tile of ``shape`` filled with ``fill_value`` converted to ``dtype`` (R-FACT-1/2).
 
     >>> acc = ct.full((64, 64), 0, dtype=ct.float32)
@@ -38,19 +41,19 @@ def full(shape, fill_value, dtype):
 
 
 @tile_op
-def zeros(shape, dtype):
+def zeros(shape: int | tuple[int, ...], dtype: DType) -> Tile:
     """A tile of zeros (R-FACT-3)."""
     return _fill(_shape(shape), Const(0), require_dtype(dtype))
 
 
 @tile_op
-def ones(shape, dtype):
+def ones(shape: int | tuple[int, ...], dtype: DType) -> Tile:
     """A tile of ones (R-FACT-3)."""
     return _fill(_shape(shape), Const(1), require_dtype(dtype))
 
 
 @tile_op
-def arange(size, /, *, dtype, start=0, step=1):
+def arange(size: int, /, *, dtype: DType, start: int = 0, step: int = 1) -> Tile:
     """``[start, start+step, ...]`` of constant power-of-two length ``size`` (R-FACT-4).
 
     >>> idx = ct.arange(8, dtype=ct.int32)     # [0, 1, ..., 7]
@@ -97,7 +100,7 @@ def _nested(value: FVal, path: str):
 
 
 @tile_op
-def astile(value, /, *, dtype):
+def astile(value: int | float | tuple[Any, ...], /, *, dtype: DType) -> Tile:
     """A tile from a scalar or a (nested) tuple of scalars (R-FACT-5).
 
     >>> t = ct.astile(((1, 2), (3, 4)), dtype=ct.int32)

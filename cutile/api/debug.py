@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import dataclasses
+from typing import Any
 
 from .. import dtypes as dt
 from .. import printf_fmt as pf
@@ -19,6 +20,7 @@ from ..frontend.context import current
 from ..frontend.values import ArrayV, Const, FmtV, FVal, TileV, TupleV, describe
 from ..ir import ops
 from ._registry import tile_op
+from .classes import Tile
 
 
 # -- runtime strings (f-strings over tiles) ---------------------------------------------------
@@ -124,7 +126,7 @@ def _emit_print(pieces: list) -> None:
 
 # -- the ops -----------------------------------------------------------------------------------
 @tile_op
-def printf(format, *args):
+def printf(format: str, *args: Any) -> None:
     """C-style formatted print, one line per block and call (R-PRINT-1/2/5).
 
     ``format`` is a constant string with ``%[flags][width][.precision][length]type``
@@ -155,7 +157,7 @@ def printf(format, *args):
 
 
 @tile_op
-def print(*args, sep=" ", end="\n"):
+def print(*args: Any, sep: str = " ", end: str = "\n") -> None:
     """Python-style print of tiles and compile-time values (R-PRINT-3..5); the builtin
     ``print`` in tile code is the same.  f-strings may carry literal format specs.
 
@@ -175,7 +177,7 @@ def print(*args, sep=" ", end="\n"):
 
 
 @tile_op
-def assert_(cond, /, message=None):
+def assert_(cond: Tile | bool, /, message: str | None = None) -> None:
     """Fail the launch if any element of the bool tile ``cond`` is False (R-ASSERT-1/2).
 
     >>> ct.assert_(t >= 0, "negative input")
@@ -195,7 +197,7 @@ def assert_(cond, /, message=None):
 
 
 @tile_op
-def grid_dependency_control_wait():
+def grid_dependency_control_wait() -> None:
     """Programmatic dependent launch: wait for the preceding grid's results (R-EXEC-8).
     Affects scheduling only; a no-op on both cutile executors.
 
@@ -205,7 +207,7 @@ def grid_dependency_control_wait():
 
 
 @tile_op
-def grid_dependency_control_launch_dependents():
+def grid_dependency_control_launch_dependents() -> None:
     """Programmatic dependent launch: let the next grid on the stream start (R-EXEC-8).
     Affects scheduling only; a no-op on both cutile executors.
 

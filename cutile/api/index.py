@@ -2,17 +2,13 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from ..errors import TileTypeError
 from ..frontend import coerce
 from ..frontend.context import current
 from ..frontend.values import Const
 from ..ir import ops
 from ._registry import tile_op
-
-if TYPE_CHECKING:
-    from .classes import Tile
+from .classes import Tile
 
 
 def _axis(axis) -> int:

@@ -14,6 +14,7 @@ from ..frontend.context import current
 from ..frontend.values import TileV, describe
 from ..ir import ops
 from ._registry import tile_op
+from .classes import Tile
 
 # R-MM-2: operand dtype -> accepted accumulator dtypes (the first is matmul's, R-MM-4).
 ACC_DTYPES = {
@@ -60,7 +61,7 @@ def _emit(x: TileV, y: TileV, acc: TileV, batch: tuple) -> TileV:
 
 
 @tile_op
-def mma(x, y, /, acc, *, use_fast_acc=False):
+def mma(x: Tile, y: Tile, /, acc: Tile, *, use_fast_acc: bool = False) -> Tile:
     """``x @ y + acc`` accumulated in ``acc``'s dtype (R-MM-1..3); no promotion is applied.
 
     >>> acc = ct.mma(a, b, acc)               # (M, K) @ (K, N) + (M, N) float32
@@ -90,7 +91,7 @@ def mma(x, y, /, acc, *, use_fast_acc=False):
 
 
 @tile_op
-def matmul(x, y, /):
+def matmul(x: Tile, y: Tile, /) -> Tile:
     """``x @ y`` in the operands' common dtype, accumulated per R-MM-4 (1-D operands allowed).
 
     >>> c = a @ b                             # (M, K) @ (K, N) -> (M, N)
@@ -128,7 +129,7 @@ SCALED = {
 
 
 @tile_op
-def mma_scaled(x, x_scale, y, y_scale, /, acc):
+def mma_scaled(x: Tile, x_scale: Tile, y: Tile, y_scale: Tile, /, acc: Tile) -> Tile:
     """Block-scaled ``acc + (x * x_scale) @ (y * y_scale)`` (R-MM-6): every ``B = K // K_s``
     consecutive k share one scale.  f8 inputs with float8_e8m0fnu scales (B = 32), or f4
     inputs with e8m0 (B = 16, 32), e4m3 (B = 16) or e5m3 (B = 16, 32) scales; acc float32.

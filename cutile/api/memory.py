@@ -3,8 +3,6 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from .. import dtypes as dt
 from ..enums import MemoryOrder, MemoryScope, PaddingMode
 from ..errors import TileTypeError, TileValueError
@@ -13,9 +11,7 @@ from ..frontend.context import current
 from ..frontend.values import ArrayV, Const, FVal, TileV, TupleV, ViewV, describe
 from ..ir import ops
 from ._registry import tile_op
-
-if TYPE_CHECKING:
-    from .classes import Array, Tile
+from .classes import Array, Tile
 
 # -- argument checks ---------------------------------------------------------------------------
 
@@ -272,7 +268,8 @@ def _num_tiles_of(extent: FVal, tile: int) -> FVal:
 
 
 @tile_op
-def num_tiles(array, /, axis, shape, order="C"):
+def num_tiles(array: Array, /, axis: int, shape: int | tuple[int, ...],
+              order: str | tuple[int, ...] = "C") -> int:
     """Number of tiles of ``shape`` along tile-space ``axis`` (R-SPACE-4), as int32."""
     arr = coerce.require_array(coerce.fval(array))
     ax = coerce.normalize_axis(coerce.const_int(coerce.fval(axis), "axis"), arr.ndim)
@@ -347,7 +344,9 @@ def _tile_or_scalar(v: FVal, what: str) -> FVal:
 
 
 @tile_op
-def gather(array, indices, /, *, mask=None, padding_value=0, check_bounds=True, latency=None):
+def gather(array: Array, indices: Tile | tuple[Tile | int, ...], /, *, mask: Tile | None = None,
+           padding_value: int | float = 0, check_bounds: bool = True,
+           latency: int | None = None) -> Tile:
     """Load ``array[indices]`` elementwise; masked-off or out-of-bounds positions give
     ``padding_value`` (R-GS-1..5).  Negative indices are out of bounds.
 
@@ -368,7 +367,9 @@ def gather(array, indices, /, *, mask=None, padding_value=0, check_bounds=True, 
 
 
 @tile_op
-def scatter(array, indices, value, /, *, mask=None, check_bounds=True, latency=None):
+def scatter(array: Array, indices: Tile | tuple[Tile | int, ...], value: Tile | int | float, /, *,
+            mask: Tile | None = None, check_bounds: bool = True,
+            latency: int | None = None) -> None:
     """Store ``value`` to ``array[indices]`` elementwise; masked-off or out-of-bounds positions
     are skipped (R-GS-1..7).  ``value`` broadcasts to the index shape.
 

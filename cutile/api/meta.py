@@ -8,9 +8,12 @@ argument's *source*, so the compiler handles them before evaluating arguments
 
 from __future__ import annotations
 
+from typing import Any
+
 from ..errors import TileStaticAssertionError, TileTypeError
 from ..frontend.values import Const, TileV, TupleV, describe
 from ._registry import tile_op
+from .classes import Tile
 
 
 def _device_only(kind: str):
@@ -73,7 +76,7 @@ def _is_constant(v) -> bool:
 
 
 @tile_op
-def ensure_constant(value, /):
+def ensure_constant(value: Any, /) -> Any:
     """Return ``value`` if it is a compile-time constant, else raise
     ``TileStaticAssertionError`` (R-META-4).
 
@@ -87,7 +90,7 @@ def ensure_constant(value, /):
 
 
 @tile_op
-def assume_divisible_by(x, divisor):
+def assume_divisible_by(x: Tile | int, divisor: int) -> Tile | int:
     """Promise that the integer scalar ``x`` is a multiple of ``divisor``; returns ``x``
     (R-HINT-1).  A false promise about a runtime value is undefined behaviour.
 

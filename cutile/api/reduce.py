@@ -9,13 +9,18 @@ in ``cutile.interp.numerics.reduce`` / ``argreduce``.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 from .. import dtypes as dt
+from ..enums import RoundingMode
 from ..errors import TileTypeError
 from ..frontend import coerce
 from ..frontend.context import current
 from ..frontend.values import Const, TileV, TupleV, describe
 from ..ir import ops
 from ._registry import tile_op
+from .classes import Tile
 
 
 def reduction_input(x) -> TileV:
@@ -72,7 +77,9 @@ def _reduce(fn, x, axis, keepdims, *, rounding_mode=None, flush_to_zero=False,
 
 
 @tile_op
-def sum(x, /, axis=None, *, keepdims=False, rounding_mode=None, flush_to_zero=False):
+def sum(x: Tile, /, axis: int | tuple[int, ...] | None = None, *,
+        keepdims: bool = False, rounding_mode: RoundingMode | None = None,
+        flush_to_zero: bool = False) -> Tile:
     """Sum over ``axis`` (None: all; int; tuple), without widening the dtype (R-RED-1..4).
 
     >>> s = ct.sum(t, axis=1)                 # (M, N) -> (M,)
@@ -83,21 +90,25 @@ def sum(x, /, axis=None, *, keepdims=False, rounding_mode=None, flush_to_zero=Fa
 
 
 @tile_op
-def prod(x, /, axis=None, *, keepdims=False, rounding_mode=None, flush_to_zero=False):
+def prod(x: Tile, /, axis: int | tuple[int, ...] | None = None, *,
+         keepdims: bool = False, rounding_mode: RoundingMode | None = None,
+         flush_to_zero: bool = False) -> Tile:
     """Product over ``axis``, without widening the dtype (R-RED-1..4)."""
     return _reduce("prod", x, axis, keepdims, rounding_mode=rounding_mode,
                    flush_to_zero=flush_to_zero)
 
 
 @tile_op
-def max(x, /, axis=None, *, keepdims=False, flush_to_zero=False, propagate_nan=False):
+def max(x: Tile, /, axis: int | tuple[int, ...] | None = None, *,
+        keepdims: bool = False, flush_to_zero: bool = False, propagate_nan: bool = False) -> Tile:
     """Maximum over ``axis``; NaNs ignored unless ``propagate_nan`` (R-RED-5)."""
     return _reduce("max", x, axis, keepdims, flush_to_zero=flush_to_zero,
                    propagate_nan=propagate_nan)
 
 
 @tile_op
-def min(x, /, axis=None, *, keepdims=False, flush_to_zero=False, propagate_nan=False):
+def min(x: Tile, /, axis: int | tuple[int, ...] | None = None, *,
+        keepdims: bool = False, flush_to_zero: bool = False, propagate_nan: bool = False) -> Tile:
     """Minimum over ``axis``; NaNs ignored unless ``propagate_nan`` (R-RED-5)."""
     return _reduce("min", x, axis, keepdims, flush_to_zero=flush_to_zero,
                    propagate_nan=propagate_nan)
@@ -119,7 +130,8 @@ def _arg(fn, x, axis, keepdims, propagate_nan):
 
 
 @tile_op
-def argmax(x, /, axis=None, *, keepdims=False, propagate_nan=False):
+def argmax(x: Tile, /, axis: int | tuple[int, ...] | None = None, *,
+           keepdims: bool = False, propagate_nan: bool = False) -> Tile:
     """Index of the first maximum along ``axis`` (None: flat row-major index), int32 (R-RED-6).
 
     >>> i = ct.argmax(t, axis=1)              # (M, N) -> (M,) int32
@@ -128,13 +140,16 @@ def argmax(x, /, axis=None, *, keepdims=False, propagate_nan=False):
 
 
 @tile_op
-def argmin(x, /, axis=None, *, keepdims=False, propagate_nan=False):
+def argmin(x: Tile, /, axis: int | tuple[int, ...] | None = None, *,
+           keepdims: bool = False, propagate_nan: bool = False) -> Tile:
     """Index of the first minimum along ``axis`` (None: flat row-major index), int32 (R-RED-6)."""
     return _arg("argmin", x, axis, keepdims, propagate_nan)
 
 
 @tile_op
-def reduce(x, /, axis, func, identity, *, keepdims=False):
+def reduce(x: Tile | tuple[Tile, ...], /, axis: int | tuple[int, ...] | None,
+           func: Callable[..., Any], identity: int | float | tuple[int | float, ...], *,
+           keepdims: bool = False) -> Tile | tuple[Tile, ...]:
     """Reduce ``x`` (a tile or a tuple of tiles) along ``axis`` with a user combiner (R-RED-8).
 
     ``func`` takes 2 0-d tiles (2N for N tiles: one group's N components, then the other's)

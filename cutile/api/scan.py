@@ -10,12 +10,17 @@ results are reproducible): strictly sequential along the axis, ``out[0] = x[0]``
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
+from ..enums import RoundingMode
 from ..frontend import coerce
 from ..frontend.context import current
 from ..frontend.values import TileV, TupleV
 from ..ir import ops
 from . import _combiner
 from ._registry import tile_op
+from .classes import Tile
 from .reduce import reduction_input
 
 
@@ -36,7 +41,8 @@ def _cum(fn, x, axis, reverse, rounding_mode, flush_to_zero):
 
 
 @tile_op
-def cumsum(x, /, axis=0, *, reverse=False, rounding_mode=None, flush_to_zero=False):
+def cumsum(x: Tile, /, axis: int = 0, *, reverse: bool = False,
+           rounding_mode: RoundingMode | None = None, flush_to_zero: bool = False) -> Tile:
     """Inclusive prefix sum along ``axis`` (default 0), summed left to right (R-SCAN-1).
 
     >>> ct.cumsum(t, 1)                       # [[0,1,2,3],[4,5,6,7]] -> [[0,1,3,6],[4,9,15,22]]
@@ -46,13 +52,16 @@ def cumsum(x, /, axis=0, *, reverse=False, rounding_mode=None, flush_to_zero=Fal
 
 
 @tile_op
-def cumprod(x, /, axis=0, *, reverse=False, rounding_mode=None, flush_to_zero=False):
+def cumprod(x: Tile, /, axis: int = 0, *, reverse: bool = False,
+            rounding_mode: RoundingMode | None = None, flush_to_zero: bool = False) -> Tile:
     """Inclusive prefix product along ``axis`` (default 0), left to right (R-SCAN-1)."""
     return _cum("prod", x, axis, reverse, rounding_mode, flush_to_zero)
 
 
 @tile_op
-def scan(x, /, axis, func, identity, *, reverse=False):
+def scan(x: Tile | tuple[Tile, ...], /, axis: int, func: Callable[..., Any],
+         identity: int | float | tuple[int | float, ...], *,
+         reverse: bool = False) -> Tile | tuple[Tile, ...]:
     """Inclusive scan with a user combiner ``func`` (R-SCAN-3); tiles or a tuple of tiles.
 
     ``func`` takes 2 0-d tiles (2N for a tuple of N tiles: the running value's N components,

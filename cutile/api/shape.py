@@ -3,12 +3,14 @@
 
 from __future__ import annotations
 
+from ..dtypes import DType
 from ..errors import TileTypeError
 from ..frontend import coerce
 from ..frontend.context import current
 from ..frontend.values import Const, FVal, TileV, TupleV, describe
 from ..ir import ops
 from ._registry import tile_op
+from .classes import Tile
 
 
 def _tile(x) -> TileV:
@@ -27,7 +29,7 @@ def reshape_to(t: TileV, shape: tuple) -> TileV:
 
 
 @tile_op
-def reshape(x, /, shape):
+def reshape(x: Tile, /, shape: int | tuple[int, ...]) -> Tile:
     """Row-major reshape; one entry may be -1 (R-SHAPE-1)."""
     t = _tile(x)
     s = coerce.fval(shape)
@@ -57,7 +59,7 @@ def reshape(x, /, shape):
 
 
 @tile_op
-def broadcast_to(x, /, shape):
+def broadcast_to(x: Tile, /, shape: int | tuple[int, ...]) -> Tile:
     """Broadcast to a power-of-two ``shape`` without reducing rank (R-SHAPE-2)."""
     t = _tile(x)
     target = coerce.const_shape(coerce.fval(shape))
@@ -71,7 +73,7 @@ def broadcast_to(x, /, shape):
 
 
 @tile_op
-def expand_dims(x, /, axis):
+def expand_dims(x: Tile, /, axis: int) -> Tile:
     """Insert a length-1 axis at ``axis`` (R-SHAPE-3)."""
     t = _tile(x)
     a = coerce.const_int(coerce.fval(axis), "axis")
@@ -89,7 +91,7 @@ def permute_axes(t: TileV, axes: tuple) -> TileV:
 
 
 @tile_op
-def permute(x, /, axes):
+def permute(x: Tile, /, axes: tuple[int, ...]) -> Tile:
     """Reorder axes like ``np.transpose(x, axes)`` (R-SHAPE-4)."""
     t = _tile(x)
     items = coerce.tuple_items(coerce.fval(axes), "axes")
@@ -106,7 +108,7 @@ def permute(x, /, axes):
 
 
 @tile_op
-def transpose(x, /, axis0=None, axis1=None):
+def transpose(x: Tile, /, axis0: int | None = None, axis1: int | None = None) -> Tile:
     """Swap two axes; with both ``None`` the two axes of a 2-D tile (R-SHAPE-5)."""
     t = _tile(x)
     nd = len(t.shape)
@@ -175,7 +177,7 @@ def item(t: TileV) -> TileV:
 
 # -- cat / extract / insert (R-SHAPE-6..10) -------------------------------------------------------
 @tile_op
-def cat(tiles, /, axis):
+def cat(tiles: tuple[Tile, ...], /, axis: int) -> Tile:
     """Concatenate a tuple of one or two tiles along constant ``axis`` (R-SHAPE-6).
 
     >>> c = ct.cat((a, b), axis=0)            # two (2, 4) tiles -> (4, 4)
@@ -242,7 +244,7 @@ def _check_divides(shape, cell, what: str) -> None:
 
 
 @tile_op
-def extract(x, /, index, shape):
+def extract(x: Tile, /, index: int | tuple[int, ...], shape: int | tuple[int, ...]) -> Tile:
     """Grid cell ``index`` of ``x`` cut into cells of constant ``shape`` (R-SHAPE-7).
 
     ``index`` counts cells, not elements: ``extract(t, (i, j), (2, 4))`` is
@@ -263,7 +265,7 @@ def extract(x, /, index, shape):
 
 
 @tile_op
-def insert(x, /, index, value):
+def insert(x: Tile, /, index: int | tuple[int, ...], value: Tile) -> Tile:
     """A copy of ``x`` with grid cell ``index`` (cell shape: ``value.shape``) set to ``value``
     (R-SHAPE-8); ``value.dtype`` must equal ``x.dtype``.
 
@@ -298,7 +300,7 @@ def _bits_dtype(d, what: str):
 
 
 @tile_op
-def bitcast(x, /, dtype):
+def bitcast(x: Tile, /, dtype: DType) -> Tile:
     """Reinterpret each element's bits as ``dtype`` of the same width (R-BITCAST-1).
 
     >>> u = ct.bitcast(f, ct.uint32)          # float32 1.0 -> 0x3f800000
@@ -318,7 +320,7 @@ def bitcast(x, /, dtype):
 
 
 @tile_op
-def pack_to_bytes(x, /):
+def pack_to_bytes(x: Tile, /) -> Tile:
     """The row-major, little-endian bytes of ``x`` as a 1-D ``uint8`` tile (R-BITCAST-2).
 
     >>> b = ct.pack_to_bytes(ct.full((1,), 0x04030201, ct.int32))   # [1, 2, 3, 4]
@@ -333,7 +335,7 @@ def pack_to_bytes(x, /):
 
 
 @tile_op
-def unpack_from_bytes(x, /, dtype):
+def unpack_from_bytes(x: Tile, /, dtype: DType) -> Tile:
     """Inverse of ``pack_to_bytes``: a 1-D ``uint8`` tile read as ``dtype`` (R-BITCAST-3).
 
     >>> w = ct.unpack_from_bytes(ct.arange(4, dtype=ct.uint8) + 1, ct.int32)  # [0x04030201]
