@@ -12,7 +12,7 @@ from ..frontend.context import current
 from ..frontend.values import ArrayV, Const, RawMemV, TileV, ViewV, describe
 from ..ir import ops
 from . import memory
-from ._registry import tile_op
+from ._registry import TileOp, tile_op
 from .classes import Array, Tile
 
 _INTS = (dt.int32, dt.int64, dt.uint32, dt.uint64)
@@ -94,7 +94,7 @@ def _array_positions(array, indices, kind: str, *values):
     return arr, idx, shape
 
 
-def _rmw(kind: str):
+def _rmw(kind: str) -> TileOp[..., Tile]:
     opname = "tile_atomic_rmw"
 
     def impl(array: Array, indices: Tile | int | tuple[Tile | int, ...],

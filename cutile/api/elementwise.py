@@ -20,7 +20,7 @@ from ..frontend.context import current
 from ..frontend.values import Const, FVal, TileV, TupleV, describe
 from ..ir import ops
 from ..ir.ops import elementwise as ir_elementwise
-from ._registry import tile_op
+from ._registry import TileOp, tile_op
 from .classes import Tile
 
 # -- constant folding (R-CONST-3/6, R-PROMO-2) -------------------------------------------------
@@ -353,7 +353,8 @@ def compare(fn: str, x, y) -> FVal:
     return _emit(ops.Compare(fn, tx.value, ty.value))
 
 
-def _cmp_op(fn, name, doc):
+def _cmp_op(fn: str, name: str,
+            doc: str) -> TileOp[[Tile | int | float, Tile | int | float], Tile]:
     def f(x: Tile | int | float, y: Tile | int | float, /) -> Tile:
         return compare(fn, x, y)
     f.__name__ = f.__qualname__ = name
@@ -428,7 +429,7 @@ def unary(fn: str, x, *, rounding_mode=None, flush_to_zero=False) -> FVal:
     return _emit(ops.Unary(fn, t.value, rounding, ftz))
 
 
-def _unary_op(fn, extras, doc):
+def _unary_op(fn: str, extras: str | None, doc: str) -> TileOp[..., Tile]:
     if extras == "rounding":
         def f(x: Tile | int | float, /, *, rounding_mode: RoundingMode | None = None) -> Tile:
             return unary(fn, x, rounding_mode=rounding_mode)

@@ -157,8 +157,8 @@ def _emit_load(arr: ArrayV, idx: tuple, shape: tuple, scalar: bool, order, paddi
 
 # -- load / store ------------------------------------------------------------------------------
 @tile_op
-def load(array: Array, /, index: int | tuple[int, ...], shape: int | tuple[int, ...], *,
-         order: str | tuple[int, ...] = "C",
+def load(array: Array, /, index: int | Tile | tuple[int | Tile, ...],
+         shape: int | tuple[int, ...], *, order: str | tuple[int, ...] = "C",
          padding_mode: PaddingMode = PaddingMode.UNDETERMINED, check_bounds: bool = True,
          latency: int | None = None, allow_tma: bool | None = None,
          memory_order: MemoryOrder = MemoryOrder.WEAK,
@@ -215,7 +215,7 @@ def _store_tile(value: FVal, arr: ArrayV, context: str) -> TileV:
 
 
 @tile_op
-def store(array: Array, /, index: int | tuple[int, ...], tile: Tile | int | float, *,
+def store(array: Array, /, index: int | Tile | tuple[int | Tile, ...], tile: Tile | int | float, *,
           order: str | tuple[int, ...] = "C", check_bounds: bool = True,
           latency: int | None = None, allow_tma: bool | None = None,
           memory_order: MemoryOrder = MemoryOrder.WEAK,
