@@ -31,6 +31,9 @@ def array_device(ref: DeviceArrayRef) -> int | None:
         dev = getattr(getattr(ref.obj, "device", None), "id", None)     # CuPy
     if isinstance(dev, int):
         return dev
+    dev = _numba_array_device(ref.obj)
+    if dev is not None:
+        return dev
     if not ref.ptr:
         return None
     try:
@@ -40,6 +43,15 @@ def array_device(ref: DeviceArrayRef) -> int | None:
     except Exception:          # no cuda-bindings: the current device, as before
         return None
     return int(ordinal) if err == cu.CUresult.CUDA_SUCCESS else None
+
+
+def _numba_array_device(obj) -> int | None:
+    """A Numba device array's device: its memory's context (``gpu_data.context``).  Measured on
+    two H200s: the pointer query below did not tell a Numba array of ``cuda.gpus[1]`` apart,
+    the launch ran on device 0 and the output stayed zero."""
+    ctx = getattr(getattr(obj, "gpu_data", None), "context", None)
+    dev = getattr(getattr(ctx, "device", None), "id", None)
+    return dev if isinstance(dev, int) else None
 
 
 def launch_device(leaves: list) -> int | None:

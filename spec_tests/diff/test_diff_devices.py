@@ -127,3 +127,15 @@ def test_arrays_on_two_devices_are_refused():
     with pytest.raises(ValueError, match="different GPUs: argument 0 on device 0, argument 1 "
                                          "on device 1"):
         ct.launch(None, (N // TS,), vadd, (a, b, c, TS))
+
+
+def test_numba_array_device_is_its_memory_context():
+    """A Numba device array tells its device through its memory's context: measured on two
+    H200s, the pointer query alone left a ``cuda.gpus[1]`` array on device 0 (output zero).
+    A stand-in object runs this without a GPU."""
+    from types import SimpleNamespace as NS
+    from cutile.device_arrays import DeviceArrayRef
+    from cutile.numba_backend.devices import array_device
+    arr = NS(gpu_data=NS(context=NS(device=NS(id=1))))
+    assert array_device(DeviceArrayRef(arr, 0, (4,), (4,), np.dtype(np.float32))) == 1
+    assert array_device(DeviceArrayRef(NS(), 0, (4,), (4,), np.dtype(np.float32))) is None
