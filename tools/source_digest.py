@@ -45,7 +45,7 @@ def _bench_args(z, f16, bf16):
     yield "bmm", (z((2, 256, 256), f16), z((2, 256, 256), f16), z((2, 256, 256), f16),
                   128, 128, 32)
     yield "layernorm", (z((64, 4096)), z(4096), z(4096), z((64, 4096)), 1e-5, 4096)
-    q = z((2, 4, 256, 64), f16)
+    q = z((8, 256, 64), f16)
     yield "attention", (q, q, q, q, 0.125, 64, 64, 64)
 
 
@@ -54,7 +54,7 @@ def _spec_cases():
     f16 = np.float16
     z = lambda shape, d=np.float32: np.zeros(shape, d)  # noqa: E731
     yield "mm_kloop:f16", bk.mm_kloop, (z((256, 256), f16), z((256, 256), f16),
-                                        z((256, 256)), 128, 128, 32)
+                                        z((256, 256)), 128, 128, 32, np.float32)
     yield "mm_tf32_kloop", bk.mm_tf32_kloop, (z((128, 128)), z((128, 128)), z((128, 128)),
                                               64, 64, 16)
 
