@@ -51,10 +51,12 @@ def _bench_args(z, f16, bf16):
 
 def _spec_cases():
     import backend_kernels as bk
+
+    import cutile as ct
     f16 = np.float16
     z = lambda shape, d=np.float32: np.zeros(shape, d)  # noqa: E731
     yield "mm_kloop:f16", bk.mm_kloop, (z((256, 256), f16), z((256, 256), f16),
-                                        z((256, 256)), 128, 128, 32, np.float32)
+                                        z((256, 256)), 128, 128, 32, ct.float32)
     yield "mm_tf32_kloop", bk.mm_tf32_kloop, (z((128, 128)), z((128, 128)), z((128, 128)),
                                               64, 64, 16)
 
