@@ -4,7 +4,9 @@ private names imported across modules, and imports from ``numba_backend`` into `
 Every ``import``/``from … import`` of a cutile module is an edge, wherever it stands (module
 level, inside a function, under ``if TYPE_CHECKING``: the last are listed apart and left out
 of the circles, since they never run).  A circle is a strongly connected component of more than
-one module.
+one module.  An import that stays inside a function says why on its line, ``# lazy: <why>``
+(an optional or heavy dependency such as numba, or ``import cutile``'s start-up time); imports
+inside functions are counted per statement.
 
     python3 tools/imports.py            # summary and every circle
     python3 tools/imports.py --inner    # also list the imports inside functions
@@ -17,7 +19,7 @@ import ast
 import os
 import sys
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -30,6 +32,7 @@ class Edge:
     inner: bool         # inside a function body
     typing: bool        # under ``if TYPE_CHECKING``
     names: tuple        # names imported (``from x import a, b``)
+    reason: str = ""    # an import inside a function: the ``# lazy: why`` comment on its line
 
 
 def module_name(path: str) -> str:
@@ -59,9 +62,30 @@ def _resolve(mod: str, is_pkg: bool, level: int, target: str | None) -> str:
 def edges(mods: dict[str, str]) -> list[Edge]:
     out = []
     for mod, path in mods.items():
-        tree = ast.parse(open(path).read(), path)
+        text = open(path).read()
         is_pkg = path.endswith("__init__.py")
-        _visit(tree, mod, is_pkg, mods, out, inner=False, typing=False)
+        found: list[Edge] = []
+        _visit(ast.parse(text, path), mod, is_pkg, mods, found, inner=False, typing=False)
+        lines = text.splitlines()
+        out += [replace(e, reason=_lazy_reason(lines[e.line - 1])) if e.inner else e
+                for e in found]
+    return out
+
+
+def _lazy_reason(line: str) -> str:
+    """The reason an import stays inside a function: ``# lazy: <why>`` on its (first) line."""
+    _, mark, why = line.partition("# lazy:")
+    return why.strip() if mark else ""
+
+
+def inner_statements(es: list[Edge]) -> list[Edge]:
+    """Imports of cutile modules inside function bodies, one per import statement (the first
+    edge of each ``import``/``from ... import`` line)."""
+    seen, out = set(), []
+    for e in es:
+        if e.inner and not e.typing and (e.src, e.line) not in seen:
+            seen.add((e.src, e.line))
+            out.append(e)
     return out
 
 
@@ -141,13 +165,13 @@ def backend_into_interp(es: list[Edge]) -> list[Edge]:
 
 
 def figures() -> dict:
-    """The scan's figures: ``modules`` (count), ``edges``, ``circles``, ``inner`` (imports
-    inside functions), ``private`` (private names across modules), ``backend_into_interp``
+    """The scan's figures: ``modules`` (count), ``edges``, ``circles``, ``inner`` (import
+    statements inside functions, each with its ``# lazy:`` reason or none), ``private`` (private names across modules), ``backend_into_interp``
     (the last four lists); spec_tests/test_layering.py holds the line on them."""
     mods = modules()
     es = edges(mods)
     return {"modules": len(mods), "edges": es, "circles": circles(es),
-            "inner": [e for e in es if e.inner and not e.typing],
+            "inner": inner_statements(es),
             "private": private_imports(es), "backend_into_interp": backend_into_interp(es)}
 
 
@@ -162,10 +186,13 @@ def main() -> int:
     print(f"circles: {len(cs)}")
     for c in cs:
         print(f"  {len(c)} modules: {', '.join(c)}")
-    print(f"imports inside functions: {len(inner)}")
+    unreasoned = [e for e in inner if not e.reason]
+    print(f"imports inside functions: {len(inner)} ({len(unreasoned)} without a '# lazy:' "
+          f"reason)")
     if args.inner:
         for e in inner:
-            print(f"  {e.src}:{e.line} -> {e.dst}")
+            print(f"  {e.src}:{e.line} -> {e.dst}" + (f"  [lazy: {e.reason}]" if e.reason
+                                                       else ""))
     print(f"private names imported across modules: {len(priv)}")
     for e in priv:
         print(f"  {e.src}:{e.line} -> {e.dst} {', '.join(e.names)}")
