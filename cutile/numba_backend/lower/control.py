@@ -16,9 +16,10 @@ from __future__ import annotations
 
 from ...ir import ops
 from ..barriers import BarrierState
-from ..codegen import LoopFrame
 from ..exprs import cast
-from . import lower, matmul_tc
+from ..registry import lower
+from ..values import LoopFrame
+from . import matmul_tc
 
 
 def _carried(g, args, inits):

@@ -31,7 +31,7 @@ from ...ir import ops
 from ...semantics.matmul import f16_acc_chunk
 from ..exprs import cast
 from ..ffma import UNROLL_BUDGET
-from . import lower
+from ..registry import lower
 from .matmul_tc import mma_tc
 
 _FLOAT_IN = (dt.float16, dt.bfloat16, dt.float32, dt.tfloat32, dt.float64, dt.float8_e4m3fn,

@@ -16,10 +16,10 @@ from ...enums import MemoryOrder, MemoryScope
 from ...ir import ops
 from ...ir.effects import FOREIGN
 from ...padding import padding_fill
-from ..codegen import AV
 from ..exprs import cast, from_storage, literal, select, to_storage
 from ..params import storage_itemsize
-from . import lower
+from ..registry import lower
+from ..values import AV
 
 
 def _av(g, v) -> AV:

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from ...ir import ops
 from .. import bits, exprs
-from ..codegen import TV, row_major_strides
-from . import lower
+from ..registry import lower
+from ..values import TV, row_major_strides
 
 
 def _bcast_weights(src_shape, dst_shape):
