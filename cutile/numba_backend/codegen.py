@@ -27,6 +27,7 @@ from .barriers import BarrierState
 from .emitter import Emitter, describe_op
 from .global_order import GlobalAccesses
 from .lower import load_lowerings
+from .mma_plan import ffma_usable, tensor_cores_usable
 from .smem import SmemPlan
 from .values import AV, TV, LoopFrame, row_major_strides
 
@@ -50,6 +51,7 @@ class Gen:
         self.e = Emitter(indent=1)
         self.assign = Assignment(ir, T, tensor_cores=tensor_cores, cp_async=self.cp_async,
                                  ffma=self.ffma)
+        self.mma = self.assign.mma             # each Mma's path and operand staging
         # alignment= is refused by the simulator (where 16-byte alignment does not matter)
         self.smem = SmemPlan(shared=shared_smem, aligned=not rt.simulator())
         self.bar = BarrierState()
@@ -459,26 +461,6 @@ class Gen:
         if not body_lines:
             body_lines = ["    pass"]
         return "\n".join(head + body_lines) + "\n"
-
-
-def tensor_cores_usable(mma_acc: str) -> bool:
-    """Whether mma may use the tensor cores: the default float32 accumulation mode (``exact``
-    is bit-exact FMA-free), not disabled by ``CUTILE_NUMBA_TENSOR_CORES=0``, and not the
-    simulator (it runs no inline PTX) unless ``CUTILE_NUMBA_TENSOR_CORES=sim`` asks for
-    ``ptx_sim.py``'s models (tests)."""
-    if rt.simulator():
-        return mma_acc == "f32" and config.numba_tensor_cores_sim()
-    return mma_acc == "f32" and config.numba_tensor_cores()
-
-
-def ffma_usable(mma_acc: str) -> bool:
-    """Whether float32 mma may take ``ffma.py``'s schedule (vector shared loads, cp.async):
-    the default float32 accumulation mode (``exact`` keeps the seeds' float64 sum), not
-    disabled by ``CUTILE_NUMBA_FFMA=0``, and not the simulator unless
-    ``CUTILE_NUMBA_FFMA=sim`` asks for ``ptx_sim.py``'s models (tests)."""
-    if rt.simulator():
-        return mma_acc == "f32" and config.numba_ffma_sim()
-    return mma_acc == "f32" and config.numba_ffma()
 
 
 def kernel_fn_name(ir: KernelIR) -> str:

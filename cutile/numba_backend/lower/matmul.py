@@ -50,7 +50,7 @@ def _check(op):
 @lower(ops.Mma)
 def mma(g, op):
     _check(op)
-    plan = g.assign.staging_plan(op)     # tensor cores, or ffma.py's vectorised FFMA
+    plan = g.mma.staging_plan(op)     # tensor cores, or ffma.py's vectorised FFMA
     if plan is not None:
         mma_tc(g, op, plan)
         return

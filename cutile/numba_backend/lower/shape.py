@@ -79,7 +79,7 @@ def broadcast(g, op):
 
 @lower(ops.Permute)
 def permute(g, op):
-    if g.assign.direct_load(op):
+    if g.mma.direct_load(op):
         g.line("pass  # its load is staged (transposed B) by the tensor-core mma")
         return
     sshape = op.x.type.shape
@@ -96,7 +96,7 @@ def permute(g, op):
 
 @lower(ops.Reshape)
 def reshape(g, op):
-    if g.assign.direct_load(op):
+    if g.mma.direct_load(op):
         g.line("pass  # its load is staged into shared memory by the tensor-core mma")
         return
     sshape, dshape = op.x.type.shape, tuple(op.shape)
