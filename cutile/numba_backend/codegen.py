@@ -11,10 +11,10 @@ exchange), shared-memory buffers (``smem.SmemPlan``) and barrier placement
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass
 
 import numpy as np
 
+from .. import config
 from ..errors import TileInternalError, TileUnsupportedFeatureError
 from ..ir import ops
 from ..ir.core import KernelIR, Op, Region, Value
@@ -26,59 +26,10 @@ from .assign import Assignment
 from .barriers import BarrierState
 from .emitter import Emitter, describe_op
 from .global_order import GlobalAccesses
+from .lower import load_lowerings
+from .mma_plan import ffma_usable, tensor_cores_usable
 from .smem import SmemPlan
-
-
-class TV:
-    """A tile value: its layout and one source expression (a variable) per register.
-
-    ``layout is None`` marks a value without registers of its own: a flexible one (constants,
-    iotas), where ``mat(coords)`` gives the expression of the element at the coordinate
-    expressions ``coords``, in any layout; or a broadcast *view* (``Assignment.broadcast_view``),
-    where ``view = (source TV, weights)`` and each consumer materialises it in its layout
-    (``Gen.get``: a register rename where that is free)."""
-
-    __slots__ = ("layout", "regs", "dtype", "mat", "view")
-
-    def __init__(self, layout, regs, dtype, mat=None, view=None):
-        self.layout, self.regs, self.dtype, self.mat = layout, regs, dtype, mat
-        self.view = view
-
-
-@dataclass
-class AV:
-    """An array value: the variable naming it and the kernel parameters it may be a view of
-    (``ir.effects.array_roots``; ``FOREIGN``: memory reached through a foreign pointer)."""
-
-    name: str
-    roots: frozenset
-    ndim: int
-    dtype: object
-    # element 0 is a valid address even when the array is empty: true of kernel parameters
-    # (launch.py), not of views made in the kernel (an empty slice) or chosen by control flow
-    addressable: bool = False
-
-    @property
-    def root(self) -> int | None:
-        """The one parameter (or ``FOREIGN``) it is a view of; None when control flow may
-        have chosen among several."""
-        return next(iter(self.roots)) if len(self.roots) == 1 else None
-
-
-class LoopFrame:
-    def __init__(self, names: list, layouts: list):
-        self.names = names
-        self.layouts = layouts
-        self.back: list[BarrierState] = []
-        self.exits: list[BarrierState] = []
-
-
-def row_major_strides(shape) -> tuple:
-    out, s = [], 1
-    for d in reversed(shape):
-        out.append(s)
-        s *= d
-    return tuple(reversed(out))
+from .values import AV, TV, LoopFrame, row_major_strides
 
 
 class Gen:
@@ -93,7 +44,6 @@ class Gen:
         if tensor_cores is None:
             tensor_cores = tensor_cores_usable(mma_acc)
         self.tensor_cores = tensor_cores
-        from .. import config
         # float32 mma by ffma.py's vectorised schedule (CUTILE_NUMBA_FFMA)
         self.ffma = ffma_usable(mma_acc)
         # cp.async operand staging and 32-bit shared addresses (CUTILE_NUMBA_CP_ASYNC)
@@ -101,6 +51,7 @@ class Gen:
         self.e = Emitter(indent=1)
         self.assign = Assignment(ir, T, tensor_cores=tensor_cores, cp_async=self.cp_async,
                                  ffma=self.ffma)
+        self.mma = self.assign.mma             # each Mma's path and operand staging
         # alignment= is refused by the simulator (where 16-byte alignment does not matter)
         self.smem = SmemPlan(shared=shared_smem, aligned=not rt.simulator())
         self.bar = BarrierState()
@@ -353,9 +304,7 @@ class Gen:
 
     # -- regions and control flow -------------------------------------------------------------
     def emit_op(self, op: Op) -> None:
-        from .lower import load_lowerings
-        table = load_lowerings()
-        fn = table.get(type(op))
+        fn = load_lowerings().get(type(op))
         with self.e.for_op(op):
             self.e.comment(describe_op(op))
             if fn is None:
@@ -512,28 +461,6 @@ class Gen:
         if not body_lines:
             body_lines = ["    pass"]
         return "\n".join(head + body_lines) + "\n"
-
-
-def tensor_cores_usable(mma_acc: str) -> bool:
-    """Whether mma may use the tensor cores: the default float32 accumulation mode (``exact``
-    is bit-exact FMA-free), not disabled by ``CUTILE_NUMBA_TENSOR_CORES=0``, and not the
-    simulator (it runs no inline PTX) unless ``CUTILE_NUMBA_TENSOR_CORES=sim`` asks for
-    ``ptx_sim.py``'s models (tests)."""
-    from .. import config
-    if rt.simulator():
-        return mma_acc == "f32" and config.numba_tensor_cores_sim()
-    return mma_acc == "f32" and config.numba_tensor_cores()
-
-
-def ffma_usable(mma_acc: str) -> bool:
-    """Whether float32 mma may take ``ffma.py``'s schedule (vector shared loads, cp.async):
-    the default float32 accumulation mode (``exact`` keeps the seeds' float64 sum), not
-    disabled by ``CUTILE_NUMBA_FFMA=0``, and not the simulator unless
-    ``CUTILE_NUMBA_FFMA=sim`` asks for ``ptx_sim.py``'s models (tests)."""
-    from .. import config
-    if rt.simulator():
-        return mma_acc == "f32" and config.numba_ffma_sim()
-    return mma_acc == "f32" and config.numba_ffma()
 
 
 def kernel_fn_name(ir: KernelIR) -> str:

@@ -11,6 +11,10 @@ Numba's CUDA simulator never loads that module and keeps working.
 
 from __future__ import annotations
 
+import numpy as np
+
+from ..errors import TileUnsupportedFeatureError
+
 _checked = False
 
 
@@ -25,9 +29,6 @@ def check_gpu_toolchain() -> None:
     except AttributeError as e:
         if "row_stack" not in str(e):
             raise
-        import numpy as np
-
-        from ..errors import TileUnsupportedFeatureError
         raise TileUnsupportedFeatureError(
             f"the numba backend cannot compile with NumPy {np.__version__}: numba-cuda "
             f"{_version('numba-cuda')} uses np.row_stack, which NumPy 2.5 removed, and no "

@@ -18,6 +18,7 @@ import weakref
 
 from .. import config
 from ..compile_stages import stage
+from ..compile_timeout import run_with_timeout
 from ..ir import ops
 from ..ir.core import KernelIR, walk
 from ..ir.effects import FOREIGN, written_roots
@@ -190,7 +191,6 @@ def compile_kernel(ir: KernelIR, T: int, mma_acc: str | None = None,
         per_ir = _cache.setdefault(ir, {})
         ck = per_ir.get(key)
         if ck is None:
-            from ..compile_timeout import run_with_timeout
             ck = per_ir[key] = run_with_timeout(lambda: _compile(ir, T, mma_acc, full),
                                                 f"kernel {ir.name!r} for the Numba backend")
     return ck

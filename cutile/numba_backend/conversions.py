@@ -12,6 +12,7 @@ from __future__ import annotations
 from .. import dtypes as dt
 from ..errors import TileUnsupportedFeatureError
 from . import minifloat
+from .casts import CASTS
 from .exprs import (
     BACKEND,
     bf16_rn,
@@ -24,7 +25,6 @@ from .exprs import (
     select,
     tf32_rn,
 )
-from .rt import CASTS
 
 
 def _narrow_directed(x: str, dst: dt.DType, mode: str, let, what: str) -> str:

@@ -32,7 +32,7 @@ import numpy as np
 from .. import dtypes as dt
 from ..errors import TileUnsupportedFeatureError
 from . import minifloat
-from .rt import CASTS
+from .casts import CASTS
 
 BACKEND = "the numba backend"
 

@@ -10,7 +10,7 @@ tile's loads with this one's FMAs.  Here:
 
 - A (``M x K``) and B (``K x N``) are staged row-major with the 16-byte chunks of each row
   XOR-swizzled (``tensorcore.swizzle`` with 4 float32 to a chunk), so ``cp.async`` can copy
-  them as they lie (pipelined in stages where the operands allow, ``Assignment.pipelined``)
+  them as they lie (pipelined in stages where the operands allow, ``MmaPlanner.pipelined``)
   and a transposing read is not needed;
 - thread ``(ty, tx)`` of a ``TY x TX`` grid holds rows ``ty + i*TY`` (cyclic) and columns
   ``4*tx + (j & 3) + 4*TX*(j >> 2)`` (groups of 4 adjacent columns);

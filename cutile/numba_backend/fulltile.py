@@ -17,15 +17,16 @@ from __future__ import annotations
 
 import weakref
 
+from .. import config
+from .irindex import IRIndex
+from .mma_plan import MmaPlanner, ffma_usable, tensor_cores_usable
+
 _reqs: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def requirements(ir, T: int, mma_acc: str) -> tuple:
     """``(param index, tile rows, tile cols)`` of the loads the generator would stage by
     cp.async at ``T`` threads (empty without tensor cores or the FFMA plan, or cp.async)."""
-    from .. import config
-    from .assign import Assignment
-    from .codegen import ffma_usable, tensor_cores_usable
     tc, ff = tensor_cores_usable(mma_acc), ffma_usable(mma_acc)
     key = (T, mma_acc, tc, ff, config.numba_cp_async())
     per = _reqs.setdefault(ir, {})
@@ -33,9 +34,9 @@ def requirements(ir, T: int, mma_acc: str) -> tuple:
         return per[key]
     out = []
     if (tc or ff) and config.numba_cp_async():
-        a = Assignment(ir, T, tensor_cores=tc, cp_async=True, ffma=ff)
+        planner = MmaPlanner(IRIndex(ir), T, tensor_cores=tc, cp_async=True, ffma=ff)
         params = {id(p): i for i, p in enumerate(ir.params)}
-        for ld in a.staged_loads():
+        for ld in planner.staged_loads():
             if id(ld.array) in params:
                 out.append((params[id(ld.array)], *ld.shape[-2:]))
     per[key] = tuple(sorted(set(out)))

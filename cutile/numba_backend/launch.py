@@ -24,18 +24,20 @@ import numpy as np
 from ..compile_stages import stage
 from ..device_arrays import DeviceArrayRef
 from ..errors import (
+    TileAssertionError,
     TileCompilerExecutionError,
     TileUnsupportedFeatureError,
     UndefinedBehaviorError,
 )
 from ..ir.core import KernelIR
 from ..ir.types import ArrayType
+from ..streams import stream_handle
 from . import diskcache, rt
 from .compile import Compiled, compile_kernel, full_tiles, opt_in_dynamic_smem
 from .devices import current_device_id, launch_device, on_device
 from .emitter import describe_op
 from .params import layout, refs, storage_bits
-from .pointer_rt import strided_copy
+from .pointer_rt import sim_launch, strided_copy
 from .printf_rt import to_sys_stdout
 from .smem import NP_DTYPE
 from .threads import choose_threads
@@ -47,19 +49,12 @@ _sim_lock = threading.Lock()       # one simulated launch at a time
 _streams: dict = {}
 
 
-
-def _stream_handle(stream) -> int | None:
-    """The CUstream handle of a stream argument; None for a Numba stream object."""
-    from ..streams import stream_handle
-    return stream_handle(stream)
-
-
 def resolve_stream(stream):
     """(Numba stream, cuda.core stream) for a stream argument (cached per handle)."""
     from numba import cuda
     if rt.simulator():
         return 0, None
-    h = _stream_handle(stream)
+    h = stream_handle(stream)
     if h is None:                                        # a Numba stream object
         from numba.cuda.cudadrv import driver
         return stream, driver._to_core_stream(stream)
@@ -85,7 +80,6 @@ def _itemsize_strides(x) -> tuple:
 def _check_raw_layout(ck: Compiled, i: int, leaf) -> None:
     """RawArrayMemory offsets are decoded with the strides in axis order (lower/atomic.py),
     which is exact when every stride exceeds the span of the axes after it."""
-    from ..errors import TileUnsupportedFeatureError
     st, span = _itemsize_strides(leaf), 0
     for s, n in reversed(list(zip(st, leaf.shape))):
         if n > 1 and s <= span:
@@ -183,7 +177,6 @@ def check_asserts(ck: Compiled, args: list, st) -> None:
         rec = args[-1].copy_to_host(stream=st)
         st.synchronize()
     if rec[0]:
-        from ..errors import TileAssertionError
         message, loc = ck.asserts[int(rec[0]) - 1]
         raise TileAssertionError(message, loc, tuple(int(b) for b in rec[1:4]))
 
@@ -226,7 +219,6 @@ def _run(ir: KernelIR, grid: tuple, leaves: list, stream, threads: int | None,
     args, back = marshal(ck, grid, leaves, st)
     try:
         if rt.simulator():
-            from .pointer_rt import sim_launch
             with _sim_lock, warnings.catch_warnings(), sim_launch(args if ck.foreign else ()):
                 # NumPy scalar arithmetic warns on the integer wrap-around and IEEE specials
                 # that are the intended semantics (R-MATH-4).

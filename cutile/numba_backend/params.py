@@ -24,6 +24,7 @@ import numpy as np
 from .. import dtypes as dt
 from ..device_arrays import DeviceArrayRef, describe
 from ..ir.types import ArrayType
+from .smem import NP_DTYPE
 
 
 def _numba_scalar(d: dt.DType):
@@ -69,7 +70,6 @@ def argument_types(ir, n_strides: int, layouts: tuple | None = None,
     from numba.cuda import types
     from numba.cuda.np import numpy_support
 
-    from .smem import NP_DTYPE
     out = []
     arrays = iter(layouts or ())
     for p in ir.params:

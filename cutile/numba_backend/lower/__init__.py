@@ -1,51 +1,35 @@
 """Lowering rules: one function per IR op class, ``fn(gen, op)``, in per-section modules.
 
-Mirrors the interpreter's ``@rule`` table (``cutile/interp/machine.py:RULES``): the table is a
-plain dict keyed by op class and a missing entry is a ``TileUnsupportedFeatureError`` naming the
-op and the backend.
+Each section module registers its functions in ``registry.LOWERINGS`` (``@lower``) on import;
+importing this package imports every section, so the table is complete once it is loaded.
+The sections stand on ``registry.py`` and ``values.py`` (the value types they share with the
+generator), never on ``codegen.py``, which imports this package.
 """
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable
 
-LOWERINGS: dict[type, Callable] = {}
-
-_loaded = False
-_lock = threading.Lock()
-
-
-def lower(*op_classes):
-    """Register the lowering of IR op classes: ``fn(gen, op)`` emits source through ``gen``."""
-
-    def wrap(fn):
-        for cls in op_classes:
-            LOWERINGS[cls] = fn
-        return fn
-
-    return wrap
+from ..registry import LOWERINGS
+from . import (  # noqa: F401  (each section registers its lowerings on import)
+    advanced_indexing,
+    atomic,
+    control,
+    creation,
+    debug,
+    debugger,
+    elementwise,
+    index,
+    matmul,
+    memory,
+    pointer,
+    reduce,
+    scan,
+    shape,
+)
 
 
 def load_lowerings() -> dict[type, Callable]:
-    global _loaded
-    if not _loaded:
-        with _lock:
-            from . import (  # noqa: F401
-                advanced_indexing,
-                atomic,
-                control,
-                creation,
-                debug,
-                debugger,
-                elementwise,
-                index,
-                matmul,
-                memory,
-                pointer,
-                reduce,
-                scan,
-                shape,
-            )
-            _loaded = True
+    """The table of every op's lowering (complete: the sections were imported with this
+    package)."""
     return LOWERINGS

@@ -4,7 +4,7 @@ the interpreter's rules are not generated, as for every op: docs/backend.md)."""
 from __future__ import annotations
 
 from ...ir import ops
-from . import lower
+from ..registry import lower
 from .memory import gather, scatter
 
 lower(ops.AdvancedGather)(gather)

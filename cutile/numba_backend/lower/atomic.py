@@ -27,10 +27,10 @@ from ...ir import ops
 from ...ir.core import walk
 from ...ir.effects import FOREIGN
 from .. import atom16
-from ..codegen import AV, row_major_strides
 from ..exprs import from_storage, literal, select, to_storage
 from ..params import storage_itemsize
-from . import lower
+from ..registry import lower
+from ..values import AV, row_major_strides
 from .memory import acquired, gs_setup, releasing, stride
 from .pointer import storage_proto
 

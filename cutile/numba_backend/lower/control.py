@@ -16,9 +16,10 @@ from __future__ import annotations
 
 from ...ir import ops
 from ..barriers import BarrierState
-from ..codegen import LoopFrame
 from ..exprs import cast
-from . import lower, matmul_tc
+from ..registry import lower
+from ..values import LoopFrame
+from . import matmul_tc
 
 
 def _carried(g, args, inits):
@@ -44,9 +45,9 @@ def for_(g, op):
         g.line(f"{ivname} = {ivcast}({raw})")
         g.alias(iv, g.scalar_layout(), [ivname])
 
-    pipes = g.assign.pipelined_in(op)
+    pipes = g.mma.pipelined_in(op)
     for mma in pipes:                       # issue the first iteration's operand copies
-        matmul_tc.prologue(g, mma, g.assign.staging_plan(mma), op)
+        matmul_tc.prologue(g, mma, g.mma.staging_plan(mma), op)
     g.emit_loop(f"for {raw} in range({start}, {stop}, {step}):", frame, op.body, bind,
                 normal_exit=True)
     if pipes:

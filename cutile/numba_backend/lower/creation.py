@@ -11,9 +11,9 @@ import numpy as np
 
 from ... import dtypes as dt
 from ...ir import ops
-from ..codegen import TV, row_major_strides
 from ..exprs import cast, literal
-from . import lower
+from ..registry import lower
+from ..values import TV, row_major_strides
 
 
 def _uniform(arr: np.ndarray) -> bool:

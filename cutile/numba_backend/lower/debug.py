@@ -18,9 +18,9 @@ import numpy as np
 from ... import printf_fmt as pf
 from ...ir import ops
 from .. import layout as L
-from ..codegen import row_major_strides
 from ..printf_rt import MAX_ARGS
-from . import lower
+from ..registry import lower
+from ..values import row_major_strides
 from .index import bid_exprs
 
 

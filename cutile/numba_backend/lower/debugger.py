@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from ...errors import TileUnsupportedFeatureError
 from ...ir import ops
-from . import lower
+from ..registry import lower
 
 
 @lower(ops.Breakpoint)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ...ir import ops
 from .. import conversions, exprs
-from . import lower
+from ..registry import lower
 
 
 def _operands(g, op, lay, *values):

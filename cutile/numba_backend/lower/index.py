@@ -9,7 +9,7 @@ computes it in int64 anyway (its integer arithmetic widens to intp)."""
 from __future__ import annotations
 
 from ...ir import ops
-from . import lower
+from ..registry import lower
 
 
 def bid_exprs(g):

@@ -31,7 +31,7 @@ from ...ir import ops
 from ...semantics.matmul import f16_acc_chunk
 from ..exprs import cast
 from ..ffma import UNROLL_BUDGET
-from . import lower
+from ..registry import lower
 from .matmul_tc import mma_tc
 
 _FLOAT_IN = (dt.float16, dt.bfloat16, dt.float32, dt.tfloat32, dt.float64, dt.float8_e4m3fn,
@@ -50,7 +50,7 @@ def _check(op):
 @lower(ops.Mma)
 def mma(g, op):
     _check(op)
-    plan = g.assign.staging_plan(op)     # tensor cores, or ffma.py's vectorised FFMA
+    plan = g.mma.staging_plan(op)     # tensor cores, or ffma.py's vectorised FFMA
     if plan is not None:
         mma_tc(g, op, plan)
         return

@@ -11,7 +11,7 @@ the write-after-read barrier before the next staging, as for the FFMA path.
 With ``Gen.cp_async`` (the default; ``CUTILE_NUMBA_CP_ASYNC=0`` turns it off) an operand
 that is a plain zero-padded load used only here is not
 loaded into registers at all: ``_stage_direct`` copies its tile global -> shared with 16-byte
-``cp.async`` at the mma (``Assignment.direct_operands`` picks them), and ``ldmatrix`` takes
+``cp.async`` at the mma (``MmaPlanner.direct_operands`` picks them), and ``ldmatrix`` takes
 32-bit shared addresses (``ldsm32_*``).
 """
 
@@ -23,6 +23,7 @@ from .. import layout as L
 from ..exprs import to_storage
 from ..ffma import FFMAPlan, join
 from ..tensorcore import INT_KINDS, TCPlan, swizzle, swizzle_expr
+from .index import bid_exprs
 from .matmul_ffma import compute as compute_ffma
 
 
@@ -62,8 +63,8 @@ def _stage_direct(g, ld, buf: str, T: int, base: str = "", sub: dict | None = No
     each thread issues ``cp.async`` of whole 16-byte chunks (8 elements), zero-filled past the
     array's edge, consecutive threads taking consecutive chunks of a row (coalesced);
     otherwise it copies element by element.  Out-of-bounds elements read as zero (the load's
-    padding is ZERO or UNDETERMINED, ``Assignment._stageable``).  When the host found the
-    launch's array made of full tiles with aligned rows (``fulltile.py``), one in-or-out test
+    padding is ZERO or UNDETERMINED, ``mma_plan.MmaPlanner._stageable``).  When the host found
+    the launch's array made of full tiles with aligned rows (``fulltile.py``), one in-or-out test
     per tile replaces the per-chunk bounds and the fallback.  ``base``: an element offset
     into ``buf`` (``"0 + "`` style prefix, the pipelined loop's half); ``sub``: expressions
     replacing index values (``id(value) -> expr``: the next iteration's induction variable)."""
@@ -217,7 +218,7 @@ def _full(g, ld) -> bool:
 
 def mma_tc(g, op, plan: TCPlan) -> None:
     x, y, acc = op.x, op.y, op.acc
-    xl, yl = g.assign.direct_operands(op)
+    xl, yl = g.mma.direct_operands(op)
     pipe = pipelined(g, op)
     if pipe is not None:
         return _mma_pipelined(g, op, plan, xl, yl, pipe)
@@ -226,7 +227,7 @@ def mma_tc(g, op, plan: TCPlan) -> None:
     acc_regs = g.get(acc, out)
     sdt = _SMEM_DTYPE[plan.kind]
     site = ("mma_tc", id(op))
-    inv = g.assign.invariant_operand_loop(op)
+    inv = g.mma.invariant_operand_loop(op)
     if inv is not None:
         # A is loop-invariant: its own buffer (a slot no other site shares), written in the
         # loop's first iteration only
@@ -327,7 +328,7 @@ def _compute_tc(g, op, plan: TCPlan, bufa: str, bufb: str, acc_regs, out, abase:
 
 def pipelined(g, op):
     """The ``For`` whose K loop this mma pipelines (None: not pipelined)."""
-    return g.assign.pipelined(op)
+    return g.mma.pipelined(op)
 
 
 def pipelined_buffers(g, op, plan: TCPlan) -> tuple[str, str]:
@@ -337,7 +338,7 @@ def pipelined_buffers(g, op, plan: TCPlan) -> tuple[str, str]:
     sdt = _SMEM_DTYPE[plan.kind]
     site = ("mma_tc_pipe", id(op))
     slot = 1000 + 2 * g.pipe_slots.setdefault(id(op), len(g.pipe_slots))
-    S = g.assign.stages(op)
+    S = g.mma.stages(op)
     return (g.buffer(site, slot, sdt, S * plan.M * plan.K, align16=True),
             g.buffer(site, slot + 1, sdt, S * plan.K * plan.N, align16=True))
 
@@ -345,7 +346,6 @@ def pipelined_buffers(g, op, plan: TCPlan) -> tuple[str, str]:
 def _subst(g, lds, iv, iv_expr: str) -> dict:
     """Index expressions of the loads with the induction variable at ``iv_expr`` (block ids
     and constants spelled out: the prologue runs before the loop body defines them)."""
-    from .index import bid_exprs
     sub = {id(iv): iv_expr}
     for ld in lds:
         for v in ld.index:
@@ -361,10 +361,10 @@ def prologue(g, op, plan: TCPlan, for_op) -> None:
     """Before the K loop: issue the copies of iterations ``0 .. stages-2`` into slots
     ``0 .. stages-2``, one commit group each.  Iterations past the loop's end copy tiles
     that are never used (out of the array: zero-filled, nothing read)."""
-    xl, yl = g.assign.direct_operands(op)
+    xl, yl = g.mma.direct_operands(op)
     bufa, bufb = pipelined_buffers(g, op, plan)
     start, step = g.scalar(for_op.start), g.scalar(for_op.step)
-    for s in range(g.assign.stages(op) - 1):
+    for s in range(g.mma.stages(op) - 1):
         it = f"(i64({start}) + {s} * i64({step}))" if s else f"{start}"
         sub = _subst(g, (xl, yl), for_op.body.args[0], it)
         _stage_direct(g, xl, bufa, plan.T, f"{s * plan.M * plan.K} + " if s else "", sub)
@@ -379,7 +379,7 @@ def _mma_pipelined(g, op, plan: TCPlan, xl, yl, for_op) -> None:
     slot the previous iteration computed from), issue the copies of iteration ``+ S - 1`` into
     that slot, then compute from this iteration's slot while those copies fly."""
     M, N, K = plan.M, plan.N, plan.K
-    S = g.assign.stages(op)
+    S = g.mma.stages(op)
     out = plan.layout()
     acc_regs = g.get(op.acc, out)
     bufa, bufb = pipelined_buffers(g, op, plan)

@@ -13,13 +13,14 @@ coordinate`` once per dimension; a register adds its compile-time offset.
 from __future__ import annotations
 
 from ...enums import MemoryOrder, MemoryScope
+from ...errors import TileUnsupportedFeatureError
 from ...ir import ops
 from ...ir.effects import FOREIGN
 from ...padding import padding_fill
-from ..codegen import AV
 from ..exprs import cast, from_storage, literal, select, to_storage
 from ..params import storage_itemsize
-from . import lower
+from ..registry import lower
+from ..values import AV
 
 
 def _av(g, v) -> AV:
@@ -43,7 +44,6 @@ def stride(g, a: AV, axis: int) -> str:
     """int64 expression of ``a``'s stride along ``axis``, in elements: the user's array's
     (a NumPy argument travels as a contiguous copy), or a foreign array's own."""
     if a.root is None:
-        from ...errors import TileUnsupportedFeatureError
         raise TileUnsupportedFeatureError(
             "numba backend: the strides of an array chosen at runtime (e.g. a list item with a "
             "runtime index, or an array variable reassigned in a loop) are not available; "
@@ -129,7 +129,7 @@ def _reg_access(g, op, a, lay, k, exts, bases, safe: bool):
 
 @lower(ops.Load)
 def load(g, op):
-    if g.assign.direct_load(op):
+    if g.mma.direct_load(op):
         g.line("pass  # staged into shared memory by its mma (cp.async)")
         return
     a = _av(g, op.array)

@@ -14,7 +14,7 @@ from __future__ import annotations
 from ...ir import ops
 from ..exprs import cast
 from ..params import storage_bits
-from . import lower
+from ..registry import lower
 
 
 @lower(ops.ForeignPointer)

@@ -24,7 +24,7 @@ from ... import dtypes as dt
 from ...ir import ops
 from .. import combiner, conversions, exprs, rt
 from .. import layout as L
-from . import lower
+from ..registry import lower
 
 _RED_OP = {"sum": "add", "prod": "mul", "max": "maximum", "min": "minimum"}
 

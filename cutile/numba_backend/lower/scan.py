@@ -18,8 +18,8 @@ from __future__ import annotations
 from ... import dtypes as dt
 from ...ir import ops
 from .. import combiner, conversions, exprs
-from ..codegen import row_major_strides
-from . import lower
+from ..registry import lower
+from ..values import row_major_strides
 
 
 def _scan(g, op, sources, dtypes, combine, out_conv):

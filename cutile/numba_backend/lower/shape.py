@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from ...ir import ops
 from .. import bits, exprs
-from ..codegen import TV, row_major_strides
-from . import lower
+from ..registry import lower
+from ..values import TV, row_major_strides
 
 
 def _bcast_weights(src_shape, dst_shape):
@@ -79,7 +79,7 @@ def broadcast(g, op):
 
 @lower(ops.Permute)
 def permute(g, op):
-    if g.assign.direct_load(op):
+    if g.mma.direct_load(op):
         g.line("pass  # its load is staged (transposed B) by the tensor-core mma")
         return
     sshape = op.x.type.shape
@@ -96,7 +96,7 @@ def permute(g, op):
 
 @lower(ops.Reshape)
 def reshape(g, op):
-    if g.assign.direct_load(op):
+    if g.mma.direct_load(op):
         g.line("pass  # its load is staged into shared memory by the tensor-core mma")
         return
     sshape, dshape = op.x.type.shape, tuple(op.shape)
