@@ -55,7 +55,7 @@ PROCESS_ROWS = [("import cutile", "import numpy + cutile"),
 SPEC_ROWS = [
     ("frontend (IR)", "frontend: AST -> typed IR"),
     ("plan + source (assign.py, codegen.py)", "plan + source generation"),
-    ("plan (assign.py)", "| of which layout plan (assign.py)"),
+    ("plan (assign.py)", "| of which layout + mma plans"),
     ("exec + cuda.jit", "exec source + cuda.jit"),
     ("cache key", "disk-cache key (hashing)"),
     ("numba untyped", "Numba: bytecode -> IR, SSA, rewrites"),
@@ -163,8 +163,8 @@ def install_hooks(gpu: bool) -> None:
         from numba.cuda.cudadrv import driver
         driver._Linker.complete = _timed(driver._Linker.complete, "ptxas")
         driver.load_module_image = _timed(driver.load_module_image, "module load")
-    # assign.py: the time inside Assignment's methods (outermost calls only)
-    from cutile.numba_backend import assign
+    # the layout and matmul plans: the time inside their methods (outermost calls only)
+    from cutile.numba_backend import assign, irindex, mma_plan
     adepth = [0]
 
     def wrap_method(fn):
@@ -180,9 +180,10 @@ def install_hooks(gpu: bool) -> None:
                 compile_stages.add("plan (assign.py)", time.perf_counter() - w,
                                    time.process_time() - c)
         return m
-    for k, v in list(vars(assign.Assignment).items()):
-        if callable(v) and not isinstance(v, (staticmethod, classmethod, type)):
-            setattr(assign.Assignment, k, wrap_method(v))
+    for cls in (assign.Assignment, irindex.IRIndex, mma_plan.MmaPlanner):
+        for k, v in list(vars(cls).items()):
+            if callable(v) and not isinstance(v, (staticmethod, classmethod, type)):
+                setattr(cls, k, wrap_method(v))
 
 
 def summarise(records: list) -> dict:
