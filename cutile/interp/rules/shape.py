@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..ir import ops
-from ..semantics.ub import UB
-from .machine import PTile, check_not_poisoned, rule
+from ...ir import ops
+from ...semantics.ub import UB
+from ..core import PTile, rule
+from ..undetermined import check_not_poisoned
 
 
 def _both(t: PTile, fn) -> PTile:

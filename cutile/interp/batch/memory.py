@@ -9,7 +9,7 @@ Whatever the per-block model reports as undefined behaviour (a window outside th
 per-block rerun raises it with its exact message (with ``CUTILE_STRICT=0``: UNDETERMINED
 padding reaching memory falls back the first time per line, so the rerun warns;
 ``undetermined``).  Accesses to buffers the kernel writes are
-logged per element with their block (``batch_log``) for the race check.
+logged per element with their block (``log``) for the race check.
 """
 
 from __future__ import annotations
@@ -17,14 +17,14 @@ from __future__ import annotations
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
-from ..enums import PaddingMode
-from ..ir import ops
-from . import memory as per_block
-from . import memory_model as mm
-from .batch import Fallback, Gathered, Split, batched_rule, expand, lead
-from .batch_log import TileGeo, is_basic_key
-from .machine import PTile
-from .undetermined import relied_on
+from ...enums import PaddingMode
+from ...ir import ops
+from .. import memory_model as mm
+from ..core import Fallback, PTile
+from ..rules import memory as per_block
+from ..undetermined import relied_on
+from .frame import Gathered, Split, batched_rule, expand, lead
+from .log import TileGeo, is_basic_key
 
 
 def _uniform_tile(t: PTile) -> PTile:

@@ -13,14 +13,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..enums import MemoryOrder
-from ..ir import ops
-from ..semantics.buffers import bits
-from ..semantics.ub import UB
-from . import memory_model as mm
-from .machine import PTile, rule
-from .races import window_addresses
-from .undetermined import note_load, padding_origin, relied_on
+from ...enums import MemoryOrder
+from ...ir import ops
+from ...semantics.buffers import bits
+from ...semantics.ub import UB
+from .. import memory_model as mm
+from ..core import PTile, rule
+from ..races import window_addresses
+from ..undetermined import note_load, padding_origin, relied_on
 
 
 def check_clean(frame, op, t: PTile, what: str) -> None:
