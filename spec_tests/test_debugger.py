@@ -157,7 +157,7 @@ def test_quitting_the_debugger_aborts_the_launch_with_piped_stdin(tmp_path, comm
 
 
 def test_quit_raises_launch_aborted_and_end_of_input_quits_too():
-    from cutile.interp.rules.debugger import LaunchAborted
+    from cutile.debug import LaunchAborted
     x = np.arange(12, dtype=np.float32)
     y = np.zeros_like(x)
     with pytest.raises(LaunchAborted, match=r"block \(0, 0, 0\)"):

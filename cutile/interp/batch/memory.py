@@ -262,7 +262,7 @@ def load(f, op):
         # The same tile for every block: load it once (the per-block model, errors included).
         one = UniformFrame(f)
         data, poison = mm.tile_space_load(
-            a, per_block._index(one, op, op.index), op.shape, order=op.order, steps=op.steps,
+            a, per_block.tile_index(one, op, op.index), op.shape, order=op.order, steps=op.steps,
             padding=op.padding, check_bounds=op.check_bounds, strict=f.strict)
         return PTile(data[None], None if poison is None else poison[None])
     view, shape, steps, idx, varying, full, nonempty = _geometry(f, op, a, op.shape)
@@ -400,7 +400,7 @@ def scatter(f, op):
         raise Fallback("scatter to a 0-d array")
     v = f[op.value]
     idx, mask, S = _gs(f, op, v.data)
-    S_, ix, accessed = mm._positions(a, [np.broadcast_to(i, S) for i in idx], mask,
+    S_, ix, accessed = mm.gather_positions(a, [np.broadcast_to(i, S) for i in idx], mask,
                                      op.check_bounds, f.strict, "scatter", S)
     if v.poison is not None and (np.broadcast_to(v.poison, S) & accessed).any():
         relied_on(f, op, "a value scattered in bounds")

@@ -178,7 +178,7 @@ class _Expanded:
 def _cell(f, op, cell) -> tuple:
     """The per-block rule's slices of grid cell ``op.index`` (the same in every block, else
     Fallback), behind the batch axis."""
-    return (slice(None),) + shape._cell(UniformFrame(f), op, op.x.type.shape, cell)
+    return (slice(None),) + shape.cell_slices(UniformFrame(f), op, op.x.type.shape, cell)
 
 
 @batched_rule(ops.Extract)
