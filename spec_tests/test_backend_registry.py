@@ -15,8 +15,7 @@ import pytest
 
 import cutile as ct
 from cutile.errors import TileUnsupportedFeatureError
-from cutile.interp import load_rules
-from cutile.interp.machine import RULES
+from cutile.interp.rules import RULES
 from cutile.ir.core import OPS, KernelIR, Op, Region
 
 # IR ops that neither executor has a table entry for: the region terminators
@@ -58,7 +57,6 @@ def _lowerings():
 
 
 def test_tables_have_the_same_keys():
-    load_rules()
     ops = {c.__name__ for c in OPS.values()}
     rules = {c.__name__ for c in RULES}
     lows = {c.__name__ for c in _lowerings()}

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import cutile as ct
-from cutile.interp import batch, load_rules
+from cutile.interp import batch
 from cutile.ir.core import OPS
 
 EXAMPLES_DIR = os.path.join(os.path.dirname(__file__), "..", "examples")
@@ -374,7 +374,6 @@ def test_batching_really_batches(monkeypatch):
 def test_every_op_has_a_batched_rule_or_a_reason():
     """Each IR op is batched, a terminator (run by the region runner), or on the reasoned
     per-block fallback list."""
-    load_rules()
     names = {c.__name__ for c in OPS.values()}
     batched = {c.__name__ for c in batch.BATCHED}
     terminators = {c.__name__ for c in OPS.values() if c.is_terminator}

@@ -78,7 +78,7 @@ def test_env_block_filter(monkeypatch):
     monkeypatch.setenv("CUTILE_BREAK_BLOCKS", "2")
     x = np.arange(12, dtype=np.float32)
     out = io.StringIO()
-    from cutile.interp.debugger import DebugSession, current_session
+    from cutile.interp.rules.debugger import DebugSession, current_session
     token = current_session.set(DebugSession(stdin=io.StringIO("c\n"), stdout=out))
     try:
         with ct.executors.backend("interp"):
@@ -157,7 +157,7 @@ def test_quitting_the_debugger_aborts_the_launch_with_piped_stdin(tmp_path, comm
 
 
 def test_quit_raises_launch_aborted_and_end_of_input_quits_too():
-    from cutile.interp.debugger import LaunchAborted
+    from cutile.debug import LaunchAborted
     x = np.arange(12, dtype=np.float32)
     y = np.zeros_like(x)
     with pytest.raises(LaunchAborted, match=r"block \(0, 0, 0\)"):

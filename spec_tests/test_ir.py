@@ -5,8 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 import cutile as ct
-from cutile.interp import load_rules
-from cutile.interp.machine import RULES
+from cutile.interp.rules import RULES
 from cutile.ir.core import OPS, walk
 from cutile.ir.printer import format_kernel
 from cutile.launch_args import classify_args
@@ -16,7 +15,6 @@ TERMINATORS = {name for name, c in OPS.items() if c.is_terminator}
 
 
 def test_every_op_has_an_interpreter_rule():
-    load_rules()
     ruled = {cls.__name__ for cls in RULES}
     missing = set(OPS) - ruled - TERMINATORS
     assert not missing, f"ops without interpreter rule: {sorted(missing)}"

@@ -379,8 +379,8 @@ def test_array_slice_method_keywords():  # §7 R-ARR-1 through methods.call_meth
 
 
 def test_poison_moves_with_shape_ops():  # shape ops keep data and poison mask aligned
-    from cutile.interp import shape as ishape
-    from cutile.interp.machine import PTile
+    from cutile.interp.core import PTile
+    from cutile.interp.rules import shape as ishape
     from cutile.ir import ops  # noqa: F401  (rules are registered on import)
 
     class Op:

@@ -3,8 +3,9 @@ named variables, and access maps (docs/debugging.md).
 
 - ``breakpoint()`` / ``pdb.set_trace()`` in a kernel or helper stops there on the interpreter,
   at the user's line, with the live names (tiles as NumPy arrays, scalars, ``bid``) in pdb;
-  ``c`` continues to the next stop.  ``break_in(blocks)`` (or ``CUTILE_BREAK_BLOCKS``) limits
-  the stops to some blocks.  The Numba backend refuses a kernel with ``breakpoint()``.
+  ``c`` continues to the next stop; ``q`` aborts the launch (``LaunchAborted``, a
+  ``bdb.BdbQuit``).  ``break_in(blocks)`` (or ``CUTILE_BREAK_BLOCKS``) limits the stops to
+  some blocks.  The Numba backend refuses a kernel with ``breakpoint()``.
 - ``launch(grid, kernel, args, blocks=[(3, 0)])`` runs only some blocks of a launch.
 - ``trace(kernel, grid, args, watch={line: names})`` records, per block, the named variables
   after the statement on each watched line (no source change).
@@ -14,6 +15,8 @@ named variables, and access maps (docs/debugging.md).
 
 from __future__ import annotations
 
+from ..interp.rules.debugger import LaunchAborted
 from .api import AccessMap, Trace, access_map, break_in, launch, trace
 
-__all__ = ["AccessMap", "Trace", "access_map", "break_in", "launch", "trace"]
+__all__ = ["AccessMap", "LaunchAborted", "Trace", "access_map", "break_in", "launch",
+           "trace"]

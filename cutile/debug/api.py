@@ -1,4 +1,8 @@
-"""The public debugging calls (see the package docstring); each runs on the interpreter."""
+"""The public debugging calls (see the package docstring); each runs on the interpreter.
+
+``cutile.debug`` stands above the interpreter and the frontend (it builds a kernel, possibly a
+traced variant, and runs it with ``interp.machine.run_kernel``); nothing in ``cutile`` imports
+it, and ``import cutile`` does not load it, so it imports what it uses at the top."""
 
 from __future__ import annotations
 
@@ -10,12 +14,18 @@ from typing import IO, Any
 import numpy as np
 
 from .._traceback import api_boundary
+from ..executors import host_leaves
+from ..frontend.build import build_kernel
+from ..interp.access_map import AccessRecorder
+from ..interp.machine import run_kernel
+from ..interp.rules.debugger import DebugSession, current_session
+from ..ir.types import ArrayType
 from ..kernel import check_grid
+from ..kernel import kernel as kernel_cls
+from .render import png, text
 
 
 def _prepare(kernel, grid, args: tuple, watch=None):
-    from ..frontend.build import build_kernel
-    from ..kernel import kernel as kernel_cls
     if not isinstance(kernel, kernel_cls):
         raise TypeError("expected a tile kernel (@ct.kernel)")
     if not isinstance(args, tuple):
@@ -27,7 +37,6 @@ def _prepare(kernel, grid, args: tuple, watch=None):
     else:
         ir = build_kernel(kernel, spec, watch=watch)     # a traced variant, not cached
         ir.options = dict(kernel.options)
-    from ..executors import host_leaves
     leaves, back = host_leaves(spec.leaves)
     return ir, g, leaves, back
 
@@ -49,7 +58,6 @@ def _blocks(blocks, grid: tuple) -> list | None:
 
 
 def _run(ir, g, leaves, back, blocks, recorder=None):
-    from ..interp.machine import run_kernel
     run_kernel(ir, g, leaves, blocks=_blocks(blocks, g), recorder=recorder)
     for dev, host in back:
         dev.copy_to_device(host)
@@ -76,7 +84,6 @@ def break_in(*blocks: int | tuple[int, ...], stdin: IO[str] | None = None,
     >>> with cutile.debug.break_in((3, 0)):
     ...     ct.launch(None, grid, kernel, args)
     """
-    from ..interp.debugger import DebugSession, current_session
     chosen = {b if isinstance(b, tuple) else (b,) for b in blocks} or None
     token = current_session.set(DebugSession(break_blocks=chosen, stdin=stdin, stdout=stdout))
     try:
@@ -138,7 +145,6 @@ def trace(kernel: Any, grid: int | tuple[int, ...], args: tuple,
     >>> t = cutile.debug.trace(softmax, (4,), (x, y, 128), watch={12: "row_max"})
     >>> t["row_max"].shape                          # one row_max per block
     """
-    from ..interp.debugger import DebugSession, current_session
     w = {}
     for line, names in watch.items():
         if not isinstance(line, int):
@@ -190,11 +196,9 @@ class AccessMap:
         return (linear % g0, linear // g0 % g1, linear // (g0 * g1))
 
     def render_text(self, kind: str = "write", max_side: int = 64) -> str:
-        from .render import text
         return text(self, kind, max_side)
 
     def render_png(self, path: str, kind: str = "write") -> str:
-        from .render import png
         return png(self, path, kind)
 
 
@@ -208,14 +212,11 @@ def access_map(kernel: Any, grid: int | tuple[int, ...], args: tuple, *,
     >>> maps = cutile.debug.access_map(matmul, grid, (a, b, c, 32, 32, 16))
     >>> print(maps["c"].render_text())
     """
-    from ..interp.access_map import AccessRecorder
-    from ..interp.machine import run_kernel
     ir, g, leaves, back = _prepare(kernel, grid, args)
     rec = AccessRecorder(g)
     run_kernel(ir, g, leaves, blocks=_blocks(blocks, g), recorder=rec)
     for dev, host in back:
         dev.copy_to_device(host)
-    from ..ir.types import ArrayType
     out, seen = {}, {}
     for p, arr in zip(ir.params, leaves):
         if not isinstance(p.type, ArrayType):

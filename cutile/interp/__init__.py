@@ -1,36 +1,16 @@
-"""The exact NumPy interpreter: the semantics oracle of cutile (runs every block of the grid)."""
+"""The exact NumPy interpreter: the semantics oracle of cutile (runs every block of the grid).
 
-from __future__ import annotations
+Layers, each importing only those below it:
 
-import threading
-
-_loaded = False
-_lock = threading.Lock()
-
-
-def load_rules() -> None:
-    """Import the rule modules (one per IR section) so they register with the machine."""
-    global _loaded
-    if _loaded:
-        return
-    with _lock:             # concurrent first launches must not see a half-filled table
-        from . import (  # noqa: F401
-            advanced_indexing,
-            atomic,
-            batch_control,
-            batch_memory,
-            batch_rules,
-            control,
-            creation,
-            debug,
-            debugger,
-            elementwise,
-            index,
-            matmul,
-            memory,
-            pointer,
-            reduce,
-            scan,
-            shape,
-        )
-        _loaded = True
+- ``machine.py``: the launch driver (``run_kernel``): block order, race tracker, watchdog,
+  batches or one block at a time.  Nothing in the package imports it.
+- ``batch/``: batched execution (many blocks at once, exactly as one by one): its frame and
+  registry (``batch/frame.py``), batched rules, the memory journal, and the batch driver
+  (``batch/__init__.py``).  Batched rules reuse the per-block rules where they can.
+- ``rules/``: the per-block rules, one module per IR section (the sections of ``ir/ops/`` and
+  ``numba_backend/lower/``); importing the package registers them all.
+- the vocabulary: ``core.py`` (``PTile``, ``Frame``, the rule registry, ``Fallback``),
+  ``undetermined.py`` (UNDETERMINED padding, R-UB-2), ``memory_model.py``, ``races.py``,
+  ``access_map.py``, and the numerics (``numerics.py``, ``rounding.py``,
+  ``matmul_numerics.py``).
+"""

@@ -68,7 +68,7 @@ class AccessRecorder:
     def atomic(self, array, addrs: np.ndarray, changed: np.ndarray, block: int,
                bid: tuple, order: str = "RELAXED", scope: str = "DEVICE",
                wrote: np.ndarray | None = None) -> None:
-        """Atomic accesses (interp/atomic.py): a read, and a write where the value changed
+        """Atomic accesses (interp/rules/atomic.py): a read, and a write where the value changed
         (the memory order and scope do not change the map)."""
         self._mark(array, ("pts", addrs), block, "reader", "reads")
         if changed.any():

@@ -235,7 +235,7 @@ def _index_int64(ind: np.ndarray) -> np.ndarray:
     return out
 
 
-def _positions(array, indices, mask, check_bounds, strict, op, *shapes):
+def gather_positions(array, indices, mask, check_bounds, strict, op, *shapes):
     """Common part of gather/scatter/atomics (R-GS-1/3/5, R-ATOM-6).
 
     Returns ``(S, idx, accessed)``: the index shape, int64 index arrays of shape S and the bool
@@ -279,7 +279,7 @@ def gather(array: np.ndarray, indices: tuple[np.ndarray, ...], *, mask: np.ndarr
     array, so a caller can drop poison carried by ``padding`` there.
     """
     padding = np.asarray(padding)
-    S, idx, accessed = _positions(array, indices, mask, check_bounds, strict, "gather",
+    S, idx, accessed = gather_positions(array, indices, mask, check_bounds, strict, "gather",
                                   padding.shape)
     result = np.array(np.broadcast_to(padding, S), dtype=array.dtype, order="C")
     if not check_bounds:  # strict=False only: unmasked-in OOB positions would be UB
@@ -309,7 +309,7 @@ def scatter(array: np.ndarray, indices: tuple[np.ndarray, ...], value: np.ndarra
     """
     value = np.asarray(value)
     assert value.dtype == array.dtype, f"value dtype {value.dtype} != array dtype {array.dtype}"
-    S, idx, accessed = _positions(array, indices, mask, check_bounds, strict, "scatter",
+    S, idx, accessed = gather_positions(array, indices, mask, check_bounds, strict, "scatter",
                                   value.shape)
     observed = False
     if poison is not None:
@@ -354,5 +354,5 @@ def atomic_positions(array: np.ndarray, indices: tuple[np.ndarray, ...], *,
     row-major order of S, so duplicate positions see each other's updates.  Entries where
     ``accessed`` is False are meaningless (possibly out of bounds: uint64 >= 2**63 shows as -1).
     """
-    _, idx, accessed = _positions(array, indices, mask, check_bounds, strict, "atomic")
+    _, idx, accessed = gather_positions(array, indices, mask, check_bounds, strict, "atomic")
     return np.array(accessed, order="C"), tuple(np.array(ix, order="C") for ix in idx)

@@ -41,6 +41,8 @@ from __future__ import annotations
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
+from ..errors import UndefinedBehaviorError
+from ..ir.effects import FOREIGN, written_roots
 from ..semantics.buffers import bits, byte_bounds, root_of
 from .memory_model import OutOfBounds
 
@@ -60,7 +62,6 @@ def window_addresses(sub: np.ndarray) -> np.ndarray:
 def written_params(ir) -> set[int] | None:
     """Indices of the array parameters the kernel may write (``ir.effects``); None when a
     write goes through foreign memory, which may be any of them."""
-    from ..ir.effects import FOREIGN, written_roots
     roots = written_roots(ir)
     return None if FOREIGN in roots else set(roots)
 
@@ -82,7 +83,6 @@ def check_overlapping_args(ir, args: list) -> None:
                 continue
             names = [ir.params[x].hint or f"argument #{x}" for x in (i, j)]
             w, other = (names if written is None or i in written else names[::-1])
-            from ..errors import UndefinedBehaviorError
             raise UndefinedBehaviorError(
                 f"array arguments {names[0]!r} and {names[1]!r} overlap in memory and the "
                 f"kernel writes through {w!r}: its blocks may read {other!r} before or after "
@@ -204,7 +204,7 @@ class RaceTracker:
         return self._bufs
 
     def defer(self, update) -> None:
-        """Run ``update(self)`` (a batch's change of the state, batch_log) before the state is
+        """Run ``update(self)`` (a batch's change of the state, batch/log.py) before the state is
         next looked at: a launch's last batch never pays for a state nobody reads."""
         self._pending.append(update)
 

@@ -11,7 +11,7 @@ Relying on such a lane (``relied_on``):
 - ``CUTILE_STRICT=0``: the lanes hold zeros, as on cutile's GPU backend (``cutile.padding``),
   the launch goes on, and an ``UndefinedBehaviorWarning`` is issued once per source line per
   launch (then Python's filters apply: by default once per line per process).  The batched
-  path (``batch.py``) cannot name the loads: the first time a line relies on the padding in a
+  path (``batch/``) cannot name the loads: the first time a line relies on the padding in a
   launch its batch falls back and the per-block run issues the warning; later batches go on.
 """
 
@@ -22,7 +22,9 @@ import contextvars
 import warnings
 
 from ..errors import Loc, UndefinedBehaviorWarning
+from ..ir.core import Op
 from ..semantics.ub import UB
+from .core import Fallback, Frame, PTile
 
 # Key of the frame's value table under which the locations of the UNDETERMINED-padded loads
 # executed so far by the block are kept (a list of ``Loc``, first-seen order).
@@ -61,13 +63,27 @@ def relied_on(frame, op, what: str) -> None:
     instead, unless the launch already warned at this line."""
     if getattr(frame, "batched", False):
         if frame.strict or not _seen(op.loc):
-            from .batch import Fallback
             raise Fallback(f"{what} depends on UNDETERMINED padding")
         return
     message = f"{what} depends on UNDETERMINED padding{padding_origin(frame)}"
     if frame.strict:
         raise UB("R-UB-2", message)
     _warn(op.loc, message)
+
+
+def check_not_poisoned(frame: Frame, op: Op | None, t: PTile, what: str, *,
+                       always: bool = False) -> None:
+    """R-UB-2: an UNDETERMINED-padded value observed (branch condition, loop bound, print).
+
+    With strict checking off the value (zero padding, ``undetermined``) is used with a
+    warning, except for loop bounds (``always``): a loop running on padding is an error
+    whatever the flag says.
+    """
+    if t.poison is None:
+        return
+    if always:
+        raise UB("R-UB-2", f"{what} depends on UNDETERMINED padding{padding_origin(frame)}")
+    relied_on(frame, op, what)
 
 
 def _key(loc: Loc | None):

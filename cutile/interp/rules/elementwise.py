@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..ir import ops
-from ..semantics.ub import UB
-from . import numerics
-from .machine import PTile, rule
+from ...ir import ops
+from ...semantics.ub import UB
+from .. import numerics
+from ..core import PTile, rule
 
 
 def _poison(*tiles: PTile):

@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import dtypes as dt
-from ..interp import rounding as rd
-from ..ir import ops
+from ... import dtypes as dt
+from ...ir import ops
+from .. import numerics
+from .. import rounding as rd
+from ..core import PTile, rule
 from . import combine as comb
-from . import numerics
-from .machine import PTile, rule
 
 
 def _order(n: int, reverse: bool):

@@ -13,14 +13,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..enums import MemoryOrder
-from ..ir import ops
-from ..semantics.buffers import bits
-from ..semantics.ub import UB
-from . import memory_model as mm
-from .machine import PTile, rule
-from .races import window_addresses
-from .undetermined import note_load, padding_origin, relied_on
+from ...enums import MemoryOrder
+from ...ir import ops
+from ...semantics.buffers import bits
+from ...semantics.ub import UB
+from .. import memory_model as mm
+from ..core import PTile, rule
+from ..races import window_addresses
+from ..undetermined import note_load, padding_origin, relied_on
 
 
 def check_clean(frame, op, t: PTile, what: str) -> None:
@@ -29,7 +29,7 @@ def check_clean(frame, op, t: PTile, what: str) -> None:
         relied_on(frame, op, what)
 
 
-def _index(frame, op, values) -> tuple[int, ...]:
+def tile_index(frame, op, values) -> tuple[int, ...]:
     out = []
     for v in values:
         t = frame[v]
@@ -55,7 +55,7 @@ def array_stride(frame, op):
 @rule(ops.ArraySlice)
 def array_slice(frame, op):
     a = frame[op.array]
-    start, stop = _index(frame, op, (op.start, op.stop))
+    start, stop = tile_index(frame, op, (op.start, op.stop))
     n = a.shape[op.axis]
     if not 0 <= start <= stop <= n:
         if frame.strict:
@@ -100,7 +100,7 @@ def load(frame, op):
     a = frame[op.array]
     touched = tracked_accesses(frame, a)
     data, poison = mm.tile_space_load(
-        a, _index(frame, op, op.index), op.shape, order=op.order, steps=op.steps,
+        a, tile_index(frame, op, op.index), op.shape, order=op.order, steps=op.steps,
         padding=op.padding, check_bounds=op.check_bounds, strict=frame.strict, touched=touched)
     record_accesses(frame, a, touched, False, op)
     if poison is not None:      # UNDETERMINED padding, or a broken check_bounds=False
@@ -114,7 +114,7 @@ def store(frame, op):
     touched = tracked_accesses(frame, frame[op.array])
     try:
         observed = mm.tile_space_store(
-            frame[op.array], _index(frame, op, op.index), t.data, order=op.order,
+            frame[op.array], tile_index(frame, op, op.index), t.data, order=op.order,
             steps=op.steps, check_bounds=op.check_bounds, poison=t.poison,
             strict=frame.strict, touched=touched)
     except mm.PoisonObserved as e:

@@ -18,14 +18,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..ir import ops
-from ..semantics.buffers import bits
-from . import memory_model as mm
-from . import numerics
-from .machine import PTile, rule
+from ...ir import ops
+from ...semantics.buffers import bits
+from .. import memory_model as mm
+from .. import numerics
+from ..core import PTile, rule
+from ..races import window_addresses
+from ..undetermined import relied_on
 from .memory import check_clean
-from .races import window_addresses
-from .undetermined import relied_on
 
 
 def _combine(kind: str, cur: np.ndarray, upd: np.ndarray, dtype) -> np.ndarray:

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import TileInternalError
-from ..ir import ops
-from ..ir.core import Region
-from .machine import RULES, PTile
+from ...errors import TileInternalError
+from ...ir import ops
+from ...ir.core import Region
+from ..core import RULES, PTile
 
 
 class _BatchFrame:

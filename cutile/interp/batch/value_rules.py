@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..ir import ops
-from . import creation, elementwise, matmul, matmul_numerics, numerics, scan, shape
-from .batch import Fallback, Gathered, batched_rule, expand, lead
-from .machine import PTile
+from ...ir import ops
+from .. import matmul_numerics, numerics
+from ..core import Fallback, PTile
+from ..rules import creation, elementwise, matmul, scan, shape
+from .frame import Gathered, batched_rule, expand, lead
+from .memory import UniformFrame
 
 for _cls, _fn in ((ops.Unary, elementwise.unary), (ops.Binary, elementwise.binary),
                   (ops.Compare, elementwise.compare), (ops.Select, elementwise.select),
@@ -176,8 +178,7 @@ class _Expanded:
 def _cell(f, op, cell) -> tuple:
     """The per-block rule's slices of grid cell ``op.index`` (the same in every block, else
     Fallback), behind the batch axis."""
-    from .batch_memory import UniformFrame
-    return (slice(None),) + shape._cell(UniformFrame(f), op, op.x.type.shape, cell)
+    return (slice(None),) + shape.cell_slices(UniformFrame(f), op, op.x.type.shape, cell)
 
 
 @batched_rule(ops.Extract)

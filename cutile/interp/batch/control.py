@@ -18,10 +18,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..ir import ops
-from .batch import (
+from ...ir import ops
+from ..core import Fallback, PTile, Signal
+from ..rules.control import MAX_LOOP_ITERATIONS, POLL_MASK, body_is_pure
+from ..undetermined import relied_on
+from .frame import (
     DifferentArrays,
-    Fallback,
     Multi,
     Split,
     batched_rule,
@@ -33,9 +35,6 @@ from .batch import (
     parts_of,
     subset,
 )
-from .control import MAX_LOOP_ITERATIONS, POLL_MASK, body_is_pure
-from .machine import PTile, Signal
-from .undetermined import relied_on
 
 
 def _uniform(x: np.ndarray) -> bool:

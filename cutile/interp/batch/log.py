@@ -21,9 +21,9 @@ from __future__ import annotations
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
-from ..semantics.buffers import byte_bounds, root_of
-from .batch import Fallback
-from .races import MANY_BLOCKS, NO_BLOCK
+from ...semantics.buffers import byte_bounds, root_of
+from ..core import Fallback
+from ..races import MANY_BLOCKS, NO_BLOCK
 
 
 def is_basic_key(key: tuple) -> bool:

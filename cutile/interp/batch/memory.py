@@ -9,7 +9,7 @@ Whatever the per-block model reports as undefined behaviour (a window outside th
 per-block rerun raises it with its exact message (with ``CUTILE_STRICT=0``: UNDETERMINED
 padding reaching memory falls back the first time per line, so the rerun warns;
 ``undetermined``).  Accesses to buffers the kernel writes are
-logged per element with their block (``batch_log``) for the race check.
+logged per element with their block (``log``) for the race check.
 """
 
 from __future__ import annotations
@@ -17,14 +17,14 @@ from __future__ import annotations
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
-from ..enums import PaddingMode
-from ..ir import ops
-from . import memory as per_block
-from . import memory_model as mm
-from .batch import Fallback, Gathered, Split, batched_rule, expand, lead
-from .batch_log import TileGeo, is_basic_key
-from .machine import PTile
-from .undetermined import relied_on
+from ...enums import PaddingMode
+from ...ir import ops
+from .. import memory_model as mm
+from ..core import Fallback, PTile
+from ..rules import memory as per_block
+from ..undetermined import relied_on
+from .frame import Gathered, Split, batched_rule, expand, lead
+from .log import TileGeo, is_basic_key
 
 
 def _uniform_tile(t: PTile) -> PTile:
@@ -262,7 +262,7 @@ def load(f, op):
         # The same tile for every block: load it once (the per-block model, errors included).
         one = UniformFrame(f)
         data, poison = mm.tile_space_load(
-            a, per_block._index(one, op, op.index), op.shape, order=op.order, steps=op.steps,
+            a, per_block.tile_index(one, op, op.index), op.shape, order=op.order, steps=op.steps,
             padding=op.padding, check_bounds=op.check_bounds, strict=f.strict)
         return PTile(data[None], None if poison is None else poison[None])
     view, shape, steps, idx, varying, full, nonempty = _geometry(f, op, a, op.shape)
@@ -400,7 +400,7 @@ def scatter(f, op):
         raise Fallback("scatter to a 0-d array")
     v = f[op.value]
     idx, mask, S = _gs(f, op, v.data)
-    S_, ix, accessed = mm._positions(a, [np.broadcast_to(i, S) for i in idx], mask,
+    S_, ix, accessed = mm.gather_positions(a, [np.broadcast_to(i, S) for i in idx], mask,
                                      op.check_bounds, f.strict, "scatter", S)
     if v.poison is not None and (np.broadcast_to(v.poison, S) & accessed).any():
         relied_on(f, op, "a value scattered in bounds")

@@ -7,13 +7,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..enums import PaddingMode
-from ..ir import ops
-from ..semantics.ub import UB
-from . import memory_model as mm
-from .machine import PTile, rule
+from ...enums import PaddingMode
+from ...ir import ops
+from ...semantics.ub import UB
+from .. import memory_model as mm
+from ..core import PTile, rule
+from ..undetermined import note_load, padding_origin, relied_on
 from .memory import gs_indices, record_accesses, tracked_accesses
-from .undetermined import note_load, padding_origin, relied_on
 
 
 def _in_bounds(array, idx) -> np.ndarray:

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..ir import ops
-from . import combine, numerics
-from .machine import PTile, rule
+from ...ir import ops
+from .. import numerics
+from ..core import PTile, rule
+from . import combine
 
 
 @rule(ops.Reduce)

@@ -14,8 +14,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..ir import ops
-from .machine import PTile, rule
+from ... import config
+from ...ir import ops
+from ...progress import paused
+from ..core import PTile, rule
 
 
 @dataclass
@@ -43,7 +45,6 @@ _DEFAULT = DebugSession()
 
 def _env_blocks() -> set | None:
     """``CUTILE_BREAK_BLOCKS="3,0;1,2"``: stop only in these blocks."""
-    from .. import config
     return config.break_blocks()
 
 
@@ -87,7 +88,6 @@ def breakpoint_(frame, op):
     names = live(frame, op)
     names.setdefault("bid", frame.bid)
     t0 = time.monotonic()
-    from ..progress import paused
     try:
         with paused():                        # no status line over the prompt
             stop_in_pdb(op.loc, names, frame.bid, s)

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import dtypes as dt
-from ..ir import ops
-from .machine import PTile, rule
+from ... import dtypes as dt
+from ...ir import ops
+from ..core import PTile, rule
 
 
 @rule(ops.Constant)

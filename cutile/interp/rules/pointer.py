@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..ir import ops
-from ..semantics.buffers import root_of
-from ..semantics.pointer import view_at
-from ..semantics.ub import UB
-from .machine import PTile, rule
+from ...ir import ops
+from ...semantics.buffers import root_of
+from ...semantics.pointer import view_at
+from ...semantics.ub import UB
+from ..core import PTile, rule
 
 
 @rule(ops.ForeignPointer)

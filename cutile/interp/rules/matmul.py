@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import dtypes as dt
-from ..ir import ops
-from . import numerics
-from .machine import PTile, rule
+from ... import dtypes as dt
+from ...ir import ops
+from .. import numerics
+from ..core import PTile, rule
 
 
 def poisoned(data, x, y, acc) -> PTile:

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import sys
 
-from .. import dtypes as dt
-from .. import printf_fmt as pf
-from ..errors import TileAssertionError
-from ..ir import ops
-from .machine import check_not_poisoned, rule
+from ... import dtypes as dt
+from ... import printf_fmt as pf
+from ...errors import TileAssertionError
+from ...ir import ops
+from ..core import rule
+from ..undetermined import check_not_poisoned
 
 
 @rule(ops.Print)

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..ir import ops
-from ..ir.effects import region_is_pure
-from ..semantics.ub import UB
-from .machine import PTile, Signal, check_not_poisoned, rule
+from ...ir import ops
+from ...ir.effects import region_is_pure
+from ...semantics.ub import UB
+from ..core import PTile, Signal, rule
+from ..undetermined import check_not_poisoned
 
 # A loop that runs this many iterations without finishing is reported (R-EXEC-7): a sequential
 # executor cannot make progress on a spin-wait for another block.

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..ir import ops
-from .machine import PTile, rule
+from ...ir import ops
+from ..core import PTile, rule
 
 
 @rule(ops.BlockId)

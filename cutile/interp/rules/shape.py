@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..ir import ops
-from ..semantics.ub import UB
-from .machine import PTile, check_not_poisoned, rule
+from ...ir import ops
+from ...semantics.ub import UB
+from ..core import PTile, rule
+from ..undetermined import check_not_poisoned
 
 
 def _both(t: PTile, fn) -> PTile:
@@ -29,7 +30,7 @@ def permute(frame, op):
     return _both(frame[op.x], lambda a: np.transpose(a, op.axes))
 
 
-def _cell(frame, op, shape, cell) -> tuple:
+def cell_slices(frame, op, shape, cell) -> tuple:
     """The element slices of grid cell ``op.index``; an index outside the grid is UB
     (R-SHAPE-10)."""
     out = []
@@ -59,14 +60,14 @@ def cat(frame, op):
 @rule(ops.Extract)
 def extract(frame, op):
     x = frame[op.x]
-    sl = _cell(frame, op, op.x.type.shape, op.shape)
+    sl = cell_slices(frame, op, op.x.type.shape, op.shape)
     return _both(x, lambda a: np.array(a[sl]))
 
 
 @rule(ops.Insert)
 def insert(frame, op):
     x, v = frame[op.x], frame[op.value]
-    sl = _cell(frame, op, op.x.type.shape, op.value.type.shape)
+    sl = cell_slices(frame, op, op.x.type.shape, op.value.type.shape)
     data = np.array(x.data)
     data[sl] = v.data
     poison = None
