@@ -2,7 +2,7 @@
 
 A pointer is the byte address of an array's first element; ``view_at`` finds the launch
 buffer holding it and builds the NumPy view with the given shape and strides.  The interpreter
-uses it for ``FromForeign`` (``interp/pointer.py``) and the Numba backend under the simulator
+uses it for ``FromForeign`` (``interp/rules/pointer.py``) and the Numba backend under the simulator
 for ``array_at`` (``numba_backend/pointer_rt.py``), so both raise UB (R-UB-3) for the same
 views.
 """

@@ -1,4 +1,4 @@
-"""Lowering of scans in the interpreter's order (``cutile/interp/scan.py``), bit for bit.
+"""Lowering of scans in the interpreter's order (``cutile/interp/rules/scan.py``), bit for bit.
 
 The tile goes to shared memory row-major (one buffer per component; float16/bfloat16
 cumsum/cumprod as float32); each thread then owns whole lines along the axis (line ``p``,
