@@ -7,6 +7,14 @@ public names only; importing it never imports numba.
 from __future__ import annotations
 
 from . import compilation, tune  # submodules, as in cuda.tile
+from .annotations import (
+    ArrayAnnotation,
+    Constant,
+    ConstantAnnotation,
+    IndexedWithInt64,
+    ListAnnotation,
+    ScalarInt64,
+)
 from .api.advanced_indexing import Slice, load_advanced_indexing, store_advanced_indexing
 from .api.atomic import (
     atomic_add,
@@ -141,18 +149,7 @@ from .errors import (
     UndefinedBehaviorWarning,
 )
 from .executors import set_backend
-from .kernel import (
-    ArrayAnnotation,
-    ByTarget,
-    Constant,
-    ConstantAnnotation,
-    IndexedWithInt64,
-    ListAnnotation,
-    ScalarInt64,
-    function,
-    kernel,
-    launch,
-)
+from .kernel import ByTarget, function, kernel, launch
 
 __version__ = "0.1.0"
 

@@ -4,11 +4,12 @@ the public ``cutile`` one, so nothing is defined twice."""
 
 from __future__ import annotations
 
+import cutile
+
 
 def forwarding_getattr(module: str):
     """A module ``__getattr__`` (PEP 562) resolving names on ``cutile``."""
     def __getattr__(name: str):
-        import cutile
         if not name.startswith("__"):
             try:
                 return getattr(cutile, name)

@@ -22,6 +22,7 @@ import os
 import types
 
 from . import config
+from .errors import InternalError
 
 _PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
 _MAX_KERNEL_FRAMES = 8          # a deep helper recursion shows its innermost calls
@@ -120,7 +121,6 @@ def api_boundary(fn):
         try:
             return fn(*args, **kwargs)
         except Exception as e:
-            from .errors import InternalError
             if isinstance(e, InternalError) or config.traceback_full():
                 raise
             trim(e)

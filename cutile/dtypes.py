@@ -12,6 +12,8 @@ from typing import Any
 import ml_dtypes
 import numpy as np
 
+from .errors import TileValueError
+
 __all__ = [
     "DType", "bool_", "uint8", "uint16", "uint32", "uint64", "int8", "int16", "int32", "int64",
     "float16", "bfloat16", "float32", "float64", "tfloat32", "float8_e4m3fn", "float8_e5m2",
@@ -243,7 +245,6 @@ def int_range(dtype: DType) -> tuple[int, int]:
 
 def loose_dtype(value: Any) -> DType:
     """The concrete dtype a loosely typed constant materialises as (R-CONST-7)."""
-    from .errors import TileValueError
 
     if isinstance(value, (bool, np.bool_)):
         return bool_
@@ -277,7 +278,6 @@ def convert_constant(value: Any, dtype: DType) -> Any:
     anything into bool is truthiness.  Returns a Python value (bool, int or float; the float
     is exactly representable in ``dtype``).
     """
-    from .errors import TileValueError
 
     if isinstance(value, np.generic):
         value = value.item()

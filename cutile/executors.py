@@ -22,9 +22,10 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from . import config
+from . import config, progress
 from ._traceback import api_boundary
 from .device_arrays import DeviceArrayRef
+from .launch_args import check_grid
 
 _override: str | None = None
 _scoped: contextvars.ContextVar = contextvars.ContextVar("cutile_backend", default=None)
@@ -48,7 +49,7 @@ def numba_backend():
     try:
         import numba.cuda  # noqa: F401 - the backend imports it lazily, deep in a launch
 
-        from . import numba_backend
+        from . import numba_backend  # lazy: numba is optional; import cutile must not load it
     except ModuleNotFoundError as e:
         if (e.name or "").split(".")[0] not in _NUMBA_PACKAGES:
             raise
@@ -120,7 +121,6 @@ def run(ir, grid, spec, stream) -> None:
     name, opts = _requested()
     if name == "auto":
         name = "numba" if gpu_usable() else "interp"
-    from . import progress
     where = name if name == "interp" or not config.cuda_simulator() else "numba simulator"
     blocks = grid[0] * grid[1] * grid[2]
     # the interpreter counts its blocks; the Numba backend's are not visible from here
@@ -130,7 +130,7 @@ def run(ir, grid, spec, stream) -> None:
 
 def _run(name: str, opts: dict, ir, grid, spec, stream) -> None:
     if name == "interp":
-        from .interp.machine import run_kernel
+        from .interp.machine import run_kernel  # lazy: start-up time (first interp launch)
         leaves, back = host_leaves(spec.leaves)
         run_kernel(ir, grid, leaves)
         for dev, host in back:                  # device arrays: copy the results back
@@ -174,9 +174,8 @@ def inspect(kernel: Any, args: tuple, *, grid: tuple[int, ...] = (1,),
     >>> info = cutile.executors.inspect(vec_add, (a, b, c, 1024), grid=(4,))
     >>> print(info.source); info.threads, info.shared_bytes, info.occupancy
     """
-    from .kernel import check_grid
     numba_backend()
-    from .numba_backend.inspect import inspect_kernel
+    from .numba_backend.inspect import inspect_kernel  # lazy: numba is optional
     spec = kernel.specialize(args)
     ir = kernel.compile(spec)
     return inspect_kernel(ir, check_grid(grid), spec.leaves, threads=threads, mma_acc=mma_acc)

@@ -1,4 +1,5 @@
-"""``@ct.kernel``, ``ct.function``, annotations and ``ct.launch`` (spec §24).
+"""``@ct.kernel``, ``ct.function`` and ``ct.launch`` (spec §24); the parameter annotations
+are in ``annotations.py``, the grid check and argument classification in ``launch_args.py``.
 
 A kernel is specialised per launch signature (argument kinds, dtypes, ranks, constant values,
 R-LAUNCH-6), fully type-checked into IR before anything runs (R-CONV-4), cached, and executed
@@ -12,73 +13,19 @@ import re
 import threading
 import typing
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Annotated, Any, TypeVar
-
-import numpy as np
+from typing import Any
 
 from . import config
-from . import dtypes as dt
 from ._traceback import api_boundary
-from .errors import TileError
-
-T = TypeVar("T")
-
-
-# -- annotations (R-CONST-2, R-LAUNCH-4) -------------------------------------------------------
-class ConstantAnnotation:
-    """``typing.Annotated`` metadata: the parameter is embedded as a compile-time constant."""
-
-    def __repr__(self) -> str:
-        return "ConstantAnnotation()"
-
-
-@dataclass(frozen=True)
-class ScalarAnnotation:
-    dtype: Any
-
-
-class ArrayAnnotation:
-    """Array parameter options: index dtype (int32/int64) and compile-time shape/stride dims."""
-
-    def __init__(self, index_dtype=dt.int32, static_shape_dims=(), static_stride_dims=()):
-        d = dt.normalize_dtype(index_dtype)
-        if d not in (dt.int32, dt.int64):
-            raise ValueError(f"index_dtype must be int32 or int64, got {index_dtype!r}")
-        for dims in (static_shape_dims, static_stride_dims):
-            if not all(isinstance(i, int) for i in dims):
-                raise TypeError("static dims must be integers")
-        self.index_dtype = d
-        self.static_shape_dims = tuple(static_shape_dims)
-        self.static_stride_dims = tuple(static_stride_dims)
-
-
-class ListAnnotation:
-    """``typing.Annotated`` metadata for a list-of-arrays parameter (R-LAUNCH-4, R-PY-4):
-    ``Annotated[list, ct.ListAnnotation(element=ct.ArrayAnnotation(index_dtype=ct.int64))]``.
-    As in 1.7, ``element`` is required (keyword-only): an ``ArrayAnnotation`` or an
-    ``Annotated`` type holding exactly one (``ct.IndexedWithInt64``).  A list argument needs no
-    annotation at all."""
-
-    def __init__(self, *, element):
-        if typing.get_origin(element) is Annotated:
-            found = [m for m in element.__metadata__ if isinstance(m, ArrayAnnotation)]
-            if len(found) != 1:
-                raise TypeError(f"`element` must contain exactly one ArrayAnnotation, found "
-                                f"{len(found)} in {element!r}")
-            element = found[0]
-        if not isinstance(element, ArrayAnnotation):
-            raise TypeError(f"ListAnnotation(element=...) expects an ArrayAnnotation, got "
-                            f"{type(element).__name__}")
-        self.element = element
-
-    def __repr__(self) -> str:
-        return f"ListAnnotation(element={self.element!r})"
-
-
-Constant = Annotated[T, ConstantAnnotation()]
-ScalarInt64 = Annotated[int, ScalarAnnotation(dt.int64)]
-IndexedWithInt64 = Annotated[T, ArrayAnnotation(index_dtype=dt.int64)]
+from .compile_stages import stage
+from .compile_timeout import run_with_timeout
+from .errors import TileError, TileSyntaxError
+from .executors import inspect as inspect_kernel
+from .executors import run
+from .ir.effects import written_params
+from .ir.printer import format_kernel
+from .launch_args import check_grid, classify_args
+from .streams import check_stream
 
 
 class ByTarget:
@@ -177,7 +124,6 @@ class kernel:  # noqa: N801 - mirrors cuda.tile.kernel
         params = inspect.signature(function).parameters.values()
         for p in params:
             if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
-                from .errors import TileSyntaxError
                 raise TileSyntaxError("Variadic kernel parameters are not supported")
         self.param_names = [p.name for p in params]
 
@@ -194,8 +140,7 @@ class kernel:  # noqa: N801 - mirrors cuda.tile.kernel
 
         >>> info = vec_add.inspect(a, b, c, 1024, grid=(4,)); print(info.summary())
         """
-        from .executors import inspect
-        return inspect(self, args, grid=grid, threads=threads, mma_acc=mma_acc)
+        return inspect_kernel(self, args, grid=grid, threads=threads, mma_acc=mma_acc)
 
     def replace_hints(self, **options) -> kernel:
         """A new kernel with these launch hints replaced (validated as by ``@ct.kernel``) and
@@ -233,7 +178,6 @@ class kernel:  # noqa: N801 - mirrors cuda.tile.kernel
 
     def specialize(self, args: tuple):
         """(cache key, runtime leaves) of a launch's arguments (R-LAUNCH-3/6)."""
-        from .launch_args import classify_args
         return classify_args(self, args)
 
     def compile(self, spec) -> Any:
@@ -244,8 +188,6 @@ class kernel:  # noqa: N801 - mirrors cuda.tile.kernel
             with self._lock:
                 ir = self._cache.get(spec.key)
                 if ir is None:
-                    from .compile_stages import stage
-                    from .compile_timeout import run_with_timeout
                     with stage("frontend (IR)"):
                         ir = run_with_timeout(lambda: self._build(spec),
                                               f"kernel {self.__name__!r}")
@@ -253,13 +195,11 @@ class kernel:  # noqa: N801 - mirrors cuda.tile.kernel
         return ir
 
     def _build(self, spec) -> Any:
-        from .frontend.build import build_kernel
-        from .ir.effects import written_params
+        from .frontend.build import build_kernel  # lazy: start-up time (walker: first compile)
         ir = build_kernel(self, spec)
         ir.options = dict(self.options)
         ir.written = written_params(ir)
         if config.dump_ir():
-            from .ir.printer import format_kernel
             print(format_kernel(ir))
         return ir
 
@@ -275,27 +215,6 @@ def function(func: Callable | None = None, /, *, host: bool = False, tile: bool 
 
 
 # -- launch (R-LAUNCH-1/2) ---------------------------------------------------------------------
-def check_grid(grid) -> tuple[int, int, int]:
-    """A launch grid checked as cuda.tile checks it, padded to three ints (every executor)."""
-    if not isinstance(grid, tuple):
-        raise TypeError("Grid must be a tuple")
-    if len(grid) > 3:
-        raise ValueError("Grid dimensions must be at most 3")
-    out = []
-    for i, g in enumerate(grid):
-        if isinstance(g, bool) or not isinstance(g, (int, np.integer)):
-            raise TypeError(f"Grid[{i}] must be an integer")
-        g = int(g)
-        if g < 0:
-            raise ValueError(f"Grid[{i}] must be non-negative")
-        if g > 2 ** 24 - 1:
-            raise ValueError(f"Grid[{i}] exceeds 24-bit limit")
-        out.append(g)
-    while len(out) < 3:
-        out.append(1)
-    return tuple(out)
-
-
 @api_boundary
 def launch(stream: Any, grid: tuple[int, ...], kernel_: kernel, kernel_args: tuple, /,
            *args: Any, programmatic_dependent_launch: bool = False, **kwargs: Any) -> None:
@@ -317,7 +236,6 @@ def launch(stream: Any, grid: tuple[int, ...], kernel_: kernel, kernel_args: tup
         raise TypeError("launch() expects a tuple as the fourth argument")
     if not isinstance(programmatic_dependent_launch, bool):
         raise TypeError("programmatic_dependent_launch must be a bool")
-    from .streams import check_stream
     check_stream(stream)
     g = check_grid(grid)
     spec = kernel_.specialize(kernel_args)
@@ -326,7 +244,6 @@ def launch(stream: Any, grid: tuple[int, ...], kernel_: kernel, kernel_args: tup
     except TileError as e:
         raise e from None               # the internal chain is no concern of the user
     _check_writable(ir, spec)
-    from .executors import run
     run(ir, g, spec, stream)
 
 

@@ -1,4 +1,5 @@
-"""Classifying launch arguments into a specialisation signature and runtime values (R-LAUNCH-3).
+"""Checking a launch's grid (R-LAUNCH-1/2) and classifying its arguments into a specialisation
+signature and runtime values (R-LAUNCH-3).
 
 Arrays specialise on dtype and rank, scalars on kind, ``ct.Constant`` parameters on value.
 The runtime values (arrays and scalars, flattened from tuples) are handed to the executor.
@@ -16,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from . import dtypes as dt
+from .annotations import ArrayAnnotation, ConstantAnnotation, ListAnnotation, ScalarAnnotation
 from .device_arrays import describe as describe_device_array
 from .host_arrays import as_host_array
 
@@ -38,17 +40,36 @@ class Spec:
     leaves: list = field(default_factory=list)
 
 
+def check_grid(grid) -> tuple[int, int, int]:
+    """A launch grid checked as cuda.tile checks it, padded to three ints (every executor)."""
+    if not isinstance(grid, tuple):
+        raise TypeError("Grid must be a tuple")
+    if len(grid) > 3:
+        raise ValueError("Grid dimensions must be at most 3")
+    out = []
+    for i, g in enumerate(grid):
+        if isinstance(g, bool) or not isinstance(g, (int, np.integer)):
+            raise TypeError(f"Grid[{i}] must be an integer")
+        g = int(g)
+        if g < 0:
+            raise ValueError(f"Grid[{i}] must be non-negative")
+        if g > 2 ** 24 - 1:
+            raise ValueError(f"Grid[{i}] exceeds 24-bit limit")
+        out.append(g)
+    while len(out) < 3:
+        out.append(1)
+    return tuple(out)
+
+
 def _annotation_meta(ann) -> list:
     if typing.get_origin(ann) is typing.Annotated:
         return list(ann.__metadata__)
-    from .kernel import ArrayAnnotation, ListAnnotation
     if isinstance(ann, (ArrayAnnotation, ListAnnotation)):    # used bare as the annotation
         return [ann]
     return []
 
 
 def _is_constant(ann) -> bool:
-    from .kernel import ConstantAnnotation
     return any(isinstance(m, ConstantAnnotation) for m in _annotation_meta(ann))
 
 
@@ -63,7 +84,6 @@ class ParamPlan:
 
 def _contains_scalar_annotation(ann) -> bool:
     """Whether a ``ct.ScalarAnnotation`` (``ct.ScalarInt64``...) sits anywhere in ``ann``."""
-    from .kernel import ScalarAnnotation
     if any(isinstance(m, ScalarAnnotation) for m in _annotation_meta(ann)):
         return True
     return any(_contains_scalar_annotation(a) for a in typing.get_args(ann)
@@ -71,7 +91,6 @@ def _contains_scalar_annotation(ann) -> bool:
 
 
 def param_plan(ann) -> ParamPlan:
-    from .kernel import ArrayAnnotation, ListAnnotation, ScalarAnnotation
     if _is_constant(ann) and _contains_scalar_annotation(ann):
         # as 1.7: a scalar annotation gives the dtype of a runtime scalar, a constant has none
         raise TypeError("ScalarAnnotation (e.g. ct.ScalarInt64) can only be applied to a "

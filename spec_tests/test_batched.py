@@ -342,7 +342,7 @@ def _launch(kernel, grid, args):
     """``ct.launch`` on the interpreter, returning the launch's race tracker (its record of
     writers and readers must not depend on batching either: cutile.testing reads it)."""
     from cutile.interp.machine import run_kernel
-    from cutile.kernel import check_grid
+    from cutile.launch_args import check_grid
     spec = kernel.specialize(tuple(args))
     return run_kernel(kernel.compile(spec), check_grid(grid), spec.leaves)
 

@@ -110,7 +110,7 @@ def test_concurrent_first_launches_compile_once(monkeypatch):
 
 def test_compile_context_is_per_thread():
     """A thread that is not compiling is not inside tile code while another thread is."""
-    from cutile.frontend import context
+    from cutile.lang import context
     seen = []
     started, release = threading.Event(), threading.Event()
 

@@ -11,7 +11,7 @@ import typing
 import pytest
 
 import cutile as ct
-from cutile.api._registry import TileOp
+from cutile.lang.registry import TileOp
 
 OPS = {n: getattr(ct, n) for n in ct.__all__ if isinstance(getattr(ct, n), TileOp)}
 

@@ -8,13 +8,14 @@ combine step, the Numba backend as straight-line register code).
 
 from __future__ import annotations
 
+from .. import dtypes as dt
 from ..errors import TileSyntaxError, TileTypeError
-from ..frontend import coerce
-from ..frontend.context import current
-from ..frontend.values import Const, TileV, TupleV, describe
 from ..ir import ops
 from ..ir.core import Region, Value, walk
 from ..ir.types import TileType
+from ..lang import coerce
+from ..lang.context import current
+from ..lang.values import Const, TileV, TupleV, describe
 
 # ops a combiner body may contain: pure values, no memory, no control flow (R-RED-9)
 _ALLOWED_SECTIONS = ("elementwise", "creation", "index")
@@ -61,7 +62,6 @@ def identities(identity, dtypes: list, is_tuple: bool) -> tuple:
     for it, d in zip(items, dtypes):
         if not coerce.is_number_const(it):
             raise TileTypeError(f"Expected a constant scalar for identity, got {describe(it)}")
-        from .. import dtypes as dt
         out.append(dt.convert_constant(it.value, d))
     return tuple(out)
 

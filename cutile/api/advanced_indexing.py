@@ -16,13 +16,14 @@ from typing import Any
 from .. import dtypes as dt
 from ..enums import PaddingMode
 from ..errors import TileTypeError
-from ..frontend import coerce
-from ..frontend.context import current
-from ..frontend.values import Const, SliceV, TileV, describe
 from ..ir import ops
+from ..lang import coerce
+from ..lang.context import current
+from ..lang.registry import tile_op
+from ..lang.values import Const, SliceV, TileV, describe
 from ..padding import padding_value
-from ._registry import tile_op
 from .classes import Array, Tile
+from .elementwise import binary
 from .memory import check_hints, is_signed_int_scalar, is_tuple_value, padding_mode_of
 
 
@@ -86,7 +87,6 @@ def _indices(arr, indices) -> tuple[list, tuple, int]:
         if isinstance(it, TileV):
             t = it
         else:
-            from .elementwise import binary
             iota = current().emit_value(ops.Iota(it.length, dt.int64))
             start = it.start if isinstance(it.start, Const) else coerce.convert(it.start,
                                                                                dt.int64)

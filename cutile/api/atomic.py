@@ -7,13 +7,14 @@ from __future__ import annotations
 from .. import dtypes as dt
 from ..enums import MemoryOrder, MemoryScope
 from ..errors import TileTypeError
-from ..frontend import coerce
-from ..frontend.context import current
-from ..frontend.values import ArrayV, Const, RawMemV, TileV, ViewV, describe
 from ..ir import ops
+from ..lang import coerce
+from ..lang.context import current
+from ..lang.registry import TileOp, tile_op
+from ..lang.values import ArrayV, Const, RawMemV, TileV, ViewV, describe
 from . import memory
-from ._registry import TileOp, tile_op
 from .classes import Array, Tile
+from .elementwise import binary
 
 _INTS = (dt.int32, dt.int64, dt.uint32, dt.uint64)
 # R-ATOM-4: array dtypes per operation
@@ -150,7 +151,6 @@ def atomic_cas(array: Array, indices: Tile | int | tuple[Tile | int, ...],
 def _view_positions(view: ViewV, index) -> tuple:
     """Element indices of the view's tile at tile-space ``index``: ``index*steps + iota``
     per dimension (int64), broadcast to the tile shape."""
-    from .elementwise import binary
     arr = view.array
     base = memory._index(index, arr.ndim, "tiled view")
     shape = view.load_shape

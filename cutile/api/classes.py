@@ -6,6 +6,8 @@ so that kernels annotated for cuda.tile (``def f(a: ct.Array, t: ct.Tile)``) imp
 
 from __future__ import annotations
 
+from .pointer import from_foreign
+
 
 class Tile:
     """An immutable n-d value with a dtype and a power-of-two shape (R-TILE-1..5)."""
@@ -41,7 +43,6 @@ Scalar = int | float | bool | Tile
 
 
 def _attach() -> None:
-    from .pointer import from_foreign
     Array.from_foreign = from_foreign
 
 

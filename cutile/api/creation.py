@@ -7,11 +7,11 @@ from typing import Any
 from .. import dtypes as dt
 from ..dtypes import DType
 from ..errors import TileTypeError
-from ..frontend import coerce
-from ..frontend.context import current
-from ..frontend.values import Const, FVal, TileV, TupleV, describe
 from ..ir import ops
-from ._registry import tile_op
+from ..lang import coerce
+from ..lang.context import current
+from ..lang.registry import register_resolver, tile_op
+from ..lang.values import Const, FVal, TileV, TupleV, describe
 from .classes import Tile
 from .elementwise import astype_value, binary, require_dtype
 
@@ -152,3 +152,27 @@ def dtype_call(dtype: DType, args, kwargs) -> FVal:
     if isinstance(v, TileV) and v.shape != ():
         raise TileTypeError(f"{dtype.name}(): Expected a scalar, got {describe(v)}")
     return astype_value(v, dtype)
+
+
+def dtype_default(dtype: DType) -> FVal:
+    """``ct.int32()``: the zero of the dtype, as ``int()`` is 0 (strictly typed)."""
+    return Const(dt.convert_constant(False if dtype is dt.bool_ else 0, dtype), dtype)
+
+
+def _dtype_handler(f):
+    """A dtype called in tile code (``ct.int16(5)``, ``np.float32(x)``, ``ct.int32()``): the
+    registry's resolver for the open family of dtype objects."""
+    if isinstance(f, (bool, int, float, str)):
+        return None
+    dtype = dt.normalize_dtype(f)
+    if dtype is None:
+        return None
+
+    def call(args, kwargs) -> FVal:
+        if not args and not kwargs and dtype is not dt.float4_e2m1fn:
+            return dtype_default(dtype)
+        return dtype_call(dtype, args, kwargs)
+    return call
+
+
+register_resolver(_dtype_handler)

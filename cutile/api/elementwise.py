@@ -15,12 +15,12 @@ from .. import dtypes as dt
 from ..dtypes import DType
 from ..enums import RoundingMode
 from ..errors import TileTypeError, TileUnsupportedFeatureError, TileValueError
-from ..frontend import coerce
-from ..frontend.context import current
-from ..frontend.values import Const, FVal, TileV, TupleV, describe
 from ..ir import ops
 from ..ir.ops import elementwise as ir_elementwise
-from ._registry import TileOp, tile_op
+from ..lang import coerce
+from ..lang.context import current
+from ..lang.registry import TileOp, tile_op
+from ..lang.values import Const, FVal, TileV, TupleV, describe
 from .classes import Tile
 
 # -- constant folding (R-CONST-3/6, R-PROMO-2) -------------------------------------------------
@@ -68,20 +68,6 @@ def _is_bool(v: FVal) -> bool:
     return isinstance(v, TileV) and v.dtype is dt.bool_
 
 
-def _operand(v, side: str, *, arithmetic: bool = True, pointer: bool = False) -> FVal:
-    """A tile or numeric constant; restricted floats are rejected for arithmetic (R-MATH-2),
-    foreign pointers everywhere but ``where`` (§7)."""
-    v = coerce.fval(v)
-    if isinstance(v, TileV) or (isinstance(v, Const) and v.is_number):
-        if arithmetic and not _is_loose(v) and coerce.value_dtype(v).is_restricted:
-            raise TileTypeError(f"{side} has non-arithmetic dtype {coerce.value_dtype(v).name}")
-        if not pointer and isinstance(v, TileV) and v.dtype.is_foreign_pointer:
-            raise TileTypeError(f"{side} has non-arithmetic dtype {v.dtype.name}: a foreign "
-                                f"pointer supports no numeric operation (is_numeric)")
-        return v
-    raise TileTypeError(f"{side}: expected a tile or a scalar, got {describe(v)}")
-
-
 def _emit(op) -> TileV:
     return current().emit_value(op)
 
@@ -90,7 +76,7 @@ def _emit(op) -> TileV:
 def binary(fn: str, x, y, *, rounding_mode=None, flush_to_zero=False, propagate_nan=False,
            fusible: bool = True) -> FVal:
     """Type and emit ``fn(x, y)``: loose constants fold, otherwise promote and broadcast."""
-    x, y = _operand(x, "Left-hand side"), _operand(y, "Right-hand side")
+    x, y = coerce.operand(x, "Left-hand side"), coerce.operand(y, "Right-hand side")
     if fn == "mod" and _is_bool(x) and _is_bool(y):
         raise TileTypeError("Modulo operation does not support bool")
     if _is_loose(x) and _is_loose(y):
@@ -198,7 +184,7 @@ def cdiv(x: int, y: int, /) -> int:
 @tile_op(name="divmod")
 def divmod(x: Tile | int | float, y: Tile | int | float, /) -> tuple[Tile, Tile]:
     """``(x // y, x % y)`` on integers (R-DIV-5); also the builtin ``divmod`` in tile code."""
-    x, y = _operand(x, "Left-hand side"), _operand(y, "Right-hand side")
+    x, y = coerce.operand(x, "Left-hand side"), coerce.operand(y, "Right-hand side")
     if _is_bool(x) and _is_bool(y):
         raise TileTypeError("divmod() operation does not support bool")
     if not (_is_loose(x) and _is_loose(y)):
@@ -236,8 +222,8 @@ def maximum(x: Tile | int | float, y: Tile | int | float, /, *, flush_to_zero: b
 
 # -- bitwise (R-BIT-1..5) ----------------------------------------------------------------------
 def _bitwise(fn: str, x, y) -> FVal:
-    x, y = _operand(x, "Left-hand side", arithmetic=False), \
-        _operand(y, "Right-hand side", arithmetic=False)
+    x, y = coerce.operand(x, "Left-hand side", arithmetic=False), \
+        coerce.operand(y, "Right-hand side", arithmetic=False)
     da, db = coerce.value_dtype(x), coerce.value_dtype(y)
     if da.is_float or db.is_float:
         raise TileTypeError("Bitwise operations require integers or booleans. Use an explicit "
@@ -277,8 +263,8 @@ def bitwise_xor(x: Tile | int | float, y: Tile | int | float, /) -> Tile:
 
 def _shift(fn: str, x, y) -> FVal:
     """R-BIT-3: integer operands promoted by the table; ``>>`` arithmetic for signed dtypes."""
-    x, y = _operand(x, "Left-hand side", arithmetic=False), \
-        _operand(y, "Right-hand side", arithmetic=False)
+    x, y = coerce.operand(x, "Left-hand side", arithmetic=False), \
+        coerce.operand(y, "Right-hand side", arithmetic=False)
     for v, side in ((x, "left-hand side"), (y, "right-hand side")):
         d = coerce.value_dtype(v)
         if not d.is_integral:
@@ -322,7 +308,7 @@ def logical_not(c: TileV) -> FVal:
 @tile_op
 def bitwise_not(x: Tile | int | float, /) -> Tile:
     """Elementwise ``~x``: complement for integers, logical not for bools (R-BIT-5)."""
-    x = _operand(x, "Input", arithmetic=False)
+    x = coerce.operand(x, "Input", arithmetic=False)
     d = coerce.value_dtype(x)
     if d.is_float:
         raise TileTypeError("Float inputs are not supported for bitwise_not")
@@ -342,7 +328,7 @@ def compare(fn: str, x, y) -> FVal:
             return Const(_CMP_FOLD[fn](x.value, y.value))     # strings order as in Python
         raise TileTypeError(f"Comparison {fn} is not supported for {describe(x)} and "
                             f"{describe(y)}")
-    x, y = _operand(x, "Left-hand side"), _operand(y, "Right-hand side")
+    x, y = coerce.operand(x, "Left-hand side"), coerce.operand(y, "Right-hand side")
     if _is_loose(x) and _is_loose(y):
         return Const(_CMP_FOLD[fn](x.value, y.value))
     dtype = coerce.common_dtype(x, y)
@@ -414,7 +400,7 @@ def _fold_unary(fn: str, v):
 
 
 def unary(fn: str, x, *, rounding_mode=None, flush_to_zero=False) -> FVal:
-    x = _operand(x, "Input", arithmetic=False)
+    x = coerce.operand(x, "Input", arithmetic=False)
     if _is_loose(x):
         return Const(_fold_unary(fn, x.value))          # Python's math (R-MATH-7)
     d = coerce.value_dtype(x)
@@ -477,76 +463,13 @@ def abs(x: Tile | int | float, /) -> Tile:
     return unary("abs", x)
 
 
-# -- operators ---------------------------------------------------------------------------------
-_OPERATORS = {
-    "Add": "add", "Sub": "sub", "Mult": "mul", "Div": "truediv", "FloorDiv": "floordiv",
-    "Mod": "mod", "Pow": "pow",
-}
-_BIT_OPERATORS = {"BitAnd": "and", "BitOr": "or", "BitXor": "xor"}
-_SHIFT_OPERATORS = {"LShift": "lshift", "RShift": "rshift"}
-_CMP_OPERATORS = {"Eq": "eq", "NotEq": "ne", "Lt": "lt", "LtE": "le", "Gt": "gt", "GtE": "ge"}
-
-
-def apply_operator(name: str, left: FVal, right: FVal) -> FVal:
-    """The Python binary operator ``name`` (an ``ast`` operator class name)."""
-    if name in _OPERATORS:
-        return binary(_OPERATORS[name], left, right)
-    if name in _BIT_OPERATORS:
-        return _bitwise(_BIT_OPERATORS[name], left, right)
-    if name in _SHIFT_OPERATORS:
-        return _shift(_SHIFT_OPERATORS[name], left, right)
-    if name == "MatMult":
-        from .matmul import matmul
-        return matmul.impl(left, right)
-    raise TileTypeError(f"Operator {name} is not supported")
-
-
-def apply_unary(name: str, v: FVal) -> FVal:
-    if name == "USub":
-        return unary("negative", v)
-    if name == "UAdd":
-        v = _operand(v, "Input", arithmetic=False)
-        if isinstance(v, Const):
-            if v.dtype is dt.bool_:
-                return Const(int(v.value), dt.int32)
-            return Const(+v.value if not isinstance(v.value, bool) else int(v.value), v.dtype)
-        return coerce.convert(v, dt.int32) if v.dtype.is_bool else v
-    if name == "Invert":
-        if isinstance(v, Const) and isinstance(v.value, bool) and v.dtype is None:
-            raise TileTypeError("'~' on boolean constant is not supported; use 'not' or "
-                                "ct.bitwise_not")
-        return bitwise_not.impl(v)
-    raise TileTypeError(f"Unary operator {name} is not supported")
-
-
-def apply_compare(name: str, left: FVal, right: FVal) -> FVal:
-    if name in _CMP_OPERATORS:
-        from .tuples import compare_tuples, is_tuple
-        if is_tuple(left) or is_tuple(right):
-            return compare_tuples(_CMP_OPERATORS[name], left, right)
-        return compare(_CMP_OPERATORS[name], left, right)
-    if name in ("Is", "IsNot"):
-        if not ((isinstance(left, Const) and left.value is None)
-                or (isinstance(right, Const) and right.value is None)):
-            raise TileTypeError("'is' expects one of the operands to be None")
-        same = isinstance(left, Const) and isinstance(right, Const) and left.value is right.value
-        return Const(same if name == "Is" else not same)
-    if name in ("In", "NotIn"):
-        from .tuples import contains
-        r = contains(left, right)
-        if name == "In":
-            return r
-        return Const(not r.value) if isinstance(r, Const) else logical_not(r)
-    raise TileTypeError(f"Comparison {name} is not supported")
-
-
 # -- selection and conversion ------------------------------------------------------------------
 @tile_op
 def where(cond: Tile | int | float, x: Tile | int | float, y: Tile | int | float, /) -> Tile:
     """``x`` where ``cond`` else ``y``, broadcasting all three (R-SEL-1)."""
-    cond = _operand(cond, "Condition", arithmetic=False)
-    x = _operand(x, "Left-hand side", arithmetic=False, pointer=True)
-    y = _operand(y, "Right-hand side", arithmetic=False, pointer=True)
+    cond = coerce.operand(cond, "Condition", arithmetic=False)
+    x = coerce.operand(x, "Left-hand side", arithmetic=False, pointer=True)
+    y = coerce.operand(y, "Right-hand side", arithmetic=False, pointer=True)
     if _is_loose(x) and _is_loose(y):
         # Two loose constants promote by their concrete dtypes (R-CONST-7, R-PROMO-3).
         dtype = coerce.promote_dtypes(coerce.value_dtype(x), coerce.value_dtype(y))
@@ -573,7 +496,7 @@ def require_dtype(d, what: str = "dtype") -> DType:
 
 def astype_value(x: FVal, dtype: DType, rounding_mode=None) -> FVal:
     """``astype`` on a frontend value (also used by dtype calls and factories)."""
-    x = _operand(x, "Input", arithmetic=False)
+    x = coerce.operand(x, "Input", arithmetic=False)
     src = coerce.value_dtype(x)
     rounding = coerce.astype_rounding(src, dtype, rounding_mode)
     if isinstance(x, Const) and rounding is None:

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from ..errors import TileTypeError
-from ..frontend import coerce
-from ..frontend.context import current
-from ..frontend.values import Const
 from ..ir import ops
-from ._registry import tile_op
+from ..lang import coerce
+from ..lang.context import current
+from ..lang.registry import tile_op
+from ..lang.values import Const
 from .classes import Tile
 
 

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from .. import dtypes as dt
 from ..errors import TileTypeError
-from ..frontend import coerce
-from ..frontend.context import current
-from ..frontend.values import TileV, describe
 from ..ir import ops
-from ._registry import tile_op
+from ..lang import coerce
+from ..lang.context import current
+from ..lang.registry import tile_op
+from ..lang.values import TileV, describe
 from .classes import Tile
 
 # R-MM-2: operand dtype -> accepted accumulator dtypes (the first is matmul's, R-MM-4).

@@ -6,12 +6,13 @@ from __future__ import annotations
 from .. import dtypes as dt
 from ..enums import MemoryOrder, MemoryScope, PaddingMode
 from ..errors import TileTypeError, TileValueError
-from ..frontend import coerce
-from ..frontend.context import current
-from ..frontend.values import ArrayV, Const, FVal, TileV, TupleV, ViewV, describe
 from ..ir import ops
-from ._registry import tile_op
+from ..lang import coerce
+from ..lang.context import current
+from ..lang.registry import tile_op
+from ..lang.values import ArrayV, Const, FVal, TileV, TupleV, ViewV, describe
 from .classes import Array, Tile
+from .elementwise import binary
 
 # -- argument checks ---------------------------------------------------------------------------
 
@@ -260,7 +261,6 @@ def array_dim(arr: ArrayV, axis: int) -> FVal:
 
 
 def _num_tiles_of(extent: FVal, tile: int) -> FVal:
-    from .elementwise import binary
     n = binary("cdiv", extent, tile, fusible=False)
     if isinstance(n, Const):
         return Const(n.value)

@@ -10,18 +10,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..errors import TileStaticAssertionError, TileTypeError
-from ..frontend.values import Const, TileV, TupleV, describe
-from ._registry import tile_op
+from ..errors import TileStaticAssertionError, TileStaticEvalError, TileTypeError
+from ..lang import context
+from ..lang.registry import tile_op
+from ..lang.values import Const, TileV, TupleV, describe
 from .classes import Tile
 
 
 def _device_only(kind: str):
     def deco(f):
         def stub(*args, **kwargs):
-            from ..frontend import context
             if context.in_static_eval():
-                from ..errors import TileStaticEvalError
                 raise TileStaticEvalError(f"{f.__name__}() cannot be used inside static_eval()")
             raise RuntimeError("Device functions can only be called from device code.")
         stub.__name__ = stub.__qualname__ = f.__name__

@@ -1,13 +1,17 @@
 """Attributes, methods and subscripts of tiles, arrays and tiled views in tile code
-(R-TILE-4, §7, R-VIEW-3, R-PY-3)."""
+(R-TILE-4, §7, R-VIEW-3, R-PY-3), registered per value class (``lang.registry``) on import.
+A number is a 0-D tile (R-TILE-2): ``(0).dtype`` is int32 in tile code."""
 
 from __future__ import annotations
 
-import inspect
+from collections.abc import Callable
 
 from ..errors import TileTypeError
-from ..frontend import coerce
-from ..frontend.values import (
+from ..ir import ops
+from ..lang import coerce
+from ..lang.context import current
+from ..lang.registry import register_attribute, register_method
+from ..lang.values import (
     ArrayV,
     BoundMethod,
     Const,
@@ -19,65 +23,7 @@ from ..frontend.values import (
     describe,
 )
 from . import atomic, elementwise, memory, shape
-
-
-def get_attribute(obj: FVal, name: str) -> FVal:
-    if isinstance(obj, Const) and obj.is_number and name in ("dtype", "shape", "ndim") + tuple(
-            TILE_METHODS):
-        # A number is a 0-D tile (R-TILE-2): `(0).dtype` is int32 in tile code.
-        if name in TILE_METHODS:
-            return BoundMethod(coerce.to_tile(obj), name)
-        return get_attribute(coerce.to_tile(obj), name)
-    if isinstance(obj, Const):
-        try:
-            value = getattr(obj.value, name)
-        except AttributeError:
-            what = (f"Module '{obj.value.__name__}'" if type(obj.value).__name__ == "module"
-                    else describe(obj))
-            raise TileTypeError(f"{what} has no attribute '{name}'") from None
-        from ..frontend.calls import global_value
-        return global_value(value)
-    if isinstance(obj, TileV):
-        if name == "shape":
-            return TupleV(tuple(Const(d) for d in obj.shape))
-        if name == "dtype":
-            return Const(obj.dtype)
-        if name == "ndim":
-            return Const(len(obj.shape))
-        if name in TILE_METHODS:
-            return BoundMethod(obj, name)
-    elif isinstance(obj, ArrayV):
-        if name == "dtype":
-            return Const(obj.dtype)
-        if name == "ndim":
-            return Const(obj.ndim)
-        if name == "shape":
-            return TupleV(tuple(memory.array_dim(obj, i) for i in range(obj.ndim)))
-        if name == "strides":
-            from ..frontend.context import current
-            from ..ir import ops
-            return TupleV(tuple(current().emit_value(ops.ArrayStride(obj.value, i))
-                                for i in range(obj.ndim)))
-        if name == "foreign_pointer":
-            from .pointer import foreign_pointer
-            return foreign_pointer(obj)
-        if name in ARRAY_METHODS:
-            return BoundMethod(obj, name)
-    elif isinstance(obj, ViewV):
-        if name == "dtype":
-            return Const(obj.array.dtype)
-        if name == "tile_shape":
-            return TupleV(tuple(Const(d) for d in obj.tile_shape))
-        if name == "traversal_steps":
-            return TupleV(tuple(Const(d) for d in obj.steps))
-        if name in VIEW_METHODS:
-            return BoundMethod(obj, name)
-    elif isinstance(obj, RawMemV):
-        if name == "dtype":
-            return Const(obj.array.dtype)
-        if name in atomic.RAW_METHODS:
-            return BoundMethod(obj, name)
-    raise TileTypeError(f"{describe(obj)} has no attribute '{name}'")
+from .pointer import foreign_pointer
 
 
 def _tile_astype(t, /, dtype, *, rounding_mode=None):
@@ -125,19 +71,6 @@ VIEW_METHODS = {"load": memory.view_load, "store": memory.view_store,
                 "num_tiles": memory.view_num_tiles, **atomic.VIEW_ATOMICS}
 
 
-def call_method(m: BoundMethod, args, kwargs) -> FVal:
-    table = (TILE_METHODS if isinstance(m.obj, TileV) else
-             ARRAY_METHODS if isinstance(m.obj, ArrayV) else
-             atomic.RAW_METHODS if isinstance(m.obj, RawMemV) else VIEW_METHODS)
-    fn = table[m.name]
-    try:
-        bound = inspect.signature(fn).bind(m.obj, *args, **kwargs)
-    except TypeError as e:
-        raise TileTypeError(f"{m.name}(): {e}") from None
-    result = fn(*bound.args, **bound.kwargs)
-    return Const(None) if result is None else result
-
-
 def subscript(obj: FVal, idx: FVal) -> FVal:
     if isinstance(obj, (TupleV,)) or (isinstance(obj, Const) and isinstance(obj.value, tuple)):
         items = coerce.tuple_items(obj, "tuple")
@@ -159,3 +92,43 @@ def subscript(obj: FVal, idx: FVal) -> FVal:
             raise TileTypeError(f"Key {key!r} not found in dictionary")
         return obj.value[key]
     raise TileTypeError(f"{describe(obj)} is not subscriptable")
+
+
+def _array_strides(a: ArrayV) -> FVal:
+    return TupleV(tuple(current().emit_value(ops.ArrayStride(a.value, i))
+                        for i in range(a.ndim)))
+
+
+_ATTRIBUTES: dict[type, dict[str, Callable[..., FVal]]] = {
+    TileV: {"shape": lambda t: TupleV(tuple(Const(d) for d in t.shape)),
+            "dtype": lambda t: Const(t.dtype), "ndim": lambda t: Const(len(t.shape))},
+    ArrayV: {"dtype": lambda a: Const(a.dtype), "ndim": lambda a: Const(a.ndim),
+             "shape": lambda a: TupleV(tuple(memory.array_dim(a, i) for i in range(a.ndim))),
+             "strides": _array_strides, "foreign_pointer": foreign_pointer},
+    ViewV: {"dtype": lambda v: Const(v.array.dtype),
+            "tile_shape": lambda v: TupleV(tuple(Const(d) for d in v.tile_shape)),
+            "traversal_steps": lambda v: TupleV(tuple(Const(d) for d in v.steps))},
+    RawMemV: {"dtype": lambda r: Const(r.array.dtype)},
+}
+_METHODS = {TileV: TILE_METHODS, ArrayV: ARRAY_METHODS, ViewV: VIEW_METHODS,
+            RawMemV: atomic.RAW_METHODS}
+
+
+def _number_attribute(name: str):
+    """``(0).dtype``, ``x.astype(...)`` of a number: the attribute of the number as a tile."""
+    def get(c: Const) -> FVal | None:
+        if not c.is_number:
+            return None                  # other constants: host attributes (the walker's)
+        t = coerce.to_tile(c)
+        return BoundMethod(t, name) if name in TILE_METHODS else _ATTRIBUTES[TileV][name](t)
+    return get
+
+
+for _cls, _attrs in _ATTRIBUTES.items():
+    for _name, _get in _attrs.items():
+        register_attribute(_cls, _name, _get)
+for _cls, _table in _METHODS.items():
+    for _name, _fn in _table.items():
+        register_method(_cls, _name, _fn)
+for _name in ("dtype", "shape", "ndim", *TILE_METHODS):
+    register_attribute(Const, _name, _number_attribute(_name))

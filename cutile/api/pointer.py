@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from .. import dtypes as dt
 from ..errors import TileTypeError
-from ..frontend import coerce
-from ..frontend.context import current
-from ..frontend.values import ArrayV, Const, TileV, describe
 from ..ir import ops
-from ._registry import tile_op
+from ..lang import coerce
+from ..lang.context import current
+from ..lang.registry import tile_op
+from ..lang.values import ArrayV, Const, TileV, describe
 
 
 def foreign_pointer(arr: ArrayV) -> TileV:

@@ -15,11 +15,12 @@ from typing import Any
 from .. import dtypes as dt
 from ..enums import RoundingMode
 from ..errors import TileTypeError
-from ..frontend import coerce
-from ..frontend.context import current
-from ..frontend.values import Const, TileV, TupleV, describe
 from ..ir import ops
-from ._registry import tile_op
+from ..lang import coerce
+from ..lang.context import current
+from ..lang.registry import tile_op
+from ..lang.values import Const, TileV, TupleV, describe
+from . import _combiner
 from .classes import Tile
 
 
@@ -162,7 +163,6 @@ def reduce(x: Tile | tuple[Tile, ...], /, axis: int | tuple[int, ...] | None,
     >>> v, i = ct.reduce((vals, idx), 0, lambda a, i, b, j: (ct.where(b > a, b, a),
     ...                                                    ct.where(b > a, j, i)), (-1.0, 0))
     """
-    from . import _combiner
     tiles, is_tuple = _combiner.operand_tiles(x, "reduce")
     nd = len(tiles[0].shape)
     a = coerce.fval(axis)

@@ -14,12 +14,12 @@ from collections.abc import Callable
 from typing import Any
 
 from ..enums import RoundingMode
-from ..frontend import coerce
-from ..frontend.context import current
-from ..frontend.values import TileV, TupleV
 from ..ir import ops
+from ..lang import coerce
+from ..lang.context import current
+from ..lang.registry import tile_op
+from ..lang.values import TileV, TupleV
 from . import _combiner
-from ._registry import tile_op
 from .classes import Tile
 from .reduce import reduction_input
 

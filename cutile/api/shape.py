@@ -3,13 +3,14 @@
 
 from __future__ import annotations
 
+from .. import dtypes as dt
 from ..dtypes import DType
 from ..errors import TileTypeError
-from ..frontend import coerce
-from ..frontend.context import current
-from ..frontend.values import Const, FVal, TileV, TupleV, describe
 from ..ir import ops
-from ._registry import tile_op
+from ..lang import coerce
+from ..lang.context import current
+from ..lang.registry import tile_op
+from ..lang.values import Const, FVal, TileV, TupleV, describe
 from .classes import Tile
 
 
@@ -292,7 +293,6 @@ def insert(x: Tile, /, index: int | tuple[int, ...], value: Tile) -> Tile:
 
 # -- bitcast / pack / unpack (R-BITCAST-1..3) -----------------------------------------------------
 def _bits_dtype(d, what: str):
-    from .. import dtypes as dt
     target = dt.normalize_dtype(coerce.const_value(coerce.fval(d), what))
     if target is None:
         raise TileTypeError(f"Expected a dtype for {what}, got {describe(coerce.fval(d))}")
@@ -340,7 +340,6 @@ def unpack_from_bytes(x: Tile, /, dtype: DType) -> Tile:
 
     >>> w = ct.unpack_from_bytes(ct.arange(4, dtype=ct.uint8) + 1, ct.int32)  # [0x04030201]
     """
-    from .. import dtypes as dt
     t = _tile(x)
     target = _bits_dtype(dtype, "dtype")
     if len(t.shape) != 1:

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from ..errors import TileTypeError
-from ..frontend import coerce
-from ..frontend.values import Const, FVal, TileV, TupleV
+from ..lang import coerce
+from ..lang.values import Const, FVal, TileV, TupleV
+from .elementwise import bitwise_or, compare, logical_and, logical_not
 
 
 def is_tuple(v: FVal) -> bool:
@@ -23,7 +24,6 @@ def compare_tuples(fn: str, a: FVal, b: FVal) -> FVal:
     ia, ib = _items(a), _items(b)
     if len(ia) != len(ib):
         return Const(fn == "ne")
-    from .elementwise import compare, logical_and
     result: FVal = Const(True)
     for x, y in zip(ia, ib):
         for v in (x, y):
@@ -35,7 +35,6 @@ def compare_tuples(fn: str, a: FVal, b: FVal) -> FVal:
     if fn == "ne":
         if isinstance(result, Const):
             return Const(not result.value)
-        from .elementwise import logical_not
         return logical_not(result)
     return result
 
@@ -48,7 +47,6 @@ def contains(item: FVal, container: FVal) -> FVal:
     """
     if not is_tuple(container):
         raise TileTypeError("'in' requires a tuple on the right-hand side")
-    from .elementwise import bitwise_or, compare
     result: FVal = Const(False)
     for c in _items(container):
         if is_tuple(c) or is_tuple(item):

@@ -25,8 +25,8 @@ from .constraints import (
     ScalarConstraint,
     TupleConstraint,
 )
-from .mangling import demangle_kernel_name, mangle_kernel_name
-from .signature import CallingConvention, KernelSignature, export_kernel
+from .mangling import mangle_kernel_name
+from .signature import CallingConvention, KernelSignature, demangle_kernel_name, export_kernel
 
 __all__ = ["ArrayConstraint", "CallingConvention", "ConstantConstraint", "KernelSignature",
            "ListConstraint", "ParameterConstraint", "ScalarConstraint", "TupleConstraint",

@@ -176,16 +176,16 @@ def _param(c: _Cursor):
     return ConstantConstraint(c.dtype())
 
 
-def demangle_kernel_name(symbol: str):
-    """``(function name, KernelSignature)`` of a symbol made by ``mangle_kernel_name``."""
-    from .signature import CallingConvention, KernelSignature
+def parse_kernel_name(symbol: str) -> tuple[str, str, list]:
+    """``(function name, calling-convention code, parameter constraints)`` of a symbol made by
+    ``mangle_kernel_name`` (``signature.demangle_kernel_name`` builds the signature)."""
     pos = symbol.rfind("_K")
     if pos < 0:
         raise ValueError(f"`{symbol}` is not a mangled kernel name")
     c = _Cursor(symbol, pos + 2)
-    conv = CallingConvention.from_code(c.expect("[a-z0-9]+", "a calling convention"))
+    conv = c.expect("[a-z0-9]+", "a calling convention")
     params = []
     while c.pos < len(symbol):
         c.expect("_", "'_'")
         params.append(_param(c))
-    return symbol[:pos], KernelSignature(params, conv, symbol)
+    return symbol[:pos], conv, params

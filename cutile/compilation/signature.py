@@ -15,6 +15,7 @@ from .constraints import (
     TupleConstraint,
     to_constraint,
 )
+from .mangling import mangle_kernel_name, parse_kernel_name
 
 
 @dataclass(frozen=True)
@@ -67,7 +68,6 @@ class KernelSignature:
         return dataclasses.replace(self, symbol=symbol)
 
     def with_mangled_symbol(self, function_name: str) -> KernelSignature:
-        from .mangling import mangle_kernel_name
         return self.with_symbol(mangle_kernel_name(function_name, self))
 
     @staticmethod
@@ -105,3 +105,9 @@ def export_kernel(kernel, signatures, output_file, *, gpu_code: str, output_form
         "formats (cubin, Tile IR bytecode need NVIDIA's tileiras compiler); cutile compiles "
         "kernels just in time for its interpreter and its Numba backend. Use ct.launch, or "
         "KernelSignature.from_kernel_args to name a specialisation")
+
+
+def demangle_kernel_name(symbol: str):
+    """``(function name, KernelSignature)`` of a symbol made by ``mangle_kernel_name``."""
+    name, conv, params = parse_kernel_name(symbol)
+    return name, KernelSignature(params, CallingConvention.from_code(conv), symbol)

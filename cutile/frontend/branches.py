@@ -10,17 +10,16 @@ into one runtime scalar, R-PROMO-7).  Conditions are scalars converted with ``bo
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from .. import dtypes as dt
 from ..errors import TileInternalError, TileTypeError
 from ..ir import ops
 from ..ir.core import Region, Value
-from . import coerce, flow
-from .values import Const, FVal, Invalid, TileV, TupleV, describe
-
-if TYPE_CHECKING:
-    from .compiler import Env
+from ..lang import coerce
+from ..lang.values import Const, FVal, Invalid, TileV
+from . import flow
+from .env import Env
 
 
 class BranchCompiler:
@@ -135,14 +134,4 @@ class BranchCompiler:
 
     def to_cond(self, v: FVal) -> FVal:
         """R-CF-2: scalars only, converted with ``bool_(c)``; constants fold."""
-        if isinstance(v, Const):
-            return Const(bool(v.value))
-        if isinstance(v, TileV):
-            if v.shape != ():
-                raise TileTypeError(f"Expected a scalar value as condition, got {describe(v)}")
-            from ..api.elementwise import _operand
-            _operand(v, "Condition", arithmetic=False)      # no foreign pointer (§7)
-            return coerce.convert(v, dt.bool_)
-        if isinstance(v, (TupleV,)):
-            return Const(len(v.items) > 0)
-        raise TileTypeError(f"Expected a scalar value as condition, got {describe(v)}")
+        return coerce.condition(v)

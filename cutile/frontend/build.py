@@ -10,10 +10,11 @@ from ..errors import TileError, TileInternalError
 from ..ir.core import Builder, KernelIR, Region, Value
 from ..ir.passes import fuse_fma
 from ..ir.types import ArrayType, TileType
-from .compiler import MAX_INLINE_DEPTH, Env, FunctionCompiler
-from .context import CompileContext, compiling
+from ..lang.context import CompileContext, compiling
+from ..lang.values import ArrayV, Const, DataclassV, ListV, TileV, TupleV
+from .compiler import MAX_INLINE_DEPTH, FunctionCompiler
+from .env import Env
 from .source import closure_values, parse_function
-from .values import ArrayV, Const, DataclassV, ListV, TileV, TupleV
 
 _recursion = {"users": 0, "saved": 0}
 _recursion_lock = threading.Lock()

@@ -1,47 +1,38 @@
-"""Calls in tile code: dispatching a call on the kind of callee (ct operations, dtypes,
-builtins, enums, helpers to inline), binding helper arguments (R-PY-6, R-PY-14) and turning
-globals into compile-time values (R-PY-8)."""
+"""Calls in tile code: dispatching a call on the kind of callee (the registry's callables: ct
+operations, dtypes, builtins, ``operator.*``; enums; helpers to inline) and binding helper
+arguments (R-PY-6, R-PY-14)."""
 
 from __future__ import annotations
 
 import ast
+import builtins
 import enum
 import types
-from typing import Any
 
-import numpy as np
-
-from .. import dtypes as dt
 from ..errors import TileTypeError, TileValueError, UnsupportedCallError
-from . import pysubset
-from .values import BoundMethod, Const, FuncV, FVal, TupleV, describe
+from ..lang import registry
+from ..lang.values import BoundMethod, Const, FuncV, FVal, TupleV, describe
+from . import dataclass_ops, debugger, pysubset
 
 
 def dispatch(comp, fn: FVal, args, kwargs, node, env) -> FVal:
     """Call ``fn`` (any callable value of tile code) with evaluated arguments."""
-    from ..api import builtins_map, methods
-    from ..api._registry import TileOp
     r = pysubset.call_value(comp, fn, args, kwargs, node, env)
     if r is not None:
         return r
     if isinstance(fn, BoundMethod):
-        return methods.call_method(fn, args, kwargs)
+        return registry.call_method(fn, args, kwargs)
     if isinstance(fn, FuncV):
         return comp.inline_closure(fn, args, kwargs, node)
     if not isinstance(fn, Const):
         raise TileTypeError(f"{describe(fn)} is not callable")
     f = fn.value
-    if isinstance(f, TileOp):
-        return call_op(f, args, kwargs)
-    dtype = dt.normalize_dtype(f) if not isinstance(f, (bool, int, float, str)) else None
-    if dtype is not None:
-        if not args and not kwargs and dtype is not dt.float4_e2m1fn:
-            return pysubset.dtype_default(dtype)
-        from ..api import creation
-        return creation.dtype_call(dtype, args, kwargs)
-    handler = builtins_map.BUILTINS.get(id(f))
+    r = _walker_builtin(comp, f, args, kwargs, env)
+    if r is not None:
+        return r
+    handler = registry.lookup(f)         # ct ops, dtypes, builtins, operator.*
     if handler is not None:
-        return handler(comp, args, kwargs, env)
+        return handler(args, kwargs)
     if getattr(f, "_cutile_kernel", False):
         raise TileTypeError("Tile kernels cannot be called from tile code")
     if isinstance(f, type) and issubclass(f, enum.Enum):
@@ -60,17 +51,26 @@ def dispatch(comp, fn: FVal, args, kwargs, node, env) -> FVal:
     raise UnsupportedCallError(f"{name}() is not supported in device code")
 
 
+def _walker_builtin(comp, f, args, kwargs, env) -> FVal | None:
+    """Builtins that need the walker (None: not one of them, or not this case): ``len`` and
+    ``divmod`` of a dataclass run its ``__len__``/``__divmod__`` (1.7); ``breakpoint()`` and
+    ``pdb.set_trace()`` see the live variables (frontend/debugger.py)."""
+    if f is builtins.len and len(args) == 1 and not kwargs:
+        return dataclass_ops.length(comp, args[0])
+    if f is builtins.divmod and len(args) == 2 and not kwargs:
+        return dataclass_ops.binop(comp, "divmod", args[0], args[1])
+    hook = debugger.HANDLERS.get(id(f))
+    return None if hook is None else hook(comp, args, kwargs, env)
+
+
 def _host_math_message(f, name: str, args, node) -> str:
     """A NumPy or ``math`` function called in tile code: what to call instead, the ``ct``
     operation of the same name, or a compile-time value for constant arguments (cuda.tile
     does not fold host math either: ``ct.static_eval`` is the portable way)."""
-    import cutile
-
-    from ..api._registry import TileOp
     call = isinstance(node, ast.Call)
     written = ast.unparse(node.func) if call else name
     msg = f"{written}() is not supported in device code"
-    if isinstance(getattr(cutile, name, None), TileOp):
+    if registry.op_named(name) is not None:
         msg += f"; use ct.{name}(...), which works on tiles and scalars"
     else:
         msg += "; NumPy and math functions do not run in tile code (docs/language.md lists " \
@@ -79,34 +79,6 @@ def _host_math_message(f, name: str, args, node) -> str:
         msg += (f"; for a compile-time constant, compute it outside the kernel or write "
                 f"ct.static_eval({ast.unparse(node)})")
     return msg
-
-
-def call_op(op, args, kwargs) -> FVal:
-    """Bind a call to a ``ct`` operation with Python's rules (R-PY-14) and run it."""
-    try:
-        bound = op.signature.bind(*args, **kwargs)
-    except TypeError as e:
-        raise TileTypeError(f"{op.op_name}(): {e}") from None
-    result = op.impl(*bound.args, **bound.kwargs)
-    return Const(None) if result is None else result
-
-
-def global_value(obj: Any) -> FVal:
-    """A module global or closure cell as a compile-time value (R-PY-8)."""
-    if isinstance(obj, FVal):
-        return obj
-    if isinstance(obj, np.generic):
-        d = dt.from_numpy(obj.dtype)
-        if d is not None:
-            return Const(obj.item(), d)
-    if isinstance(obj, tuple):
-        return TupleV(tuple(global_value(i) for i in obj))
-    if isinstance(obj, np.ndarray) or hasattr(obj, "__cuda_array_interface__") or (
-            hasattr(obj, "__dlpack__") and not isinstance(obj, type)):
-        mod = type(obj).__module__.split(".")[0]
-        raise TileTypeError(
-            f"Cannot create constant from value of type {mod}.{type(obj).__name__}")
-    return Const(obj)
 
 
 def enum_call(cls, args, kwargs):
@@ -119,15 +91,6 @@ def enum_call(cls, args, kwargs):
         return Const(cls(v.value))
     except ValueError as e:
         raise TileValueError(str(e)) from None
-
-
-def all_args(a: ast.arguments):
-    out = list(a.posonlyargs) + list(a.args) + list(a.kwonlyargs)
-    if a.vararg:
-        out.append(a.vararg)
-    if a.kwarg:
-        out.append(a.kwarg)
-    return out
 
 
 def bind_ast_args(fn: FuncV, args, kwargs) -> dict:

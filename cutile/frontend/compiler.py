@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import ast
 import inspect
-import operator
 import types
 
 from ..errors import (
@@ -25,14 +24,9 @@ from ..errors import (
     TileValueError,
 )
 from ..ir import ops
-from . import calls, coerce, contexts, dataclass_ops, pysubset, static
-from .branches import BranchCompiler
-from .calls import bind_ast_args, chain_text
-from .context import CompileContext
-from .expressions import ExpressionCompiler
-from .loops import CarryMismatch, LoopCompiler, _LoopInfo, contains_return
-from .source import SourceInfo, assigned_names, closure_values, parse_function
-from .values import (
+from ..lang import coerce
+from ..lang.context import CompileContext
+from ..lang.values import (
     ArrayV,
     Const,
     FuncV,
@@ -41,27 +35,16 @@ from .values import (
     TupleV,
     describe,
 )
+from . import contexts, dataclass_ops, pysubset, static
+from .branches import BranchCompiler
+from .calls import bind_ast_args, chain_text
+from .debugger import emit_watch
+from .env import Env
+from .expressions import ExpressionCompiler
+from .loops import CarryMismatch, LoopCompiler, LoopInfo, contains_return
+from .source import SourceInfo, all_args, assigned_names, closure_values, parse_function
 
 MAX_INLINE_DEPTH = 1000
-_DEAD = ("break", "continue", "return-op", "dead")   # terminations that leave the region
-
-
-class Env:
-    """Variables of one control-flow path and how the path ended (``term``)."""
-
-    __slots__ = ("vars", "term", "ret")
-
-    def __init__(self, vars: dict | None = None):
-        self.vars: dict[str, FVal] = dict(vars or {})
-        self.term: str | None = None     # None, "break", "continue", "return-op", "dead", "return"
-        self.ret: FVal | None = None     # helper return value when term == "return"
-
-    def copy(self) -> Env:
-        return Env(self.vars)
-
-    @property
-    def live(self) -> bool:
-        return self.term not in _DEAD
 
 
 class FunctionCompiler(LoopCompiler, BranchCompiler, ExpressionCompiler):
@@ -78,8 +61,8 @@ class FunctionCompiler(LoopCompiler, BranchCompiler, ExpressionCompiler):
         self.is_kernel = is_kernel
         self.depth = depth
         body = node.body if isinstance(node.body, list) else [node.body]
-        self.locals = assigned_names(body) | {a.arg for a in calls.all_args(node.args)}
-        self.loops: list[_LoopInfo] = []
+        self.locals = assigned_names(body) | {a.arg for a in all_args(node.args)}
+        self.loops: list[LoopInfo] = []
         self.managers: list = []          # entered ``with`` helpers (contexts._Manager)
         self.chain: tuple = (src.func_name,)   # inlined calls leading here (R-PY-6)
         self.discovering = False          # see pysubset.loop_with_return
@@ -145,7 +128,6 @@ class FunctionCompiler(LoopCompiler, BranchCompiler, ExpressionCompiler):
         loc = self.loc(s)
         wanted = self.ctx.watch.get(loc.line) if loc.filename == self.ctx.watch_file else None
         if wanted is not None:
-            from .debugger import emit_watch
             self._located(s, emit_watch, self, loc.line, wanted, env)
 
     def stmt(self, s: ast.stmt, env: Env) -> None:
@@ -318,4 +300,3 @@ class FunctionCompiler(LoopCompiler, BranchCompiler, ExpressionCompiler):
 
 
 # -- helpers ---------------------------------------------------------------------------------------
-_ = operator  # operator.* functions are mapped in api.builtins_map

@@ -13,8 +13,10 @@ import ast
 import inspect
 
 from ..errors import TileSyntaxError, TileTypeError
-from . import coerce
-from .values import Const, ContextV, FVal, describe
+from ..lang import coerce
+from ..lang.values import Const, ContextV, FVal, describe
+from .env import Env
+from .source import closure_values, parse_function
 
 
 class _Manager:
@@ -159,8 +161,6 @@ def _walk_expr(node):
 
 
 def enter(comp, cm: FVal, env) -> tuple[_Manager, FVal]:
-    from .compiler import Env, FunctionCompiler
-    from .source import closure_values, parse_function
     if not isinstance(cm, ContextV):
         raise TileTypeError(f"'with' in tile code needs a @contextlib.contextmanager helper, "
                             f"got {describe(cm)}")
@@ -176,7 +176,7 @@ def enter(comp, cm: FVal, env) -> tuple[_Manager, FVal]:
     except TypeError as e:
         raise TileTypeError(f"{f.__name__}(): {e}") from None
     bound.apply_defaults()
-    sub = FunctionCompiler(comp.ctx, fnode, src, f.__globals__, closure_values(f),
+    sub = type(comp)(comp.ctx, fnode, src, f.__globals__, closure_values(f),
                            comp.ctx.loc, is_kernel=False, depth=comp.depth + 1)
     sub_env = Env({k: coerce.fval(v) for k, v in bound.arguments.items()})
     sub.run_body(pre, sub_env)

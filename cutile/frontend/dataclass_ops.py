@@ -1,4 +1,5 @@
-"""Operators on dataclass values in tile code (R-PY-10, cuda.tile 1.7): user-defined binary
+"""Dataclass values in tile code (R-PY-10, cuda.tile 1.7): making them (the generated
+``__init__``, ``dataclasses.replace``, a global instance as a value), user-defined binary
 dunders (``__add__``/``__radd__``, ...), the comparisons ``dataclass`` generates (``eq``,
 ``order``) or user ones, ``obj[i] = v`` through ``__setitem__`` and ``len(obj)``.
 
@@ -8,11 +9,17 @@ in order, as Python compares tuples, folding where the fields are constants.
 
 from __future__ import annotations
 
+import ast
 import dataclasses
+import inspect
+import operator
 import types
 
 from ..errors import TileTypeError
-from .values import Const, DataclassV, FVal, TileV, describe
+from ..lang import coerce, registry
+from ..lang.coerce import value_dtype
+from ..lang.values import Const, DataclassV, FVal, TileV, describe
+from .source import global_value
 
 _BINARY = {"Add": ("+", "add"), "Sub": ("-", "sub"), "Mult": ("*", "mul"),
            "MatMult": ("@", "matmul"), "Div": ("/", "truediv"),
@@ -29,7 +36,6 @@ def as_dataclass(v: FVal) -> DataclassV | None:
         return v
     if isinstance(v, Const) and dataclasses.is_dataclass(v.value) and \
             not isinstance(v.value, type):
-        from .pysubset import from_instance
         return from_instance(v.value)
     return None
 
@@ -117,19 +123,14 @@ def compare(comp, op: str, left: FVal, right: FVal) -> FVal | None:
 
 
 def _not(comp, v: FVal) -> FVal:
-    c = comp.to_cond(v)
-    if isinstance(c, Const):
-        return Const(not c.value)
-    from ..api import elementwise
-    return elementwise.logical_not(c)
+    return registry.call(operator.not_, v)
 
 
 def _compare_one(comp, op: str, a: FVal, b: FVal) -> FVal:
     r = compare(comp, op, a, b)
     if r is not None:
         return r
-    from ..api import elementwise
-    return elementwise.apply_compare(op, a, b)
+    return registry.call(registry.COMPARISONS[getattr(ast, op)], a, b)
 
 
 def _lexicographic(comp, op: str, pairs: list) -> FVal:
@@ -146,8 +147,8 @@ def _lexicographic(comp, op: str, pairs: list) -> FVal:
     differ = Const(op == "NotEq") if op in ("Eq", "NotEq") else _compare_one(comp, op, a, b)
     if isinstance(same, Const):
         return differ
-    from ..api import elementwise
-    return elementwise.where.impl(same, _lexicographic(comp, op, pairs[1:]), differ)
+    return registry.call(registry.op_named("where"), same, _lexicographic(comp, op, pairs[1:]),
+                         differ)
 
 
 def setitem(comp, obj: FVal, idx: FVal, value: FVal) -> bool:
@@ -171,10 +172,79 @@ def length(comp, obj: FVal) -> FVal | None:
     if not isinstance(f, types.FunctionType):
         raise TileTypeError(f"'{d.cls.__qualname__}' object has no len()")
     r = comp.inline_function(f, [d], {}, None)
-    from .coerce import value_dtype
     ok = (isinstance(r, Const) and isinstance(r.value, int) and not isinstance(r.value, bool)) \
         or (isinstance(r, TileV) and r.shape == () and value_dtype(r).is_integral
             and not value_dtype(r).is_bool)
     if not ok:
         raise TileTypeError(f"__len__() must return an integer, got {describe(r)}")
     return r
+
+
+# -- construction (R-PY-10) -------------------------------------------------------------------
+def _generated_init(cls) -> bool:
+    """Whether ``cls.__init__`` is the one ``@dataclass`` wrote (compiled from generated text,
+    so its code has no source file), not the user's own."""
+    init = cls.__dict__.get("__init__")
+    return bool(cls.__dataclass_params__.init and init is not None and
+                getattr(getattr(init, "__code__", None), "co_filename", "") == "<string>")
+
+
+def _check_dataclass(cls) -> None:
+    if not cls.__dataclass_params__.frozen:
+        raise TileTypeError(f"Only frozen dataclasses are supported in tile code; declare "
+                            f"{cls.__name__} with @dataclass(frozen=True)")
+    if "__dataclass_params__" not in cls.__dict__:
+        raise TileTypeError(f"Non-dataclass subclasses of a dataclass are not supported "
+                            f"({cls.__name__}: decorate it with @dataclass(frozen=True))")
+    if not _generated_init(cls):
+        raise TileTypeError(f"Dataclass instance creation is only supported for dataclasses "
+                            f"with the __init__() that @dataclass generates ({cls.__name__} "
+                            f"defines its own)")
+    if cls.__new__ is not object.__new__:
+        raise TileTypeError(f"Dataclass {cls.__name__} with a custom __new__ is not supported")
+    for f in dataclasses.fields(cls):
+        if f.default_factory is not dataclasses.MISSING:
+            raise TileTypeError(f"Field {f.name!r} of {cls.__name__}: default_factory is not "
+                                "supported in tile code")
+        if not f.init:
+            raise TileTypeError(f"Field {f.name!r} of {cls.__name__}: init=False fields are "
+                                "not supported in tile code")
+
+
+def make_dataclass(comp, cls, args, kwargs, node) -> DataclassV:
+    _check_dataclass(cls)
+    try:
+        bound = inspect.signature(cls).bind(*args, **kwargs)
+    except TypeError as e:
+        raise TileTypeError(f"{cls.__name__}(): {e}") from None
+    bound.apply_defaults()
+    obj = DataclassV(cls, {k: coerce.fval(v) for k, v in bound.arguments.items()})
+    post = getattr(cls, "__post_init__", None)
+    if isinstance(post, types.FunctionType):
+        comp.inline_function(post, [obj], {}, node)
+    return obj
+
+
+def replace(comp, args, kwargs, env) -> FVal:
+    """``dataclasses.replace(obj, **changes)`` in tile code."""
+    if len(args) != 1:
+        raise TileTypeError("dataclasses.replace(obj, /, **changes)")
+    obj = args[0]
+    if isinstance(obj, Const) and dataclasses.is_dataclass(obj.value):
+        obj = from_instance(obj.value)
+    if not isinstance(obj, DataclassV):
+        raise TileTypeError(f"dataclasses.replace() expects a dataclass instance, got "
+                            f"{describe(obj)}")
+    for k in kwargs:
+        if k not in obj.fields:
+            raise TileTypeError(f"{obj.cls.__name__} has no such field: {k!r}")
+    return make_dataclass(comp, obj.cls, [], {**obj.fields, **kwargs}, None)
+
+
+def from_instance(inst, convert=None) -> DataclassV:
+    """A frozen dataclass instance (a global, a constant argument or a static_eval result,
+    whose fields ``convert`` turns into values) as a value."""
+    _check_dataclass(type(inst))
+    convert = convert or global_value
+    return DataclassV(type(inst), {f.name: convert(getattr(inst, f.name))
+                                   for f in dataclasses.fields(inst)})

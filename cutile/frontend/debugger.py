@@ -7,8 +7,8 @@ import pdb
 
 from ..errors import TileTypeError
 from ..ir import ops
-from .context import current
-from .values import ArrayV, Const, TileV, TupleV
+from ..lang.context import current
+from ..lang.values import ArrayV, Const, TileV, TupleV
 
 
 def _layout(v, values: list):

@@ -1,7 +1,8 @@
 """Expressions of the tile-code compiler: one ``expr_<Node>`` handler per Python AST node.
 
 Each handler evaluates an expression over frontend values at compile time (constants fold;
-runtime values emit IR through ``cutile.api``); names resolve through the path's variables,
+runtime values emit IR through the ops the registry, ``lang.registry``, maps each operator,
+attribute and subscript to); names resolve through the path's variables,
 the helper's closure, its module globals and builtins.  Unsupported syntax is refused with a
 ``TileSyntaxError`` that says what to write instead.  Calls go to ``calls.dispatch``.
 ``ExpressionCompiler`` is a part of ``compiler.FunctionCompiler``.
@@ -11,15 +12,15 @@ from __future__ import annotations
 
 import ast
 import builtins
-from typing import TYPE_CHECKING
+import operator
 
 from ..errors import TileInternalError, TileSyntaxError, TileTypeError
-from . import calls, coerce, dataclass_ops, pysubset, static
-from .calls import global_value
-from .values import Const, FVal, Invalid, TupleV
-
-if TYPE_CHECKING:
-    from .compiler import Env
+from ..lang import coerce, registry
+from ..lang.strings import format_field, make_string
+from ..lang.values import Const, FVal, Invalid, TupleV, describe
+from . import calls, dataclass_ops, pysubset, static
+from .env import Env
+from .source import global_value
 
 
 class ExpressionCompiler:
@@ -102,17 +103,31 @@ class ExpressionCompiler:
         return self._make_closure(node, "<lambda>", env)
 
     def expr_Attribute(self, node, env):
-        obj = self.expr(node.value, env)
-        from ..api import methods
-        r = pysubset.attribute(self, obj, node.attr)
-        return r if r is not None else methods.get_attribute(obj, node.attr)
+        return self.attribute(self.expr(node.value, env), node.attr)
+
+    def attribute(self, obj: FVal, name: str) -> FVal:
+        """``obj.name``: dataclass fields and dict methods here, value attributes through the
+        registry, other constants (modules, classes, ...) as host Python reads them."""
+        r = pysubset.attribute(self, obj, name)
+        if r is None:
+            r = registry.attribute(obj, name)
+        if r is not None:
+            return r
+        if isinstance(obj, Const):
+            try:
+                value = getattr(obj.value, name)
+            except AttributeError:
+                what = (f"Module '{obj.value.__name__}'" if type(obj.value).__name__ == "module"
+                        else describe(obj))
+                raise TileTypeError(f"{what} has no attribute '{name}'") from None
+            return global_value(value)
+        raise TileTypeError(f"{describe(obj)} has no attribute '{name}'")
 
     def expr_Subscript(self, node, env):
         obj = self.expr(node.value, env)
         idx = self.expr(node.slice, env)
-        from ..api import methods
         r = pysubset.subscript(self, obj, idx, env)
-        return r if r is not None else methods.subscript(obj, idx)
+        return r if r is not None else registry.call(operator.getitem, obj, idx)
 
     def expr_Slice(self, node, env):
         parts = [self.expr(p, env) if p is not None else Const(None)
@@ -128,27 +143,16 @@ class ExpressionCompiler:
         return self.binop(type(node.op), left, right)
 
     def binop(self, op_type, left: FVal, right: FVal) -> FVal:
-        from ..api import debug, elementwise
-        if op_type is ast.Add and debug.is_string(left) and debug.is_string(right):
-            return debug.concat(left, right)        # constant or formatted strings
+        """``left <op> right``: a dataclass's dunder, else the registered operator (which
+        also joins strings and tuples)."""
         r = dataclass_ops.binop(self, op_type.__name__, left, right)
         if r is not None:
             return r
-        if isinstance(left, TupleV) or isinstance(right, TupleV):
-            if op_type is ast.Add and isinstance(left, TupleV) and isinstance(right, TupleV):
-                return TupleV(left.items + right.items)
-            raise TileTypeError("Operator is not supported for tuples")
-        return elementwise.apply_operator(op_type.__name__, left, right)
+        return registry.call(registry.BINARY_OPERATORS[op_type], left, right)
 
     def expr_UnaryOp(self, node, env):
         v = self.expr(node.operand, env)
-        from ..api import elementwise
-        if isinstance(node.op, ast.Not):
-            c = self.to_cond(v)
-            if isinstance(c, Const):
-                return Const(not c.value)
-            return elementwise.logical_not(c)
-        return elementwise.apply_unary(type(node.op).__name__, v)
+        return registry.call(registry.UNARY_OPERATORS[type(node.op)], v)
 
     def expr_BoolOp(self, node, env):
         is_and = isinstance(node.op, ast.And)
@@ -182,21 +186,32 @@ class ExpressionCompiler:
         return result
 
     def expr_Compare(self, node, env):
-        from ..api import elementwise
         left = self.expr(node.left, env)
         result: FVal | None = None
         for op, comp in zip(node.ops, node.comparators):
             right = self.expr(comp, env)
-            r = pysubset.contains(left, right) if isinstance(op, (ast.In, ast.NotIn)) else None
-            if r is not None:
-                r = Const(r.value == isinstance(op, ast.In))
-            else:
-                r = dataclass_ops.compare(self, type(op).__name__, left, right)
-            if r is None:
-                r = elementwise.apply_compare(type(op).__name__, left, right)
-            result = r if result is None else elementwise.logical_and(result, r)
+            r = self.compare(type(op), left, right)
+            # chained comparisons: ``and`` of conditions already bool
+            result = r if result is None else registry.call(operator.and_, result, r)
             left = right
         return result
+
+    def compare(self, op_type, left: FVal, right: FVal) -> FVal:
+        """One comparison: ``in`` on a kwargs dict, a dataclass's dunder, else the registered
+        operator (``in`` is ``operator.contains`` with the operands swapped)."""
+        member = op_type in (ast.In, ast.NotIn)
+        r = pysubset.contains(left, right) if member else None
+        if r is not None:
+            return Const(r.value == (op_type is ast.In))
+        r = dataclass_ops.compare(self, op_type.__name__, left, right)
+        if r is not None:
+            return r
+        if not member:
+            return registry.call(registry.COMPARISONS[op_type], left, right)
+        r = registry.call(operator.contains, right, left)
+        if op_type is ast.In:
+            return r
+        return Const(not r.value) if isinstance(r, Const) else registry.call(operator.not_, r)
 
     def expr_IfExp(self, node, env):
         cond = self.condition(node.test, env)
@@ -210,7 +225,6 @@ class ExpressionCompiler:
     def expr_JoinedStr(self, node, env):
         """f-strings: constant fields format at compile time; tiles stay runtime parts that
         ``ct.print`` prints (R-PRINT-3/4)."""
-        from ..api import debug
         parts: list = []
         for v in node.values:
             if isinstance(v, ast.Constant):
@@ -225,8 +239,8 @@ class ExpressionCompiler:
                     raise TileSyntaxError("format spec must be a literal string",
                                           self.loc(v.format_spec))
                 spec = "".join(str(p.value) for p in v.format_spec.values)
-            parts.extend(debug.format_field(self.expr(v.value, env), spec))
-        return debug.make_string(parts)
+            parts.extend(format_field(self.expr(v.value, env), spec))
+        return make_string(parts)
 
     def expr_Call(self, node, env):
         fn = self.expr(node.func, env)

@@ -14,7 +14,9 @@ from typing import Any
 
 from .. import dtypes as dt
 from ..ir.core import Value
-from .values import ArrayV, Const, DataclassV, FuncV, FVal, Invalid, TileV, TupleV, ViewV
+from ..lang import coerce
+from ..lang.values import ArrayV, Const, DataclassV, FuncV, FVal, Invalid, TileV, TupleV, ViewV
+from .source import all_args
 
 
 @dataclass(frozen=True)
@@ -175,7 +177,6 @@ def has_constants(v: FVal) -> bool:
 def materialize(v: FVal, deep: bool = False) -> FVal:
     """A loop-carried value on loop entry: a numeric constant becomes a runtime value
     (R-CONST-7); with ``deep``, so do the numeric constants inside tuples and dataclasses."""
-    from . import coerce
     if materializable(v):
         return coerce.to_tile(v)
     if deep and isinstance(v, TupleV):
@@ -188,7 +189,7 @@ def materialize(v: FVal, deep: bool = False) -> FVal:
 def fit(v: FVal, skel: Any) -> FVal:
     """``v`` shaped to a carried skeleton: numeric constants where ``skel`` has a runtime
     leaf are cast to that leaf's dtype and materialised, inside tuples and dataclasses too."""
-    from . import coerce
+
     if isinstance(skel, Leaf):
         if materializable(v):
             if v.is_loose:
@@ -212,7 +213,6 @@ def _closure(t: FuncV, names: tuple, dnames: tuple, items: list) -> FuncV:
 
 def frozen_closure(fv: FuncV) -> tuple[tuple, tuple, list]:
     """The names a closure reads from its scope, its default names, and their values now."""
-    from .calls import all_args
     full = dict(fv.closure)
     if fv.scope is not None:
         full.update((k, v) for k, v in fv.scope.vars.items() if not k.startswith("<"))

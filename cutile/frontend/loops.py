@@ -13,22 +13,23 @@ zero placeholders so it lives after the loop (R-CF-8).  ``LoopCompiler`` is a pa
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING
 
 from .. import dtypes as dt
 from ..errors import TileSyntaxError, TileTypeError
 from ..ir import ops
 from ..ir.core import Region, Value, walk
 from ..ir.types import TileType
-from . import coerce, contexts, flow, pysubset, static
+from ..lang import coerce
+from ..lang.values import Const, FVal, Invalid, RangeV, TileV, describe
+from . import contexts, flow, pysubset, static
+from .env import Env
 from .source import assigned_names
-from .values import Const, FVal, Invalid, RangeV, TileV, describe
-
-if TYPE_CHECKING:
-    from .compiler import Env
 
 
-class _LoopInfo:
+class LoopInfo:
+    """What the compiler tracks about one loop being compiled: the carried names and
+    skeletons, the kind, and the variables at each break."""
+
     def __init__(self, names: list[str], skels: list, kind: str):
         self.names = names
         self.skels = skels
@@ -149,7 +150,7 @@ class LoopCompiler:
             iv.hint = target_hint = s.target.id
             body.args.insert(0, iv)
             env_b.vars[target_hint] = TileV(iv)
-        info = _LoopInfo(carried, skels, kind)
+        info = LoopInfo(carried, skels, kind)
         pos = 0
         for n, skel, tmpl in zip(carried, skels, templates):
             k = len(flow.leaf_types(skel))
@@ -194,7 +195,7 @@ class LoopCompiler:
             op = self.ctx.emit(ops.Loop(tuple(inits), body))
         self._after_loop(env, info, op, carried, skels, templates, dropped, new_names, promoted)
 
-    def _after_loop(self, env, info: _LoopInfo, op, carried, skels, templates, dropped,
+    def _after_loop(self, env, info: LoopInfo, op, carried, skels, templates, dropped,
                     new_names: set, promoted: dict) -> None:
         """The variables after the loop: the carried ones from its results, the dropped,
         path-dependent and body-only ones invalid, the constants every break agrees on."""
@@ -220,7 +221,7 @@ class LoopCompiler:
                 if same is not None:
                     env.vars[n] = same
 
-    def _promotions(self, info: _LoopInfo, new_names: set, promoted: dict) -> None:
+    def _promotions(self, info: LoopInfo, new_names: set, promoted: dict) -> None:
         """Raise _Promote for the new names of a `while True` body that every break defines
         (with a runtime value: the same constant at every break needs no carry)."""
         if not info.always or not info.breaks:
@@ -259,7 +260,7 @@ class LoopCompiler:
             self.ctx.emit(ops.Break(tuple(self._carry_leaves(info, env))))
         self.ctx.emit(ops.If(cond.value, then_r, else_r, ()))
 
-    def _carry_leaves(self, info: _LoopInfo, env: Env) -> list[Value]:
+    def _carry_leaves(self, info: LoopInfo, env: Env) -> list[Value]:
         out = []
         for n, skel in zip(info.names, info.skels):
             v = env.vars.get(n)

@@ -11,12 +11,14 @@ import builtins
 import contextlib
 import dataclasses
 import inspect
+import operator
 import types
 
-from .. import dtypes as dt
 from ..errors import TileSyntaxError, TileTypeError
-from . import coerce
-from .values import (
+from ..ir.core import Region
+from ..lang import coerce, registry
+from ..lang.strings import is_string, make_string, str_parts
+from ..lang.values import (
     BoundMethod,
     Const,
     ContextV,
@@ -27,6 +29,9 @@ from .values import (
     TupleV,
     describe,
 )
+from . import dataclass_ops
+from .source import global_value
+from .static import iter_items
 
 _CM_HELPER_CODE = contextlib.contextmanager(lambda: iter(())).__code__
 
@@ -79,93 +84,20 @@ def list_item(comp, lst: ListV, idx: FVal, env) -> FVal:
     if not (isinstance(idx, TileV) and idx.shape == () and idx.dtype.is_integral
             and not idx.dtype.is_bool):
         raise TileTypeError(f"List indices must be integer scalars, got {describe(idx)}")
-    from ..api.elementwise import apply_compare
-    from .compiler import Env
-
     def choose(k: int, e) -> None:
         if k == len(lst.items) - 1:
             e.vars["<item>"] = lst.items[k]
             return
-        cond = comp.to_cond(apply_compare("Eq", idx, Const(k)))
+        cond = comp.to_cond(registry.call(operator.eq, idx, Const(k)))
         comp._branch(cond, lambda b: b.vars.__setitem__("<item>", lst.items[k]),
                      lambda b: choose(k + 1, b), e)
 
-    tmp = Env(env.vars)
+    tmp = env.copy()
     choose(0, tmp)
     return tmp.vars["<item>"]
 
 
-# -- dataclasses (R-PY-10) --------------------------------------------------------------------
-def _generated_init(cls) -> bool:
-    """Whether ``cls.__init__`` is the one ``@dataclass`` wrote (compiled from generated text,
-    so its code has no source file), not the user's own."""
-    init = cls.__dict__.get("__init__")
-    return bool(cls.__dataclass_params__.init and init is not None and
-                getattr(getattr(init, "__code__", None), "co_filename", "") == "<string>")
-
-
-def _check_dataclass(cls) -> None:
-    if not cls.__dataclass_params__.frozen:
-        raise TileTypeError(f"Only frozen dataclasses are supported in tile code; declare "
-                            f"{cls.__name__} with @dataclass(frozen=True)")
-    if "__dataclass_params__" not in cls.__dict__:
-        raise TileTypeError(f"Non-dataclass subclasses of a dataclass are not supported "
-                            f"({cls.__name__}: decorate it with @dataclass(frozen=True))")
-    if not _generated_init(cls):
-        raise TileTypeError(f"Dataclass instance creation is only supported for dataclasses "
-                            f"with the __init__() that @dataclass generates ({cls.__name__} "
-                            f"defines its own)")
-    if cls.__new__ is not object.__new__:
-        raise TileTypeError(f"Dataclass {cls.__name__} with a custom __new__ is not supported")
-    for f in dataclasses.fields(cls):
-        if f.default_factory is not dataclasses.MISSING:
-            raise TileTypeError(f"Field {f.name!r} of {cls.__name__}: default_factory is not "
-                                "supported in tile code")
-        if not f.init:
-            raise TileTypeError(f"Field {f.name!r} of {cls.__name__}: init=False fields are "
-                                "not supported in tile code")
-
-
-def make_dataclass(comp, cls, args, kwargs, node) -> DataclassV:
-    _check_dataclass(cls)
-    try:
-        bound = inspect.signature(cls).bind(*args, **kwargs)
-    except TypeError as e:
-        raise TileTypeError(f"{cls.__name__}(): {e}") from None
-    bound.apply_defaults()
-    obj = DataclassV(cls, {k: coerce.fval(v) for k, v in bound.arguments.items()})
-    post = getattr(cls, "__post_init__", None)
-    if isinstance(post, types.FunctionType):
-        comp.inline_function(post, [obj], {}, node)
-    return obj
-
-
-def replace(comp, args, kwargs, env) -> FVal:
-    """``dataclasses.replace(obj, **changes)`` in tile code."""
-    if len(args) != 1:
-        raise TileTypeError("dataclasses.replace(obj, /, **changes)")
-    obj = args[0]
-    if isinstance(obj, Const) and dataclasses.is_dataclass(obj.value):
-        obj = from_instance(obj.value)
-    if not isinstance(obj, DataclassV):
-        raise TileTypeError(f"dataclasses.replace() expects a dataclass instance, got "
-                            f"{describe(obj)}")
-    for k in kwargs:
-        if k not in obj.fields:
-            raise TileTypeError(f"{obj.cls.__name__} has no such field: {k!r}")
-    return make_dataclass(comp, obj.cls, [], {**obj.fields, **kwargs}, None)
-
-
-def from_instance(inst, convert=None) -> DataclassV:
-    """A frozen dataclass instance (a global, a constant argument or a static_eval result,
-    whose fields ``convert`` turns into values) as a value."""
-    from .calls import global_value
-    _check_dataclass(type(inst))
-    convert = convert or global_value
-    return DataclassV(type(inst), {f.name: convert(getattr(inst, f.name))
-                                   for f in dataclasses.fields(inst)})
-
-
+# -- dataclasses (R-PY-10; construction in dataclass_ops.py) -------------------------------
 def attribute(comp, obj: FVal, name: str) -> FVal | None:
     """``obj.name`` for dataclass values and dicts (None: not handled here)."""
     if is_dict(obj) and name == "get":
@@ -183,7 +115,6 @@ def attribute(comp, obj: FVal, name: str) -> FVal | None:
         return Const(attr.__func__)
     if attr is None:
         raise TileTypeError(f"{obj.cls.__name__} has no attribute {name!r}")
-    from .calls import global_value
     return global_value(getattr(obj.cls, name))
 
 
@@ -227,9 +158,9 @@ def call_value(comp, fn: FVal, args, kwargs, node, env) -> FVal | None:
     if isinstance(f, types.FunctionType) and f.__code__ is _CM_HELPER_CODE:
         return ContextV(f.__wrapped__, tuple(args), dict(kwargs))
     if isinstance(f, type) and dataclasses.is_dataclass(f):
-        return make_dataclass(comp, f, args, kwargs, node)
+        return dataclass_ops.make_dataclass(comp, f, args, kwargs, node)
     if f is dataclasses.replace:
-        return replace(comp, args, kwargs, env)
+        return dataclass_ops.replace(comp, args, kwargs, env)
     if isinstance(f, types.MethodType) and isinstance(f.__func__, types.FunctionType) and \
             dataclasses.is_dataclass(f.__self__):        # a method of a global instance
         return comp.inline_function(f.__func__, [coerce.fval(f.__self__), *args], kwargs, node)
@@ -249,28 +180,21 @@ def call_value(comp, fn: FVal, args, kwargs, node, env) -> FVal | None:
 
 def str_join(sep: str, args, kwargs) -> FVal:
     """``sep.join(strings)`` (1.7): a tuple of constant strings or f-strings."""
-    from ..api import debug
     if len(args) != 1 or kwargs:
         raise TileTypeError("str.join() takes exactly one argument")
     parts: list = []
     for i, item in enumerate(coerce.tuple_items(args[0], "str.join()")):
-        if not debug.is_string(item):
+        if not is_string(item):
             raise TileTypeError(f"str.join(): sequence item {i}: expected a string, got "
                                 f"{describe(item)}")
-        parts += ([sep] if i else []) + debug.str_parts(item)
-    return debug.make_string(parts)
-
-
-def dtype_default(dtype) -> FVal:
-    """``ct.int32()``: the zero of the dtype, as ``int()`` is 0 (strictly typed)."""
-    return Const(dt.convert_constant(False if dtype is dt.bool_ else 0, dtype), dtype)
+        parts += ([sep] if i else []) + str_parts(item)
+    return make_string(parts)
 
 
 def _sum(items) -> FVal:
-    from ..api.elementwise import apply_operator
     acc: FVal = Const(0)
     for x in items:
-        acc = apply_operator("Add", acc, x)
+        acc = registry.call(operator.add, acc, x)
     return acc
 
 
@@ -286,8 +210,6 @@ def genexp_call(comp, fn: FVal, node: ast.Call, env) -> FVal | None:
 
 
 def comprehension(comp, g: ast.GeneratorExp, env) -> list[FVal]:
-    from .compiler import Env
-    from .static import iter_items
     out: list[FVal] = []
 
     def level(k: int, scope) -> None:
@@ -302,7 +224,7 @@ def comprehension(comp, g: ast.GeneratorExp, env) -> list[FVal]:
             raise TileSyntaxError("All iterables in a tuple comprehension must be wrapped in "
                                   "ct.static_iter()", comp.loc(gen.iter))
         for item in items:
-            inner = Env(scope.vars)
+            inner = scope.copy()
             comp.assign(gen.target, item, inner)
             keep = True
             for cond in gen.ifs:
@@ -349,7 +271,6 @@ def loop_with_return(comp, s: ast.stmt, rest: list, env) -> bool:
     carried slot, sets a carried flag and breaks; after the loop an enclosing loop breaks too,
     and the outermost one becomes ``if flag: return slot`` else the rest of the body.
     Returns True when ``rest`` was compiled here."""
-    from ..ir.core import Region
     outermost = RET_FLAG not in env.vars
     if outermost:
         # Discovery: compile the loop once into a discarded region to learn the type of the

@@ -1,4 +1,6 @@
-"""Parsing a Python function's source into an AST with the file's own line and column numbers."""
+"""Parsing a Python function's source into an AST with the file's own line and column numbers,
+and what the function sees around its body: its parameters, closure cells and globals as
+compile-time values (R-PY-8)."""
 
 from __future__ import annotations
 
@@ -7,8 +9,13 @@ import functools
 import inspect
 import textwrap
 from dataclasses import dataclass
+from typing import Any
 
-from ..errors import Loc, TileSyntaxError
+import numpy as np
+
+from .. import dtypes as dt
+from ..errors import Loc, TileSyntaxError, TileTypeError
+from ..lang.values import Const, FVal, TupleV
 
 
 @dataclass(frozen=True)
@@ -125,3 +132,30 @@ def assigned_names(stmts: list[ast.stmt]) -> set[str]:
     for s in stmts:
         V().visit(s)
     return out
+
+
+def all_args(a: ast.arguments):
+    out = list(a.posonlyargs) + list(a.args) + list(a.kwonlyargs)
+    if a.vararg:
+        out.append(a.vararg)
+    if a.kwarg:
+        out.append(a.kwarg)
+    return out
+
+
+def global_value(obj: Any) -> FVal:
+    """A module global or closure cell as a compile-time value (R-PY-8)."""
+    if isinstance(obj, FVal):
+        return obj
+    if isinstance(obj, np.generic):
+        d = dt.from_numpy(obj.dtype)
+        if d is not None:
+            return Const(obj.item(), d)
+    if isinstance(obj, tuple):
+        return TupleV(tuple(global_value(i) for i in obj))
+    if isinstance(obj, np.ndarray) or hasattr(obj, "__cuda_array_interface__") or (
+            hasattr(obj, "__dlpack__") and not isinstance(obj, type)):
+        mod = type(obj).__module__.split(".")[0]
+        raise TileTypeError(
+            f"Cannot create constant from value of type {mod}.{type(obj).__name__}")
+    return Const(obj)

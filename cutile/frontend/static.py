@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import operator
 from typing import Any
 
 from ..errors import (
@@ -19,8 +20,11 @@ from ..errors import (
     TileSyntaxError,
     TileTypeError,
 )
-from .context import static_evaluation
-from .values import ArrayV, BoundMethod, Const, DataclassV, FVal, TileV, TupleV, describe
+from ..lang import registry
+from ..lang.context import in_static_eval, static_evaluation
+from ..lang.values import ArrayV, BoundMethod, Const, DataclassV, FVal, TileV, TupleV, describe
+from .dataclass_ops import from_instance
+from .source import global_value
 
 MAX_STATIC_ITER = 1000
 _NO_VALUE = "Symbolic tile has no concrete value"
@@ -35,15 +39,14 @@ class Proxy:
         object.__setattr__(self, "_fval", fval)
 
     def __getattr__(self, name: str):
-        from ..api import methods
         if name.startswith("__"):
             raise AttributeError(name)
         fv = self._fval
         if isinstance(fv, (TileV, ArrayV)) and name in ("shape", "dtype", "ndim"):
-            return to_host(methods.get_attribute(fv, name))    # array extents: proxies
+            return to_host(registry.attribute(fv, name))    # array extents: proxies
         if isinstance(fv, (TileV, ArrayV)):
             try:
-                m = methods.get_attribute(fv, name)
+                m = registry.attribute(fv, name)
             except TileError:
                 m = None
             if isinstance(m, BoundMethod):   # returned to tile code, called there (1.7)
@@ -93,35 +96,26 @@ class Proxy:
                                   "static_eval()")
 
 
-def _binary(name: str, swap: bool = False):
+def _binary(fn, swap: bool = False):
+    """The dunder of a Proxy for the operator function ``fn`` (``operator.add``): the
+    registered operator on the values, as in tile code."""
     def f(self, other):
-        from ..api import elementwise
         a, b = to_fval(self), to_fval(other)
         if swap:
             a, b = b, a
-        return to_host(elementwise.apply_operator(name, a, b))
+        return to_host(registry.call(fn, a, b))
     return f
 
 
-def _compare(name: str):
-    def f(self, other):
-        from ..api import elementwise
-        return to_host(elementwise.apply_compare(name, to_fval(self), to_fval(other)))
-    return f
-
-
-for _py, _ast in (("add", "Add"), ("sub", "Sub"), ("mul", "Mult"), ("truediv", "Div"),
-                  ("floordiv", "FloorDiv"), ("mod", "Mod"), ("pow", "Pow"),
-                  ("matmul", "MatMult"), ("and", "BitAnd"), ("or", "BitOr"),
-                  ("xor", "BitXor"), ("lshift", "LShift"), ("rshift", "RShift")):
-    setattr(Proxy, f"__{_py}__", _binary(_ast))
-    setattr(Proxy, f"__r{_py}__", _binary(_ast, swap=True))
-for _py, _ast in (("lt", "Lt"), ("le", "LtE"), ("gt", "Gt"), ("ge", "GtE"), ("eq", "Eq"),
-                  ("ne", "NotEq")):
-    setattr(Proxy, f"__{_py}__", _compare(_ast))
+for _fn in registry.BINARY_OPERATORS.values():
+    _py = _fn.__name__.rstrip("_")                       # and_ -> and
+    setattr(Proxy, f"__{_py}__", _binary(_fn))
+    setattr(Proxy, f"__r{_py}__", _binary(_fn, swap=True))
+for _fn in (operator.lt, operator.le, operator.gt, operator.ge, operator.eq, operator.ne):
+    setattr(Proxy, f"__{_fn.__name__}__", _binary(_fn))
 Proxy.__hash__ = object.__hash__
-Proxy.__neg__ = lambda self: to_host(_unary("USub", self))
-Proxy.__invert__ = lambda self: to_host(_unary("Invert", self))
+Proxy.__neg__ = lambda self: to_host(registry.call(operator.neg, to_fval(self)))
+Proxy.__invert__ = lambda self: to_host(registry.call(operator.invert, to_fval(self)))
 
 
 # ct operations that static_eval may call on constants and proxies: the pure arithmetic and
@@ -137,14 +131,11 @@ def call_op(op, args, kwargs) -> Any:
     """A ``ct`` operation called by host code inside static_eval (``TileOp.__call__``)."""
     if op.op_name not in SAFE_OPS:
         raise TileStaticEvalError(f"{op.op_name}() cannot be called inside static_eval()")
-    from .calls import call_op as call
-    return to_host(call(op, [to_fval(a) for a in args],
-                        {k: to_fval(v) for k, v in kwargs.items()}))
+    return to_host(op.invoke([to_fval(a) for a in args],
+                             {k: to_fval(v) for k, v in kwargs.items()}))
 
 
-def _unary(name, p):
-    from ..api import elementwise
-    return elementwise.apply_unary(name, to_fval(p))
+registry.set_static_call(call_op)
 
 
 def to_host(v: FVal) -> Any:
@@ -165,7 +156,6 @@ def to_host(v: FVal) -> Any:
 
 def to_fval(x: Any) -> FVal:
     """A static_eval result back in tile code: a constant or a proxied value (R-META-1)."""
-    from .calls import global_value
     if isinstance(x, Proxy):
         return x._fval
     if isinstance(x, FVal):
@@ -175,8 +165,7 @@ def to_fval(x: Any) -> FVal:
     if isinstance(x, (list, set, bytearray)):    # mutable host containers are no values
         raise TileTypeError(f"Cannot create constant from value of type {type(x).__name__}.")
     if dataclasses.is_dataclass(x) and not isinstance(x, type):
-        from .pysubset import from_instance  # fields may hold proxies (runtime values)
-        return from_instance(x, to_fval)
+        return from_instance(x, to_fval)      # fields may hold proxies (runtime values)
     return global_value(x)
 
 
@@ -195,7 +184,6 @@ def host_eval(comp, node: ast.expr, env, what: str = "static_eval", part: str = 
     """Run one expression of tile code with host Python (R-META-1); an exception it raises
     becomes ``StaticException`` naming ``what``'s ``part`` as 1.7 does ("static_assert()
     condition", "static_iter() iterable", ...)."""
-    from .context import in_static_eval
     if in_static_eval():
         raise TileStaticEvalError(f"{what}() cannot be used inside static_eval()")
     for n in ast.walk(node):

@@ -17,6 +17,7 @@ from __future__ import annotations
 import weakref
 
 from .core import KernelIR, Op, Region, walk
+from .ops import Break, Continue, For, If, Loop, Yield
 from .types import ArrayType
 
 # The root of an array built from a foreign pointer (``Array.from_foreign``): it may be any
@@ -91,7 +92,6 @@ class _Aliases:
     def region(self, region: Region, owner: Op | None, loop: Op | None) -> None:
         """``owner``: the op whose region this is; ``loop``: the innermost enclosing loop
         (where ``Continue``/``Break`` go)."""
-        from .ops import Break, Continue, For, If, Loop, Yield
         for op in region.ops:
             if isinstance(op, (For, Loop)):
                 args = _carried_args(op)
@@ -126,7 +126,6 @@ class _Aliases:
 
 def _carried_args(loop: Op) -> list:
     """A loop's carried region arguments (a ``For`` body's first argument is its counter)."""
-    from .ops import For
     return loop.body.args[1:] if isinstance(loop, For) else loop.body.args
 
 

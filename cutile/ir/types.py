@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..dtypes import DType, int32
+from ..errors import TileValueError
 
 # The most elements one tile may hold.  1.7 documents no number (its compiler fails later, on
 # the GPU); cutile rejects bigger tiles at compile time so that no executor tries to allocate
@@ -19,7 +20,6 @@ def check_tile_size(shape: tuple) -> None:
     for d in shape:
         n *= d
     if n > MAX_TILE_ELEMENTS:
-        from ..errors import TileValueError
         raise TileValueError(f"Tile shape {tuple(shape)} has {n} elements, more than the "
                              f"{MAX_TILE_ELEMENTS} (2**24) elements a tile may hold; "
                              "use a smaller tile shape and loop over the tiles")

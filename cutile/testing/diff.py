@@ -16,7 +16,14 @@ from typing import Any
 
 import numpy as np
 
+import cutile as ct
+
+from .. import progress
 from .._traceback import api_boundary
+from ..executors import backend
+from ..ir import ops
+from ..ir.core import walk
+from ..launch_args import check_grid
 from .compare import Mismatch, disagreeing, first_mismatches
 from .guarded import GUARD, embed, guard_intact, inner, poison
 
@@ -71,8 +78,6 @@ def pure_outputs(kernel, args: tuple) -> set[int]:
     """Positions (in launch-argument leaf order) of the arrays the kernel only writes: every
     use is the array of a store/scatter, or a shape/stride query.  Those are poisoned before a
     launch; arrays that are also read keep their contents."""
-    from ..ir import ops
-    from ..ir.core import walk
     spec = kernel.specialize(args)
     ir = kernel.compile(spec)
     derived = {p: i for i, p in enumerate(ir.params)}
@@ -106,9 +111,6 @@ def run_on(kernel: Any, grid: int | tuple[int, ...], args: tuple, executor: str 
     ``device=True`` hands the Numba backend views of device buffers (Numba device arrays)
     instead of host arrays: on a GPU the zero-copy path, with the guard band in device memory
     checking the generated code's own bounds checks."""
-    import cutile as ct
-
-    from ..executors import backend
     names = list(getattr(kernel, "param_names", []))
     found = _flatten(args, names)
     outputs = pure_outputs(kernel, args) if poison_outputs else set()
@@ -128,9 +130,7 @@ def run_on(kernel: Any, grid: int | tuple[int, ...], args: tuple, executor: str 
     grid = grid if isinstance(grid, tuple) else (grid,)
     run = Run(executor, {}, {})
     if executor == "interp":
-        from .. import progress
-        from ..interp.machine import run_kernel
-        from ..kernel import check_grid
+        from ..interp.machine import run_kernel  # lazy: start-up time (the interpreter)
         spec = kernel.specialize(call)
         g = check_grid(grid)
         ir = kernel.compile(spec)

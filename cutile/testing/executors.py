@@ -8,6 +8,7 @@ keep simulated launches small).  ``CUTILE_TEST_EXECUTORS=interp,numba`` override
 from __future__ import annotations
 
 from .. import config
+from ..executors import gpu_usable
 
 
 def _numba_importable() -> bool:
@@ -23,7 +24,6 @@ def numba_unavailable() -> str | None:
                 "numba-cuda)")
     if config.cuda_simulator():
         return None
-    from ..executors import gpu_usable
     if gpu_usable():
         return None
     return "numba: skipped (no GPU; NUMBA_ENABLE_CUDASIM=1 runs the simulator)"

@@ -18,6 +18,10 @@ import sys
 
 import pytest
 
+from .. import config as cfg
+from .. import progress
+from .executors import available_executors, describe
+
 _terminal = None                      # our own handle on the terminal, for progress.py
 
 
@@ -26,8 +30,6 @@ def pytest_configure(config):
     runs, so a status line of a long test goes to a duplicate of the terminal's descriptor,
     taken now, while capture is suspended; it is drawn after what pytest wrote on the line."""
     global _terminal
-    from .. import config as cfg
-    from .. import progress
     mode = cfg.progress()
     if mode == "off":
         return
@@ -51,7 +53,6 @@ def pytest_configure(config):
 def pytest_unconfigure(config):
     global _terminal
     if _terminal is not None:
-        from .. import progress
         progress.use_terminal(None, None)
         _terminal.close()
         _terminal = None
@@ -60,14 +61,12 @@ def pytest_unconfigure(config):
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_call(item):
     """A test is a progress task; it shows (after 2 s) once it has launched a kernel."""
-    from .. import progress
     with progress.task(item.name, quiet=True):
         yield
 
 
 def pytest_generate_tests(metafunc):
     if "cutile_executor" in metafunc.fixturenames:
-        from .executors import available_executors
         metafunc.parametrize("cutile_executor", available_executors(), indirect=True,
                              scope="session")
 
@@ -77,7 +76,6 @@ def pytest_report_collectionfinish(config, start_path, items):
     Numba is left out, so a dropped ``[numba]`` variant does not go unnoticed.  Only for
     sessions that use the fixture (the plugin is installed for every pytest run)."""
     if any("cutile_executor" in getattr(item, "fixturenames", ()) for item in items):
-        from .executors import describe
         return describe()
     return None
 

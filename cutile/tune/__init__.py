@@ -20,6 +20,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
+from ..executors import gpu_usable, selected
+from ..kernel import kernel as Kernel
+from ..kernel import launch
+
 T = TypeVar("T")
 
 __all__ = ["Measurement", "TuningResult", "exhaustive_search"]
@@ -106,7 +110,6 @@ class _Stats:
 def _synchronizer() -> Callable[[], None]:
     """Waits for the device on the Numba backend on a real GPU; a no-op elsewhere (the
     interpreter and the simulator finish a launch before ``ct.launch`` returns)."""
-    from ..executors import gpu_usable, selected
     if selected() == "numba" and gpu_usable():
         from numba import cuda
         return cuda.synchronize
@@ -115,8 +118,7 @@ def _synchronizer() -> Callable[[], None]:
 
 def _time_launch(stream, grid, kernel, args, sync, limit: float | None) -> float:
     """Microseconds of one launch; ``limit`` (seconds) bounds an interpreter launch."""
-    from ..interp.machine import launch_time_limit
-    from ..kernel import launch
+    from ..interp.machine import launch_time_limit  # lazy: start-up time (the interpreter)
     sync()
     token = launch_time_limit.set(limit) if limit is not None else None
     try:
@@ -146,7 +148,6 @@ def exhaustive_search(search_space: Sequence[T], stream, grid_fn: Callable[[T], 
     (the interpreter stops it; on a GPU a launch that took longer counts as failed).
     Raises ``ValueError`` when the space is empty or no configuration ran.
     """
-    from ..kernel import kernel as Kernel
     if len(search_space) == 0:
         raise ValueError("Search space is empty.")
     sync = _synchronizer()

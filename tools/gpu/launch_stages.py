@@ -27,7 +27,8 @@ def main() -> int:
     import cutile as ct
     from cutile.device_arrays import DeviceArrayRef
     from cutile.executors import backend
-    from cutile.kernel import _check_writable, check_grid
+    from cutile.kernel import _check_writable
+    from cutile.launch_args import check_grid
     from cutile.numba_backend import launch as L
     from cutile.numba_backend import params as P
     from cutile.numba_backend.compile import compile_kernel, full_tiles

@@ -62,7 +62,7 @@ def main() -> int:
     from numba import cuda
 
     import cutile as ct
-    from cutile.kernel import check_grid
+    from cutile.launch_args import check_grid
     from cutile.numba_backend.compile import compile_kernel, full_tiles
     from cutile.numba_backend.params import argument_types
     from cutile.numba_backend.threads import choose_threads, launch_bounds

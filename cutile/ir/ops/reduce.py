@@ -6,6 +6,7 @@ from ...dtypes import int32
 from ..core import Op, Region, Value, opdef
 from ..types import TileType
 from . import _check
+from .scan import check_body
 
 
 def _reduced_shape(shape, axes, keepdims):
@@ -61,7 +62,6 @@ class ReduceFn(Op):
     body: Region
 
     def infer(self):
-        from .scan import check_body
         types = [_check.tile(x, self, "x") for x in self.xs]
         shape = types[0].shape
         _check.expect(all(t.shape == shape for t in types), self, "operands share one shape")

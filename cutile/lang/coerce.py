@@ -30,6 +30,35 @@ def fval(x: Any) -> FVal:
     return Const(x)
 
 
+def operand(v, side: str, *, arithmetic: bool = True, pointer: bool = False) -> FVal:
+    """A tile or numeric constant; restricted floats are rejected for arithmetic (R-MATH-2),
+    foreign pointers everywhere but ``where`` (§7)."""
+    v = fval(v)
+    if isinstance(v, TileV) or (isinstance(v, Const) and v.is_number):
+        loose = isinstance(v, Const) and v.is_loose
+        if arithmetic and not loose and value_dtype(v).is_restricted:
+            raise TileTypeError(f"{side} has non-arithmetic dtype {value_dtype(v).name}")
+        if not pointer and isinstance(v, TileV) and v.dtype.is_foreign_pointer:
+            raise TileTypeError(f"{side} has non-arithmetic dtype {v.dtype.name}: a foreign "
+                                f"pointer supports no numeric operation (is_numeric)")
+        return v
+    raise TileTypeError(f"{side}: expected a tile or a scalar, got {describe(v)}")
+
+
+def condition(v: FVal) -> FVal:
+    """R-CF-2: scalars only, converted with ``bool_(c)``; constants fold."""
+    if isinstance(v, Const):
+        return Const(bool(v.value))
+    if isinstance(v, TileV):
+        if v.shape != ():
+            raise TileTypeError(f"Expected a scalar value as condition, got {describe(v)}")
+        operand(v, "Condition", arithmetic=False)      # no foreign pointer (§7)
+        return convert(v, dt.bool_)
+    if isinstance(v, TupleV):
+        return Const(len(v.items) > 0)
+    raise TileTypeError(f"Expected a scalar value as condition, got {describe(v)}")
+
+
 def is_number_const(v: FVal) -> bool:
     return isinstance(v, Const) and v.is_number
 
@@ -233,7 +262,6 @@ def runtime_shape_hint(v: FVal, which: str) -> str:
     compile-time constant when declared ``ct.Constant[int]`` (R-CONST-2)."""
     if not (isinstance(v, TileV) and v.shape == ()):
         return ""
-    from .context import current
     if v.value in current().params:
         return (f": {which} is the kernel parameter {v.value.hint!r}, a runtime "
                 f"{v.dtype.name} value, but a tile shape must be known at compile time; "
