@@ -20,7 +20,7 @@ from ..interp.access_map import AccessRecorder
 from ..interp.machine import run_kernel
 from ..interp.rules.debugger import DebugSession, current_session
 from ..ir.types import ArrayType
-from ..kernel import check_grid
+from ..launch_args import check_grid
 from ..kernel import kernel as kernel_cls
 from .render import png, text
 

@@ -1,7 +1,7 @@
 """Scans: cumsum/cumprod and ``scan`` with a user combiner compiled to a region (R-SCAN-*).
 
 Both are inclusive prefix scans along one axis, in the documented sequential order
-(``cutile.interp.scan``).  ``ScanFn``'s ``body`` takes 2N 0-d arguments (the running value's N
+(``cutile.interp.rules.scan``).  ``ScanFn``'s ``body`` takes 2N 0-d arguments (the running value's N
 components, then the next element's) and yields N 0-d values of the operands' dtypes.
 """
 
