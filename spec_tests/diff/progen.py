@@ -1163,6 +1163,7 @@ class _Gen:
 
     def loop_body(self, out, env, depth, cs, loopvar, indent="    ") -> list:
         inner = list(env) + cs
+        at_entry = list(inner)            # what a break/continue test may read at any point
         body = self.block(inner, depth + 1, 3)
         if len(cs) == 2 and cs[0].dtype is cs[1].dtype and cs[0].shape == cs[1].shape \
                 and self.cfg.has("tuples") and self.flag():
@@ -1180,7 +1181,7 @@ class _Gen:
             cuts = [p for p in range(len(body) + 1) if p == len(body) or
                     not body[p].startswith((" ", "else", "elif"))]
             pos = self.pick(cuts)
-            body[pos:pos] = [f"if {self.cond(inner, loopvar)}:", f"    {kw}"]
+            body[pos:pos] = [f"if {self.cond(at_entry, loopvar)}:", f"    {kw}"]
         return [indent + ln for ln in body]
 
     def s_for(self, out, env, depth):
