@@ -31,6 +31,17 @@ from __future__ import annotations
 from llvmlite import ir
 from numba import types
 
+from .ptx_text import (
+    CP_ASYNC16_CONSTRAINTS,
+    CP_ASYNC16_TEXT,
+    MMA_F_CONSTRAINTS,
+    MMA_I_CONSTRAINTS,
+    MMA_TF32_TEXT,
+    ldsm_text,
+    mma_int_text,
+    mma_text,
+)
+
 try:
     from numba.cuda.extending import intrinsic
 except ImportError:  # pragma: no cover - older numba-cuda
@@ -38,8 +49,7 @@ except ImportError:  # pragma: no cover - older numba-cuda
 
 
 def _mma(kind: str):
-    asm_text = (f"mma.sync.aligned.m16n8k16.row.col.f32.{kind}.{kind}.f32 "
-                "{$0,$1,$2,$3}, {$4,$5,$6,$7}, {$8,$9}, {$10,$11,$12,$13};")
+    asm_text = mma_text(kind)
 
     def impl(typingctx, a0, a1, a2, a3, b0, b1, c0, c1, c2, c3):
         sig = types.UniTuple(types.float32, 4)(*([types.uint32] * 6 + [types.float32] * 4))
@@ -47,7 +57,7 @@ def _mma(kind: str):
         def codegen(context, builder, signature, args):
             f32, i32 = ir.FloatType(), ir.IntType(32)
             fnty = ir.FunctionType(ir.LiteralStructType([f32] * 4), [i32] * 6 + [f32] * 4)
-            asm = ir.InlineAsm(fnty, asm_text, "=f,=f,=f,=f,r,r,r,r,r,r,f,f,f,f")
+            asm = ir.InlineAsm(fnty, asm_text, MMA_F_CONSTRAINTS)
             res = builder.call(asm, args)
             vals = [builder.extract_value(res, i) for i in range(4)]
             return context.make_tuple(builder, signature.return_type, vals)
@@ -63,8 +73,7 @@ mma_bf16 = _mma("bf16")
 
 
 def _mma_int(kind: str):
-    text = (f"mma.sync.aligned.m16n8k32.row.col.s32.{kind}.{kind}.s32 "
-            "{$0,$1,$2,$3}, {$4,$5,$6,$7}, {$8,$9}, {$10,$11,$12,$13};")
+    text = mma_int_text(kind)
 
     def impl(typingctx, a0, a1, a2, a3, b0, b1, c0, c1, c2, c3):
         sig = types.UniTuple(types.int32, 4)(*([types.uint32] * 6 + [types.int32] * 4))
@@ -72,7 +81,7 @@ def _mma_int(kind: str):
         def codegen(context, builder, signature, args):
             i32 = ir.IntType(32)
             fnty = ir.FunctionType(ir.LiteralStructType([i32] * 4), [i32] * 10)
-            asm = ir.InlineAsm(fnty, text, "=r,=r,=r,=r,r,r,r,r,r,r,r,r,r,r")
+            asm = ir.InlineAsm(fnty, text, MMA_I_CONSTRAINTS)
             res = builder.call(asm, args)
             vals = [builder.extract_value(res, i) for i in range(4)]
             return context.make_tuple(builder, signature.return_type, vals)
@@ -94,14 +103,13 @@ def mma_tf32(typingctx, a0, a1, a2, a3, b0, b1, c0, c1, c2, c3):
     ``ldmatrix`` gives), B as 2 float32 (tfloat32 values in float32 containers), C/D 4
     float32."""
     sig = types.UniTuple(types.float32, 4)(*([types.uint32] * 4 + [types.float32] * 6))
-    text = ("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 "
-            "{$0,$1,$2,$3}, {$4,$5,$6,$7}, {$8,$9}, {$10,$11,$12,$13};")
+    text = MMA_TF32_TEXT
 
     def codegen(context, builder, signature, args):
         f32, i32 = ir.FloatType(), ir.IntType(32)
         bits = [builder.bitcast(b, i32) for b in args[4:6]]
         fnty = ir.FunctionType(ir.LiteralStructType([f32] * 4), [i32] * 6 + [f32] * 4)
-        asm = ir.InlineAsm(fnty, text, "=f,=f,=f,=f,r,r,r,r,r,r,f,f,f,f")
+        asm = ir.InlineAsm(fnty, text, MMA_F_CONSTRAINTS)
         res = builder.call(asm, list(args[:4]) + bits + list(args[6:]))
         vals = [builder.extract_value(res, i) for i in range(4)]
         return context.make_tuple(builder, signature.return_type, vals)
@@ -122,14 +130,9 @@ def _shared_addr(context, builder, arrty, arr, ix):
 
 
 def _ldsm(n: int, trans: bool, shared32: bool):
-    outs = ",".join(f"${i}" for i in range(n))
-    op = f"ldmatrix.sync.aligned.m8n8.x{n}{'.trans' if trans else ''}.shared.b16"
-    if shared32:        # a 32-bit shared-window address
-        text = op + " {" + outs + "}, [$" + str(n) + "];"
-    else:               # a generic 64-bit address (the form measured on the H100)
-        text = ("{ .reg .u64 p; cvta.to.shared.u64 p, $" + str(n) + "; " + op + " {" + outs
-                + "}, [p]; }")
-    constraint = ",".join(["=r"] * n + ["r" if shared32 else "l", "~{memory}"])
+    # shared32: a 32-bit shared-window address; else a generic 64-bit address (the form
+    # measured on the H100)
+    text, constraint = ldsm_text(n, trans, shared32)
 
     def impl(typingctx, buf, idx):
         if not isinstance(buf, types.Array) or not isinstance(idx, types.Integer):
@@ -210,8 +213,7 @@ def cp_async16(typingctx, buf, idx, src, off, nbytes):
     if not all(isinstance(a, types.Array) for a in (buf, src)) or not all(
             isinstance(a, types.Integer) for a in (idx, off, nbytes)):
         return None
-    text = ("{ .reg .u64 g; cvta.to.global.u64 g, $1; "
-            "cp.async.cg.shared.global [$0], [g], 16, $2; }")
+    text = CP_ASYNC16_TEXT
 
     def codegen(context, builder, signature, args):
         bt, _, st, _, nt = signature.args
@@ -222,7 +224,7 @@ def cp_async16(typingctx, buf, idx, src, off, nbytes):
         n = builder.trunc(n, i32) if n.type.width > 32 else (
             builder.sext(n, i32) if n.type.width < 32 else n)
         fnty = ir.FunctionType(ir.VoidType(), [i32, ir.IntType(64), i32])
-        asm = ir.InlineAsm(fnty, text, "r,l,r,~{memory}", side_effect=True)
+        asm = ir.InlineAsm(fnty, text, CP_ASYNC16_CONSTRAINTS, side_effect=True)
         builder.call(asm, [dst, gsrc, n])
 
     return types.void(buf, idx, src, off, nbytes), codegen

@@ -21,6 +21,7 @@ import ast
 
 from .types import (
     CAST_CODES,
+    FROM_NAME,
     NONE,
     Array,
     Range,
@@ -50,6 +51,8 @@ INTRINSICS = {"mma_f16": ("f", 4), "mma_bf16": ("f", 4), "mma_tf32": ("f", 4),
               **{f"cp_async_wait_group{n}": None for n in range(3)},
               **{f"ldsm{w}_x{n}{t}": ("I", n) for w in ("", "32") for n in (2, 4)
                  for t in ("", "_t")}}
+FLOAT_CONSTANTS = {"np.inf": float("inf"), "np.nan": float("nan"), "math.inf": float("inf"),
+                   "math.nan": float("nan")}
 ATOMICS = {"add", "sub", "max", "min", "cas", "exch", "and_", "or_", "xor"}
 
 Env = dict
@@ -251,6 +254,8 @@ class Infer:
         return Tuple(tuple(self.expr(x, env) for x in e.elts))
 
     def e_Attribute(self, e, env):
+        if _dotted(e) in FLOAT_CONSTANTS:
+            return Scalar("d")
         if isinstance(e.value, ast.Attribute) and _dotted(e.value) in {
                 f"cuda.{n}" for n in SPECIAL} and e.attr in "xyz":
             return Scalar("i")
@@ -315,10 +320,10 @@ class Infer:
 
     def call(self, f: str, args: list, e):
         """The type of the call of ``f`` (dotted name) with argument types ``args``."""
-        if f in CAST_CODES:
+        if cast_code(f):
             if len(args) != 1 or not isinstance(args[0], Scalar):
                 raise Unsupported(f"{f} of {args}")
-            return Scalar(CAST_CODES[f])
+            return Scalar(cast_code(f))
         if f in ("min", "max") and len(args) == 2:
             return Scalar(binary(f, *args)[0])
         if f == "abs" and len(args) == 1:
@@ -359,6 +364,13 @@ class Infer:
                 args[0], Array):
             return Scalar(args[0].dtype)
         raise Unsupported(f"cuda.{f} of {args}")
+
+
+def cast_code(f: str) -> str | None:
+    """The scalar code a call of ``f`` converts to (``i32``, ``np.uint32``), or None."""
+    if f.startswith("np."):
+        return FROM_NAME.get(f[3:]) if f[3:] != "bool_" else "b"
+    return CAST_CODES.get(f)
 
 
 def _range(args: list) -> Range:

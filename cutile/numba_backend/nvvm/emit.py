@@ -1,0 +1,424 @@
+"""NVVM IR for a generated kernel, from its source and ``infer.py``'s types, without Numba.
+
+Why: Numba's Python frontend (bytecode -> IR, SSA, typing, lowering) is 80-90% of a
+kernel's compile time (issue 26); the generated dialect is small enough to translate
+directly.  The same source stays what the simulator runs.
+
+- Parameters follow Numba's kernel ABI, so ``params.Packer`` packs a launch unchanged: an
+  array is meminfo, parent, nitems, itemsize, data, shape..., strides... (in bytes); a bool
+  travels as a byte.
+- Every variable lives in an ``alloca`` per (name, LLVM type) that NVVM's mem2reg turns into
+  registers; where paths meet, each incoming path converts its value to the joined type that
+  ``infer`` computed (Numba's phi unification).
+- An array element is raw address arithmetic (the generated code checks its own bounds):
+  "C" arrays index from the shape, as Numba's "C" layout does (NVVM folds it), "A" arrays
+  from the strides.  Shared arrays are ``addrspace(3)`` globals.
+- Calls: ``calls.py``.  Scalar arithmetic: ``ops.py``.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from llvmlite import ir
+
+from . import calls, ops
+from .infer import BINOPS, CMPOPS, UNOPS, Infer, _dotted, cast_code
+from .types import Array, Scalar, Tuple, Unsupported, binary, unary
+
+BOOL = Scalar("b")
+
+
+class ArrayValue:
+    """An array in registers: its element pointer, shape and strides (i64 values)."""
+
+    def __init__(self, t: Array, data, shape: list, strides: list):
+        self.t, self.data, self.shape, self.strides = t, data, shape, strides
+
+
+class Emitter:
+    """Translate ``fn`` (typed by ``inf``) into a kernel ``name`` of a new LLVM module."""
+
+    def __init__(self, fn: ast.FunctionDef, inf: Infer, params: list, name: str,
+                 max_threads: int | None = None):
+        self.inf = inf
+        self.module = ir.Module(name="cutile_nvvm")
+        self.module.triple = "nvptx64-nvidia-cuda"
+        self.module.data_layout = ("e-p:64:64:64-i1:8:8-i8:8:8-i16:16:16-i32:32:32-"
+                                   "i64:64:64-f32:32:32-f64:64:64-v16:16:16-v32:32:32-"
+                                   "v64:64:64-v128:128:128-n16:32:64")
+        argtys, self._unpack = _abi(params)
+        self.func = ir.Function(self.module, ir.FunctionType(ir.VoidType(), argtys), name)
+        allocas = self.func.append_basic_block("allocas")    # every alloca, then "entry"
+        entry = self.func.append_basic_block("entry")
+        self.b = ir.IRBuilder(entry)
+        self._allocas = ir.IRBuilder(allocas)
+        self.slots: dict = {}
+        self.objs: dict = {}            # array / tuple variables: values, not slots
+        self.env: dict = {}
+        self._loops: list = []          # (continue block, break block, exit env)
+        self.calls = calls.Calls(self)
+        for a, (t, v) in zip(fn.args.args, self._unpack(self.func.args)):
+            if isinstance(t, Scalar) and t.code == "b":
+                v = self.b.icmp_unsigned("!=", v, ops.I8(0))   # a bool travels as a byte
+            self.set_var(a.arg, t, v)
+        self.block(fn.body)
+        if not self.b.block.is_terminated:
+            self.b.ret_void()
+        self._allocas.branch(entry)
+        _annotate(self.module, self.func, max_threads)
+
+    # ---- variables -------------------------------------------------------------------
+    def _slot(self, name: str, t: Scalar):
+        key = (name, str(ops.lltype(t.code)))
+        s = self.slots.get(key)
+        if s is None:
+            s = self._allocas.alloca(ops.lltype(t.code), name=name)
+            self.slots[key] = s
+        return s
+
+    def set_var(self, name: str, t, v) -> None:
+        self.env[name] = t
+        if isinstance(t, Scalar):
+            self.b.store(v, self._slot(name, t))
+        else:
+            self.objs[name] = v
+
+    def get_var(self, name: str):
+        t = self.env[name]
+        if isinstance(t, Scalar):
+            if t.literal:
+                return ops.const(t)
+            return self.b.load(self._slot(name, t))
+        return self.objs[name]
+
+    def to_env(self, target: dict) -> None:
+        """Convert the live variables to their types in ``target`` (a join point)."""
+        for k, t in target.items():
+            cur = self.env.get(k)
+            if cur is None or cur == t:
+                continue
+            if not (isinstance(cur, Scalar) and isinstance(t, Scalar)):
+                if self.objs.get(k) is None:
+                    raise Unsupported(f"variable {k} joins {cur} and {t}")
+                continue
+            v = self.get_var(k)
+            self.b.store(ops.convert(self.b, v, cur.code, t.code), self._slot(k, t))
+
+    # ---- statements ------------------------------------------------------------------
+    def block(self, body: list) -> None:
+        for s in body:
+            if self.b.block.is_terminated:
+                return
+            m = getattr(self, "s_" + type(s).__name__)
+            m(s)
+
+    def s_Pass(self, s):
+        pass
+
+    def s_Expr(self, s):
+        self.expr(s.value)
+
+    def s_Return(self, s):
+        self.b.ret_void()
+
+    def s_Assign(self, s):
+        self.assign(s.targets[0], self.expr(s.value), self.inf.types[id(s.value)])
+
+    def assign(self, target, v, t) -> None:
+        if isinstance(target, ast.Name):
+            self.set_var(target.id, self.inf.types[id(target)], v)
+        elif isinstance(target, ast.Tuple):
+            for e, ev, et in zip(target.elts, v, t.items):
+                self.assign(e, ev, et)
+        else:
+            arr = self.expr(target.value)
+            ptr = self.element(target, arr)
+            self.store(ptr, ops.convert(self.b, v, t.code, arr.t.dtype), arr.t.dtype)
+
+    def store(self, ptr, v, code: str) -> None:
+        if code == "b":
+            v = self.b.zext(v, ops.I8)
+        self.b.store(v, ptr, align=max(1, ops.BITS[code] // 8))
+
+    def load(self, ptr, code: str):
+        v = self.b.load(ptr, align=max(1, ops.BITS[code] // 8))
+        return self.b.trunc(v, ops.I1) if code == "b" else v
+
+    def truth(self, node):
+        t = self.inf.types[id(node)]
+        return ops.convert(self.b, self.expr(node), t.code, "b")
+
+    def s_If(self, s):
+        cond = self.truth(s.test)
+        then, other, after = (self.func.append_basic_block(n) for n in ("then", "else", "endif"))
+        self.b.cbranch(cond, then, other)
+        env, join = dict(self.env), self.inf.joins[id(s)]
+        for blk, body in ((then, s.body), (other, s.orelse)):
+            self.env = dict(env)
+            self.b.position_at_end(blk)
+            self.block(body)
+            if not self.b.block.is_terminated:
+                self.to_env(join)
+                self.b.branch(after)
+        self.b.position_at_end(after)
+        if join is None:
+            self.b.unreachable()
+            self.env = env
+        else:
+            self.env = dict(join)
+
+    def _loop(self, s, head_code, body_start, latch_code=None):
+        """A loop: ``head_code()`` emits the test at the head (returns i1),
+        ``body_start()`` the body's first assignments, ``latch_code()`` the step."""
+        head_env, exit_env = self.inf.heads[id(s)], self.inf.exits[id(s)]
+        head, body, latch, out, after = (self.func.append_basic_block(n) for n in (
+            "head", "body", "latch", "exit", "after"))
+        self.to_env(head_env)
+        self.b.branch(head)
+        self.b.position_at_end(head)
+        self.env = dict(head_env)
+        self.b.cbranch(head_code(), body, out)
+        self.b.position_at_end(body)
+        body_start()
+        self._loops.append((latch, after, head_env, exit_env))
+        self.block(s.body)
+        self._loops.pop()
+        if not self.b.block.is_terminated:
+            self.to_env(head_env)
+            self.b.branch(latch)
+        self.b.position_at_end(latch)
+        self.env = dict(head_env)
+        if latch_code:
+            latch_code()
+        self.b.branch(head)
+        self.b.position_at_end(out)
+        self.env = dict(head_env)
+        if exit_env is not None:
+            self.to_env(exit_env)
+        self.b.branch(after)
+        self.b.position_at_end(after)
+        self.env = dict(exit_env) if exit_env is not None else self.env
+
+    def s_While(self, s):
+        self._loop(s, lambda: self.truth(s.test), lambda: None)
+
+    def s_For(self, s):
+        rng = self.inf.types[id(s.iter)]
+        code = rng.code
+        args = [ops.convert(self.b, self.expr(a), self.inf.types[id(a)].code, code)
+                for a in s.iter.args]
+        one = ir.Constant(ops.lltype(code), 1)
+        start, stop, step = (args + [one])[:3] if len(args) > 1 else (
+            ir.Constant(ops.lltype(code), 0), args[0], one)
+        ix = self._allocas.alloca(ops.lltype(code), name="range")
+        self.b.store(start, ix)
+
+        def test():
+            i = self.b.load(ix)
+            up = ops.compare(self.b, "lt", i, stop, code)
+            if isinstance(step, ir.Constant):
+                return up if step.constant > 0 else ops.compare(self.b, "gt", i, stop, code)
+            pos = ops.compare(self.b, "gt", step, ir.Constant(step.type, 0), code)
+            return self.b.select(pos, up, ops.compare(self.b, "gt", i, stop, code))
+
+        def enter():
+            self.set_var(s.target.id, Scalar(code), self.b.load(ix))
+
+        def step_():
+            self.b.store(self.b.add(self.b.load(ix), step), ix)
+        self._loop(s, test, enter, step_)
+
+    def s_Break(self, s):
+        latch, after, head_env, exit_env = self._loops[-1]
+        self.to_env(exit_env)
+        # the exit block converts the head's variables; a break converts its own and joins
+        # "after" directly
+        self.b.branch(after)
+
+    def s_Continue(self, s):
+        latch, after, head_env, exit_env = self._loops[-1]
+        self.to_env(head_env)
+        self.b.branch(latch)
+
+    # ---- expressions -----------------------------------------------------------------
+    def expr(self, e):
+        m = getattr(self, "e_" + type(e).__name__)
+        return m(e)
+
+    def _t(self, e):
+        return self.inf.types[id(e)]
+
+    def e_Constant(self, e):
+        t = self._t(e)
+        if t.code == "d":
+            return ir.Constant(ir.DoubleType(), float(e.value))
+        return ops.const(t)
+
+    def e_Name(self, e):
+        return self.get_var(e.id)
+
+    def _operands(self, sig, nodes):
+        return [ops.convert(self.b, self.expr(n), self._t(n).code, c)
+                for n, c in zip(nodes, sig[1:])]
+
+    def e_BinOp(self, e):
+        op = BINOPS[type(e.op)]
+        sig = binary(op, self._t(e.left), self._t(e.right))
+        return ops.binop(self.b, op, sig, *self._operands(sig, (e.left, e.right)))
+
+    def e_Compare(self, e):
+        op = CMPOPS[type(e.ops[0])]
+        sig = binary(op, self._t(e.left), self._t(e.comparators[0]))
+        return ops.binop(self.b, op, sig, *self._operands(sig, (e.left, e.comparators[0])))
+
+    def e_UnaryOp(self, e):
+        op = UNOPS[type(e.op)]
+        sig = unary(op, self._t(e.operand))
+        return ops.unop(self.b, op, sig, *self._operands(sig, (e.operand,)))
+
+    def _branches(self, test, arms, rt: Scalar):
+        """A value chosen by ``test`` (i1) between lazily emitted ``arms`` (true, false)."""
+        blocks = [self.func.append_basic_block(n) for n in ("t", "f")]
+        after = self.func.append_basic_block("join")
+        self.b.cbranch(test, *blocks)
+        incoming = []
+        for blk, arm in zip(blocks, arms):
+            self.b.position_at_end(blk)
+            v = arm()
+            incoming.append((v, self.b.block))
+            self.b.branch(after)
+        self.b.position_at_end(after)
+        phi = self.b.phi(ops.lltype(rt.code))
+        for v, blk in incoming:
+            phi.add_incoming(v, blk)
+        return phi
+
+    def e_IfExp(self, e):
+        rt = self._t(e)
+
+        def arm(n):
+            return lambda: ops.convert(self.b, self.expr(n), self._t(n).code, rt.code)
+        return self._branches(self.truth(e.test), (arm(e.body), arm(e.orelse)), rt)
+
+    def e_BoolOp(self, e):
+        first = self.truth(e.values[0])
+        if len(e.values) == 1:
+            return first
+        rest = ast.BoolOp(op=e.op, values=e.values[1:])
+        self.inf.types[id(rest)] = BOOL
+        if isinstance(e.op, ast.And):
+            arms = (lambda: self.e_BoolOp(rest), lambda: first)
+        else:
+            arms = (lambda: first, lambda: self.e_BoolOp(rest))
+        return self._branches(first, arms, BOOL)
+
+    def e_Tuple(self, e):
+        return tuple(self.expr(x) for x in e.elts)
+
+    def e_Attribute(self, e):
+        t = self._t(e)
+        d = _dotted(e)
+        if d in calls.FLOAT_CONSTANTS:
+            return ir.Constant(ir.DoubleType(), calls.FLOAT_CONSTANTS[d])
+        if isinstance(t, Scalar):
+            return self.calls.special(d)
+        arr = self.expr(e.value)
+        return tuple(arr.shape if e.attr == "shape" else arr.strides)
+
+    def e_Subscript(self, e):
+        v = self.expr(e.value)
+        vt = self._t(e.value)
+        if isinstance(vt, Tuple):
+            return v[e.slice.value]
+        if isinstance(e.slice, ast.Slice):
+            lo = ops.convert(self.b, self.expr(e.slice.lower), self._t(e.slice.lower).code, "l")
+            hi = ops.convert(self.b, self.expr(e.slice.upper), self._t(e.slice.upper).code, "l")
+            return ArrayValue(v.t, self.b.gep(v.data, [lo]), [self.b.sub(hi, lo)], v.strides)
+        return self.load(self.element(e, v), v.t.dtype)
+
+    def element(self, e, arr: ArrayValue):
+        """Pointer to the element ``e.slice`` of ``arr``."""
+        ix = e.slice.elts if isinstance(e.slice, ast.Tuple) else [e.slice]
+        idx = [ops.convert(self.b, self.expr(x), self._t(x).code, "l") for x in ix]
+        if arr.t.layout == "C" or arr.t.space == "shared":
+            off = idx[0]
+            for i, n in zip(idx[1:], arr.shape[1:]):
+                off = self.b.add(self.b.mul(off, n), i)
+            return self.b.gep(arr.data, [off])
+        off = ir.Constant(ops.I64, 0)
+        for i, st in zip(idx, arr.strides):
+            off = self.b.add(off, self.b.mul(i, st))
+        raw = self.b.gep(self.b.bitcast(arr.data, ops.I8.as_pointer()), [off])
+        return self.b.bitcast(raw, arr.data.type)
+
+    def e_Call(self, e):
+        f = _dotted(e.func)
+        t = self._t(e)
+        if f == "cuda.shared.array":
+            return self.calls.shared(e, t)
+        if cast_code(f):
+            a = e.args[0]
+            return ops.convert(self.b, self.expr(a), self._t(a).code, t.code)
+        if f in ("min", "max", "abs"):
+            sig = binary(f, *map(self._t, e.args)) if f != "abs" else unary(
+                "abs", self._t(e.args[0]))
+            vals = self._operands(sig, e.args)
+            return (ops.binop(self.b, f, sig, *vals) if f != "abs"
+                    else ops.unop(self.b, f, sig, *vals))
+        return self.calls.call(f, e, t)
+
+
+def _abi(params: list):
+    """LLVM parameter types of Numba's kernel ABI and a function giving, per Python
+    parameter, (name, type, value)."""
+    tys = []
+    for t in params:
+        if isinstance(t, Array):
+            el = ops.lltype(t.dtype) if t.dtype != "b" else ops.I8
+            tys += [ops.I8.as_pointer()] * 2 + [ops.I64] * 2 + [el.as_pointer()]
+            tys += [ops.I64] * (2 * t.ndim)
+        elif isinstance(t, Scalar):
+            tys.append(ops.I8 if t.code == "b" else ops.lltype(t.code))
+        else:
+            raise Unsupported(f"parameter of type {t}")
+    return tys, lambda llargs: _unpack(params, llargs)
+
+
+def _unpack(params, llargs):
+    out = []
+    it = iter(llargs)
+    for t in params:
+        if isinstance(t, Array):
+            for _ in range(4):
+                next(it)
+            data = next(it)
+            shape = [next(it) for _ in range(t.ndim)]
+            strides = [next(it) for _ in range(t.ndim)]
+            out.append((t, ArrayValue(t, data, shape, strides)))
+        else:
+            out.append((t, next(it)))
+    return out
+
+
+def _annotate(module, func, max_threads) -> None:
+    """Mark ``func`` as a kernel (and its launch bound) for NVVM."""
+    i32 = ir.IntType(32)
+    md = [module.add_metadata([func, ir.MetaDataString(module, "kernel"), i32(1)])]
+    if max_threads:
+        md.append(module.add_metadata([func, ir.MetaDataString(module, "maxntidx"),
+                                       i32(max_threads)]))
+    nmd = module.add_named_metadata("nvvm.annotations")
+    for m in md:
+        nmd.add(m)
+    ver = module.add_named_metadata("nvvmir.version")
+    ver.add(module.add_metadata([i32(2), i32(0), i32(3), i32(1)]))
+
+
+def translate(source: str, fn_name: str, params: list, max_threads: int | None = None) -> str:
+    """NVVM IR text of the generated kernel ``fn_name`` for parameter types ``params``
+    (``types.Array`` / ``types.Scalar``); raises ``Unsupported``."""
+    from .infer import infer
+    fn, inf = infer(source, fn_name, params)
+    em = Emitter(fn, inf, params, fn_name, max_threads)
+    return str(em.module)

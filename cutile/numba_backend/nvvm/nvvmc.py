@@ -1,0 +1,35 @@
+"""NVVM IR -> PTX with libNVVM through ``cuda.bindings.nvvm`` (no numba), libdevice linked.
+
+The direct path's compile step: the module from ``emit.py`` is added to an NVVM program with
+libdevice added lazily (only the functions the kernel calls are linked, as numba-cuda does),
+and compiled for ``-arch=compute_XY`` at ``-opt=3`` (numba-cuda's options for a kernel
+without fastmath or debug).
+"""
+
+from __future__ import annotations
+
+
+def to_ptx(llvm_ir: str, libdevice: str, cc: tuple = (9, 0), opt: int = 3) -> str:
+    """PTX of ``llvm_ir``; a failure raises RuntimeError with NVVM's log."""
+    from cuda.bindings import nvvm
+    prog = nvvm.create_program()
+    try:
+        data = llvm_ir.encode()
+        nvvm.add_module_to_program(prog, data, len(data), "cutile")
+        with open(libdevice, "rb") as f:
+            lib = f.read()
+        nvvm.lazy_add_module_to_program(prog, lib, len(lib), "libdevice")
+        opts = [f"-arch=compute_{cc[0]}{cc[1]}", f"-opt={opt}"]
+        try:
+            nvvm.compile_program(prog, len(opts), opts)
+        except nvvm.nvvmError as e:
+            size = nvvm.get_program_log_size(prog)
+            log = bytearray(size)
+            nvvm.get_program_log(prog, log)
+            raise RuntimeError(f"NVVM: {e}: {bytes(log).decode(errors='replace')}") from None
+        size = nvvm.get_compiled_result_size(prog)
+        buf = bytearray(size)
+        nvvm.get_compiled_result(prog, buf)
+        return bytes(buf).rstrip(b"\0").decode()
+    finally:
+        nvvm.destroy_program(prog)
