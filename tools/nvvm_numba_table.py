@@ -9,6 +9,7 @@ Numba is exact where re-deriving its overload resolution would not be; the trans
 needs no numba import.  ``spec_tests/test_backend_nvvm.py`` checks the table is current.
 
     python3 tools/nvvm_numba_table.py            # rewrite the table (needs the CUDA toolkit)
+    python3 tools/nvvm_numba_table.py --check    # exit 1 if Numba's answers changed
 """
 
 from __future__ import annotations
@@ -126,6 +127,12 @@ def render(t: dict) -> str:
 
 
 if __name__ == "__main__":
+    text = render(build())
+    if "--check" in sys.argv:              # the test: is the table Numba's current answer?
+        with open(OUT) as f:
+            same = f.read() == text
+        print("table is current" if same else "table differs from Numba's typing: regenerate")
+        sys.exit(0 if same else 1)
     with open(OUT, "w") as f:
-        f.write(render(build()))
+        f.write(text)
     print("wrote", OUT)

@@ -18,8 +18,9 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
-def corpus(n_programs: int, seed: int = 25, bench: bool = True) -> list:
-    """[(name, job)]: generated for a GPU (not the simulator's source)."""
+def corpus(n_programs: int, seed: int = 25, bench=True) -> list:
+    """[(name, job)]: generated for a GPU (not the simulator's source); ``bench``: all the
+    benchmark kernels (True), none (False) or those named (a set: "vadd", "matmul:f16")."""
     sys.path[:0] = [os.path.join(ROOT, "tools"), os.path.join(ROOT, "benchmarks")]
     import source_digest as sd
 
@@ -30,7 +31,7 @@ def corpus(n_programs: int, seed: int = 25, bench: bool = True) -> list:
     rt.simulator = lambda: False
     out = []
     try:
-        cases = list(sd._bench_cases()) if bench else []
+        cases = [c for c in sd._bench_cases() if bench is True or bench and c[0] in bench]
         for name, k, args in cases:
             out.append((name, ptxcheck.job_for(k.compile(k.specialize(tuple(args))), 128,
                                                tensor_cores=True)))

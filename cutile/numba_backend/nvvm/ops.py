@@ -87,8 +87,9 @@ def binop(b, op: str, sig: tuple, x, y):
     r, ta, tb = (base(c) for c in sig)
     if op in _ICMP:
         return compare(b, op, x, y, ta)
-    if op in ("min", "max"):
-        p = compare(b, "lt" if op == "min" else "gt", y, x, ta)
+    if op in ("min", "max"):             # Numba's do_minmax: both at the unified type
+        x, y = convert(b, x, ta, r), convert(b, y, tb, r)
+        p = compare(b, "lt" if op == "min" else "gt", y, x, r)
         return b.select(p, y, x)
     if op == "truediv":
         if ta in INTS or ta == "b":
