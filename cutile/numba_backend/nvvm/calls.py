@@ -13,11 +13,11 @@ from __future__ import annotations
 
 from llvmlite import ir
 
+from .. import ptx_text
 from . import ops
 from .infer import FLOAT_CONSTANTS, _dotted
 from .numba_table import LIBDEVICE
 from .types import CAST_CODES, FLOATS, Array, Scalar, Unsupported
-from .. import ptx_text
 
 __all__ = ["Calls", "FLOAT_CONSTANTS"]
 

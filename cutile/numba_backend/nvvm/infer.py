@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import ast
 
+from .numba_table import LIBDEVICE
 from .types import (
     CAST_CODES,
     FROM_NAME,
@@ -33,7 +34,6 @@ from .types import (
     unary,
     unify,
 )
-from .numba_table import LIBDEVICE
 
 BINOPS = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "truediv",
           ast.FloorDiv: "floordiv", ast.Mod: "mod", ast.BitAnd: "and", ast.BitOr: "or",
