@@ -15,9 +15,9 @@ from llvmlite import ir
 
 from .. import ptx_text
 from . import ops
-from .infer import FLOAT_CONSTANTS, _dotted
+from .infer import FLOAT_CONSTANTS
 from .numba_table import LIBDEVICE
-from .types import CAST_CODES, FLOATS, Array, Scalar, Unsupported
+from .types import FLOATS, Array, ArrayValue, Scalar, Unsupported
 
 __all__ = ["Calls", "FLOAT_CONSTANTS"]
 
@@ -50,7 +50,6 @@ class Calls:
     def shared(self, e, t: Array):
         """A ``cuda.shared.array``: an ``addrspace(3)`` global (``[0 x T]`` external for
         the dynamic one), aligned as Numba aligns it (element size, or ``alignment=``)."""
-        from .emit import ArrayValue
         n = e.args[0].value
         el = ops.lltype(t.dtype) if t.dtype != "b" else ops.I8
         align = max(1, ops.BITS[t.dtype] // 8)
@@ -215,5 +214,3 @@ def _to_i32(b, v, t: Scalar, signed: bool = False):
         return (b.sext if signed and c in ops.SIGNED else b.zext)(v, ops.I32)
     return v
 
-
-_ = (CAST_CODES, _dotted)

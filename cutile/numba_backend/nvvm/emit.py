@@ -23,17 +23,10 @@ import ast
 from llvmlite import ir
 
 from . import calls, ops
-from .infer import BINOPS, CMPOPS, UNOPS, Infer, _dotted, cast_code
-from .types import Array, Scalar, Tuple, Unsupported, binary, unary
+from .infer import BINOPS, CMPOPS, UNOPS, Infer, cast_code, dotted, infer
+from .types import Array, ArrayValue, Scalar, Tuple, Unsupported, binary, unary
 
 BOOL = Scalar("b")
-
-
-class ArrayValue:
-    """An array in registers: its element pointer, shape and strides (i64 values)."""
-
-    def __init__(self, t: Array, data, shape: list, strides: list):
-        self.t, self.data, self.shape, self.strides = t, data, shape, strides
 
 
 class Emitter:
@@ -318,7 +311,7 @@ class Emitter:
 
     def e_Attribute(self, e):
         t = self._t(e)
-        d = _dotted(e)
+        d = dotted(e)
         if d in calls.FLOAT_CONSTANTS:
             return ir.Constant(ir.DoubleType(), calls.FLOAT_CONSTANTS[d])
         if isinstance(t, Scalar):
@@ -353,7 +346,7 @@ class Emitter:
         return self.b.bitcast(raw, arr.data.type)
 
     def e_Call(self, e):
-        f = _dotted(e.func)
+        f = dotted(e.func)
         t = self._t(e)
         if f == "cuda.shared.array":
             return self.calls.shared(e, t)
@@ -418,7 +411,6 @@ def _annotate(module, func, max_threads) -> None:
 def translate(source: str, fn_name: str, params: list, max_threads: int | None = None) -> str:
     """NVVM IR text of the generated kernel ``fn_name`` for parameter types ``params``
     (``types.Array`` / ``types.Scalar``); raises ``Unsupported``."""
-    from .infer import infer
     fn, inf = infer(source, fn_name, params)
     em = Emitter(fn, inf, params, fn_name, max_threads)
     return str(em.module)

@@ -254,9 +254,9 @@ class Infer:
         return Tuple(tuple(self.expr(x, env) for x in e.elts))
 
     def e_Attribute(self, e, env):
-        if _dotted(e) in FLOAT_CONSTANTS:
+        if dotted(e) in FLOAT_CONSTANTS:
             return Scalar("d")
-        if isinstance(e.value, ast.Attribute) and _dotted(e.value) in {
+        if isinstance(e.value, ast.Attribute) and dotted(e.value) in {
                 f"cuda.{n}" for n in SPECIAL} and e.attr in "xyz":
             return Scalar("i")
         if e.attr in ("shape", "strides"):
@@ -298,7 +298,7 @@ class Infer:
         return arr
 
     def e_Call(self, e, env):
-        f = _dotted(e.func)
+        f = dotted(e.func)
         if f is None:
             raise Unsupported(f"call of {ast.unparse(e.func)}")
         if f == "cuda.shared.array":
@@ -313,7 +313,7 @@ class Infer:
         if set(kw) - {"alignment"} or len(e.args) != 2:
             raise Unsupported("cuda.shared.array form")
         n, dt = e.args
-        code = CAST_CODES.get(_dotted(dt).removeprefix("dyn_")) if _dotted(dt) else None
+        code = CAST_CODES.get(dotted(dt).removeprefix("dyn_")) if dotted(dt) else None
         if code is None or not isinstance(n, ast.Constant) or not isinstance(n.value, int):
             raise Unsupported("cuda.shared.array shape or dtype")
         return Array(code, 1, "C", "shared")
@@ -385,11 +385,11 @@ def _range(args: list) -> Range:
     return Range("l")
 
 
-def _dotted(e) -> str | None:
+def dotted(e) -> str | None:
     if isinstance(e, ast.Name):
         return e.id
     if isinstance(e, ast.Attribute):
-        v = _dotted(e.value)
+        v = dotted(e.value)
         return None if v is None else f"{v}.{e.attr}"
     return None
 

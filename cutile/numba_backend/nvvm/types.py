@@ -145,3 +145,10 @@ def from_job_arg(a: list):
     if a[0] == "array":
         return Array(FROM_NAME[a[1]], a[2], a[3] if len(a) > 3 else "A")
     return Scalar(FROM_NAME[a[1]])
+
+
+class ArrayValue:
+    """An array in registers: its element pointer, shape and strides (i64 values)."""
+
+    def __init__(self, t: Array, data, shape: list, strides: list):
+        self.t, self.data, self.shape, self.strides = t, data, shape, strides
