@@ -116,11 +116,28 @@ class InternalError(TileError):
 
 
 class CompilerExecutionError(InternalError):
-    """The backend compiler failed."""
+    """The backend compiler failed.  Constructed as in 1.7, ``(return_code, stderr,
+    compiler_flags, compiler_version)``; cutile's backend has no compiler process and passes
+    ``return_code=None`` and its own message (and the source location, ``loc``)."""
+
+    def __init__(self, return_code: int | None, stderr: str, compiler_flags: str = "",
+                 compiler_version: str | None = None, loc: Loc | None = None):
+        head = "" if return_code is None else f"Return code {return_code}\n"
+        super().__init__(head + stderr, loc)
+        self.return_code = return_code
+        self.compiler_flags = compiler_flags
+        self.compiler_version = compiler_version
 
 
 class CompilerTimeoutError(InternalError):
-    """The backend compiler exceeded its time limit."""
+    """The backend compiler exceeded its time limit (1.7's constructor:
+    ``(message, compiler_flags, compiler_version)``)."""
+
+    def __init__(self, message: str, compiler_flags: str = "",
+                 compiler_version: str | None = None):
+        super().__init__(message)
+        self.compiler_flags = compiler_flags
+        self.compiler_version = compiler_version
 
 
 class UnsupportedCallError(TileError):

@@ -40,7 +40,6 @@ BACKEND_FEATURE_GAPS = {
     "buffer": (
         "such an argument cannot travel to the device with its own strides (other strided NumPy "
         "views do: numba_backend/pointer_rt.py copies their whole buffer); refused at launch"),
-    "atomics on 0-D arrays": "numba.cuda.atomic needs an index (a 1-element 1-D array works)",
     "RawArrayMemory of an array whose strides are not decreasing along the axes": (
         "offsets are decoded into an index with the strides in axis order (checked at launch)"),
     "mma_scaled (R-MM-6)": (
@@ -180,14 +179,9 @@ def _atomic_add(a):
     ct.atomic_add(a, ct.arange(4, dtype=ct.int32), 1.0)
 
 
-@ct.kernel
-def _atomic_add_0d(a):
-    ct.atomic_add(a, (), 1.0)
-
-
 def test_atomic_gaps_name_op_dtype_and_backend():
     """float16/bfloat16 atomic add need sm_70/sm_90 (refused at launch on an older device,
-    naming the op, dtype and backend); 0-D atomics are refused at code generation."""
+    naming the op, dtype and backend)."""
     import ml_dtypes
 
     from cutile.numba_backend.codegen import Gen
@@ -206,6 +200,3 @@ def test_atomic_gaps_name_op_dtype_and_backend():
     g = Gen(ir, 32)
     g.generate()
     assert g.min_cc == []
-    ir = _atomic_add_0d.compile(_atomic_add_0d.specialize((np.zeros((), np.float32),)))
-    with pytest.raises(TileUnsupportedFeatureError, match=r"0-D array .*numba backend"):
-        Gen(ir, 32).generate()

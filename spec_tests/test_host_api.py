@@ -301,10 +301,11 @@ def test_compiler_timeout_env(monkeypatch):
 # -- ct.tune --------------------------------------------------------------------------------
 @pytest.fixture
 def fast_tune(monkeypatch):
-    from cutile import tune
-    monkeypatch.setattr(tune, "MAX_SAMPLES", 10)
-    monkeypatch.setattr(tune, "MAX_SECONDS_PER_CONFIG", 0.2)
-    return tune
+    from cutile.tune import _tune
+    monkeypatch.setattr(_tune, "_MAX_REPEATS", 10)
+    monkeypatch.setattr(_tune, "_MAX_MEASURE_TIME_US", 200_000)
+    monkeypatch.setattr(_tune, "_WARM_UP_REPEATS", 1)
+    return _tune
 
 
 def test_tune_exhaustive_search(fast_tune, capsys):

@@ -317,5 +317,5 @@ def _wrap_error(ck: Compiled, e: Exception) -> Exception:
             e.loc = ck.op_at(lines[-1]).loc
         return e
     return TileCompilerExecutionError(
-        f"numba backend failed on kernel {ck.name!r}: {type(e).__name__}: {text}{where}",
-        getattr(ck.op_at(lines[-1]) if lines else None, "loc", None))
+        None, f"numba backend failed on kernel {ck.name!r}: {type(e).__name__}: {text}{where}",
+        loc=getattr(ck.op_at(lines[-1]) if lines else None, "loc", None))

@@ -249,3 +249,25 @@ def test_raw_memory_extent_one_axis():
     np.testing.assert_array_equal(ref[1], x[1])
     np.testing.assert_array_equal(got[0], ref[0])
     np.testing.assert_array_equal(got[1], ref[1])
+
+
+@ct.kernel
+def zero_d_atomics(x, lock, count, last, olds):
+    while ct.atomic_cas(lock, (), 0, 1, memory_order=ct.MemoryOrder.ACQUIRE) == 1:
+        pass
+    ct.scatter(x, (), ct.gather(x, ()) + 1.5)
+    ct.atomic_xchg(lock, (), 0, memory_order=ct.MemoryOrder.RELEASE)
+    ct.scatter(olds, ct.bid(0), ct.atomic_add(count, (), 1))
+    ct.atomic_xchg(last, (), ct.bid(0) * 0.25)
+
+
+def test_atomics_on_0d_arrays():
+    """R-ATOM-1: a 0-D array's index is ``()``; the spin lock of NVIDIA's test_token_order
+    (cas ACQUIRE / xchg RELEASE), add returning the old value and float xchg, from 6 blocks.
+    The blocks' order is free (R-ATOM-2): the old values of ``count`` are compared as a set."""
+    args = (np.array(2.0, np.float32), np.array(0, np.int32), np.array(10, np.int64),
+            np.array(-1.0, np.float32), np.zeros(6, np.int64))
+    ref, got = run_both(zero_d_atomics, (6,), args)
+    for r in (ref, got):
+        assert r[0] == 2.0 + 6 * 1.5 and r[1] == 0 and r[2] == 16
+        assert sorted(r[4]) == list(range(10, 16)) and r[3] in np.arange(6) * 0.25

@@ -106,7 +106,9 @@ def apply(frame, array: np.ndarray, accessed, idx, kind: str, upd: np.ndarray,
     sel = tuple(ix.ravel()[where] for ix in idx)
     u = upd.ravel()[where]
     e = None if expected is None else expected.ravel()[where]
-    addr = mm.point_addresses(array, sel) if array.ndim else np.zeros(where.size, np.int64)
+    # byte addresses (the race tracker's slots); a 0-D array's one element for every lane
+    addr = mm.point_addresses(array, sel) if array.ndim else \
+        np.repeat(mm.point_addresses(array, ()), where.size)
     srt = np.argsort(addr, kind="stable")
     sa = addr[srt]
     start = np.r_[0, np.flatnonzero(sa[1:] != sa[:-1]) + 1]

@@ -13,8 +13,8 @@ after an ACQUIRE/ACQ_REL every thread fences and (DEVICE/SYS) the block meets ag
 float16/bfloat16 ``add`` (the only 16-bit atomic R-ATOM-4 allows) goes through
 ``atom16.py``'s one-instruction PTX intrinsics (``atom.add.noftz.f16``, sm_70+;
 ``.bf16``, sm_90+: the generator records the compute capability in ``g.min_cc`` and the launch
-refuses an older device).  Not lowered (``TileUnsupportedFeatureError``): atomics on 0-D
-arrays.  Raw memory offsets are decoded to an index with the user's strides (row-major order
+refuses an older device).  A 0-D array is atomically updated through its 1-element 1-D view
+(``a[None]``).  Raw memory offsets are decoded to an index with the user's strides (row-major order
 of strides required, checked at launch).
 """
 
@@ -52,10 +52,16 @@ def _check(g, op, kind: str, a) -> None:
         g.min_cc.append((cc, f"atomic_add on {dtype.name} needs a GPU of compute capability "
                              f"{cc[0]}.{cc[1]} or newer (PTX atom.add.noftz."
                              f"{'bf16' if dtype is dt.bfloat16 else 'f16'})", op.loc))
-    if a.ndim == 0:
-        raise TileUnsupportedFeatureError(
-            "atomics on a 0-D array are not supported by the numba backend (numba.cuda.atomic "
-            "needs an index); pass a 1-element 1-D array", op.loc)
+
+
+def _one_d(g, a):
+    """``a`` itself, or for a 0-D array its 1-element 1-D view ``a[None]`` (``cuda.atomic``
+    types only arrays of one or more dimensions; index ``()`` of the 0-D array is index 0)."""
+    if a.ndim:
+        return a
+    view = g.tmp("elem")
+    g.line(f"{view} = {a.name}[None]")
+    return AV(view, a.roots, 1, a.dtype)
 
 
 def _raw_array(g, op, a):
@@ -106,7 +112,7 @@ def _raw_index(g, op, a, off: str) -> tuple[list[str], str]:
 def _positions(g, op, lay):
     """(array value, per register: (index expressions, condition))."""
     if op.raw:
-        a = _raw_array(g, op, g.arrays[id(op.array)])
+        a = _raw_array(g, op, _one_d(g, g.arrays[id(op.array)]))
         offs = g.get(op.indices[0], lay)
         mask = g.get(op.mask, lay) if op.mask is not None else None
         out = []
@@ -117,6 +123,8 @@ def _positions(g, op, lay):
             out.append((names, g.let(cond)))
         return a, out
     a, idx, mask, exts = gs_setup(g, op, lay)
+    if a.ndim == 0:                 # the 0-D array's element: index 0 of its 1-D view
+        a, idx, exts = _one_d(g, a), [["0"] * lay.nregs], ["1"]
     out = []
     for k in range(lay.nregs):
         names = []
