@@ -332,3 +332,30 @@ def test_float_to_uint64_keeps_its_type():
     assert r["ok"], r.get("error")
     import re
     assert not re.search(r"= [su]itofp i64 .* to double", r["llvm"]), "uint64 went via float64"
+
+
+@ct.kernel
+def zero_d_lock(lock, count, olds):
+    while ct.atomic_cas(lock, (), 0, 1, memory_order=ct.MemoryOrder.ACQUIRE) == 1:
+        pass
+    ct.atomic_xchg(lock, (), 0, memory_order=ct.MemoryOrder.RELEASE)
+    ct.scatter(olds, ct.bid(0), ct.atomic_add(count, (), 1))
+
+
+def test_atomics_on_0d_arrays_compile():
+    """R-ATOM-1: atomics on a 0-D array go through its one-element view
+    (``a.reshape((1,))``); Numba-CUDA has no lowering for ``a[None]``, which the simulator
+    accepted (values: test_diff_atomic.py).  Integer atomics only: a float xchg's bit view
+    (``.view``) compiles a device function that needs a driver, which this offline check has
+    not."""
+    args = (np.array(0, np.int32), np.array(10, np.int64), np.zeros(6, np.int64))
+    ir = zero_d_lock.compile(zero_d_lock.specialize(args))
+    job = ptxcheck.job_for(ir, 32)
+    for a in job["args"]:
+        if a[0] == "array" and a[2] == 0:
+            a[3:] = ["C"]                   # params.layout: a 0-D array is always "C"
+    (r,) = ptxcheck.run_in_subprocess([job], ROOT)
+    assert r["ok"], r.get("error")
+    import re
+    found = set(re.findall(r"\batom(?:\.global)?\.(cas\.b32|exch\.b32|add\.u64)", r["ptx"]))
+    assert found == {"cas.b32", "exch.b32", "add.u64"}, found

@@ -14,7 +14,7 @@ float16/bfloat16 ``add`` (the only 16-bit atomic R-ATOM-4 allows) goes through
 ``atom16.py``'s one-instruction PTX intrinsics (``atom.add.noftz.f16``, sm_70+;
 ``.bf16``, sm_90+: the generator records the compute capability in ``g.min_cc`` and the launch
 refuses an older device).  A 0-D array is atomically updated through its 1-element 1-D view
-(``a[None]``).  Raw memory offsets are decoded to an index with the user's strides (row-major order
+(``a.reshape((1,))``).  Raw memory offsets are decoded to an index with the user's strides (row-major order
 of strides required, checked at launch).
 """
 
@@ -55,12 +55,15 @@ def _check(g, op, kind: str, a) -> None:
 
 
 def _one_d(g, a):
-    """``a`` itself, or for a 0-D array its 1-element 1-D view ``a[None]`` (``cuda.atomic``
-    types only arrays of one or more dimensions; index ``()`` of the 0-D array is index 0)."""
+    """``a`` itself, or for a 0-D array its 1-element 1-D view ``a.reshape((1,))``
+    (``cuda.atomic`` types only arrays of one or more dimensions; index ``()`` of the 0-D
+    array is index 0; a 0-D array is always typed "C", ``params.layout``).  Not ``a[None]``:
+    the simulator accepts it, Numba-CUDA has no lowering for it
+    (``test_backend_ptx.py::test_atomics_on_0d_arrays_compile``)."""
     if a.ndim:
         return a
     view = g.tmp("elem")
-    g.line(f"{view} = {a.name}[None]")
+    g.line(f"{view} = {a.name}.reshape((1,))")
     return AV(view, a.roots, 1, a.dtype)
 
 
