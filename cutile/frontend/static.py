@@ -42,7 +42,8 @@ class Proxy:
         if name.startswith("__"):
             raise AttributeError(name)
         fv = self._fval
-        if isinstance(fv, (TileV, ArrayV)) and name in ("shape", "dtype", "ndim"):
+        if isinstance(fv, (TileV, ArrayV)) and name in ("shape", "dtype", "ndim") or \
+                isinstance(fv, ArrayV) and name == "strides":
             return to_host(registry.attribute(fv, name))    # array extents: proxies
         if isinstance(fv, (TileV, ArrayV)):
             try:
