@@ -27,15 +27,22 @@ class ScalarAnnotation:
 
 
 class ArrayAnnotation:
-    """Array parameter options: index dtype (int32/int64) and compile-time shape/stride dims."""
+    """Array parameter options: index dtype (int32/int64) and the axes whose extent
+    (``static_shape_dims``) or stride (``static_stride_dims``, in elements) the kernel is
+    specialised on: they read as constants in tile code (``static_eval``, ``static_assert``);
+    negative axes count from the end, as 1.7."""
 
     def __init__(self, index_dtype=dt.int32, static_shape_dims=(), static_stride_dims=()):
         d = dt.normalize_dtype(index_dtype)
         if d not in (dt.int32, dt.int64):
             raise ValueError(f"index_dtype must be int32 or int64, got {index_dtype!r}")
-        for dims in (static_shape_dims, static_stride_dims):
-            if not all(isinstance(i, int) for i in dims):
-                raise TypeError("static dims must be integers")
+        for name, dims in (("static_shape_dims", static_shape_dims),
+                           ("static_stride_dims", static_stride_dims)):
+            if not isinstance(dims, tuple):
+                raise TypeError(f"`{name}` must be a tuple of integers")
+            for i, a in enumerate(dims):
+                if isinstance(a, bool) or not isinstance(a, int):
+                    raise TypeError(f"Element #{i} of `{name}` must be int, got {a!r}")
         self.index_dtype = d
         self.static_shape_dims = tuple(static_shape_dims)
         self.static_stride_dims = tuple(static_stride_dims)

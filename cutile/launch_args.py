@@ -31,6 +31,7 @@ class ArgSpec:
     value: Any = None
     items: tuple = ()
     static_shape: tuple = ()
+    static_strides: tuple = ()     # strides in elements known at compile time (None: runtime)
 
 
 @dataclass
@@ -80,6 +81,8 @@ class ParamPlan:
     constant: bool
     scalar_dtype: Any          # ct.ScalarAnnotation dtype for integer scalars, else None
     index_dtype: Any           # ct.ArrayAnnotation index dtype (int32 by default)
+    static_shape_dims: tuple = ()      # ct.ArrayAnnotation axes specialised on their extent
+    static_stride_dims: tuple = ()     # ... and on their stride
 
 
 def _contains_scalar_annotation(ann) -> bool:
@@ -95,7 +98,7 @@ def param_plan(ann) -> ParamPlan:
         # as 1.7: a scalar annotation gives the dtype of a runtime scalar, a constant has none
         raise TypeError("ScalarAnnotation (e.g. ct.ScalarInt64) can only be applied to a "
                         "non-constant scalar parameter, not inside ct.Constant[...]")
-    scalar, index = None, dt.int32
+    scalar, index, shape_dims, stride_dims = None, dt.int32, (), ()
     for m in _annotation_meta(ann):
         if isinstance(m, ListAnnotation):
             m = m.element
@@ -103,7 +106,8 @@ def param_plan(ann) -> ParamPlan:
             scalar = m.dtype
         if isinstance(m, ArrayAnnotation):
             index = m.index_dtype
-    return ParamPlan(ann, _is_constant(ann), scalar, index)
+            shape_dims, stride_dims = m.static_shape_dims, m.static_stride_dims
+    return ParamPlan(ann, _is_constant(ann), scalar, index, shape_dims, stride_dims)
 
 
 _SUB_PLANS: dict = {}
@@ -138,8 +142,27 @@ def _array_spec(path: str, d, shape: tuple, plan: ParamPlan, dtype_text,
             raise IndexOverflowError(
                 f"{path}: a stride of {[int(st) // max(itemsize, 1) for st in strides]} "
                 f"elements does not fit in int32; annotate the parameter ct.IndexedWithInt64")
+    steps = tuple(int(st) // max(itemsize, 1) for st in strides) or \
+        tuple(int(np.prod(shape[i + 1:])) for i in range(len(shape)))
     return ArgSpec("array", dtype=d, ndim=len(shape), index_dtype=plan.index_dtype,
-                   static_shape=(None,) * len(shape))
+                   static_shape=_static(plan.static_shape_dims, shape, "static_shape_dims"),
+                   static_strides=_static(plan.static_stride_dims, steps, "static_stride_dims"))
+
+
+def _static(dims: tuple, values: tuple, what: str) -> tuple:
+    """``values`` at the annotated axes ``dims`` (negative from the end), None elsewhere."""
+    out: list = [None] * len(values)
+    seen = set()
+    for a in dims:
+        if not -len(values) <= a < len(values):
+            raise ValueError(f"{what} contains axis {a}, out of range for an array of rank "
+                             f"{len(values)}")
+        a %= len(values)
+        if a in seen:
+            raise ValueError(f"{what} contains duplicate axis {a}")
+        seen.add(a)
+        out[a] = int(values[a])
+    return tuple(out)
 
 
 def _tuple_items(ann) -> tuple | None:
@@ -254,6 +277,12 @@ def _list_spec(x: list, plan: ParamPlan, path: str, leaves: list) -> ArgSpec:
         raise TypeError(f"Arrays in list vary in data type ({path})")
     if len({a.ndim for a in items}) > 1:
         raise TypeError(f"Arrays in list vary in rank ({path})")
+    for what, attr in (("shape", "static_shape"), ("stride", "static_strides")):
+        for axis, got in enumerate(zip(*(getattr(a, attr) for a in items))):
+            if len(set(got)) > 1:
+                raise ValueError(f"Arrays in list vary in static {what} at axis {axis} "
+                                 f"({path}: {', '.join(map(str, got))}; the annotation makes "
+                                 f"it one compile-time value)")
     return ArgSpec("list", items=tuple(items))
 
 
@@ -305,4 +334,6 @@ def _key(p: ArgSpec):
         return ("dataclass", p.value, tuple(_key(i) for i in p.items))
     if p.kind == "const":
         return ("const", type(p.value), p.value)
+    if p.kind == "array":
+        return (p.kind, p.dtype, p.ndim, p.index_dtype, p.static_shape, p.static_strides)
     return (p.kind, p.dtype, p.ndim, p.index_dtype)

@@ -264,3 +264,55 @@ def test_stride_beyond_int32_is_an_overflow_error_at_launch_R_ARRAY_2():
     from cutile.executors import backend
     with backend("interp"):          # the Numba backend would copy all 3.2e9 elements over
         ct.launch(None, (1,), _untouched64, (x, x))
+
+
+# -- static_shape_dims / static_stride_dims (R-ARRAY-2, 1.7) -----------------------------
+StaticRowStride = Annotated[ct.Array, ct.ArrayAnnotation(static_stride_dims=(0,),
+                                                         static_shape_dims=(-1,))]
+
+
+@ct.kernel
+def k_static_dims(x: StaticRowStride, out):
+    pitch = ct.static_eval(x.strides[0])              # compile-time values in tile code
+    ct.static_assert(x.shape[1] == 8)
+    ct.store(out, (0,), ct.full((2,), pitch, ct.int64) + ct.arange(2, dtype=ct.int64) * 0
+             + ct.full((2,), x.strides[1], ct.int64) * ct.arange(2, dtype=ct.int64))
+
+
+def test_static_stride_and_shape_dims_are_compile_time_constants_R_ARRAY_2():
+    out = np.zeros(2, np.int64)
+    ct.launch(None, (1,), k_static_dims, (np.zeros((4, 10), np.float32)[:, :8], out))
+    assert out.tolist() == [10, 11]                   # x.strides[1] stays a runtime value
+    ct.launch(None, (1,), k_static_dims, (np.zeros((3, 12), np.float32)[:, 1:9], out))
+    assert out.tolist() == [12, 13]                   # another stride: another specialisation
+
+
+@ct.kernel
+def k_static_list(xs: Annotated[list, ct.ListAnnotation(element=ct.ArrayAnnotation(
+        static_stride_dims=(0,)))], out):
+    ct.static_assert(xs[0].strides[0] == 10)
+
+
+@pytest.mark.parametrize("make,exc,match", [
+    (lambda: ct.ArrayAnnotation(static_shape_dims=(False,)), TypeError, "must be int"),
+    (lambda: ct.ArrayAnnotation(static_stride_dims=[0]), TypeError, "must be a tuple"),
+    (lambda: ct.launch(None, (1,), k_static_list, (
+        [np.zeros((4, 10))[:, :8], np.zeros((4, 12))[:, :8]], np.zeros(2))),
+     ValueError, "vary in static stride at axis 0"),
+    (lambda: ct.compilation.ArrayConstraint(ct.float32, 2, stride_constant=(None, 6),
+                                            stride_divisible_by=(1, 4)),
+     ValueError, r"stride_constant\[1\] = 6 is not divisible by 4"),
+])
+def test_static_dims_checked_R_ARRAY_2(make, exc, match):
+    with pytest.raises(exc, match=match):
+        make()
+
+
+@ct.kernel
+def k_static_axis_5(x: Annotated[ct.Array, ct.ArrayAnnotation(static_stride_dims=(5,))]):
+    pass
+
+
+def test_static_dims_axis_out_of_range_R_ARRAY_2():
+    with pytest.raises(ValueError, match="static_stride_dims contains axis 5"):
+        ct.launch(None, (1,), k_static_axis_5, (np.zeros((4, 8)),))

@@ -634,3 +634,24 @@ def test_function_defined_in_while_true_body():
     x = np.zeros(4, np.int32)
     ct.launch(None, (1,), k, (x,))
     np.testing.assert_array_equal(x, [2, 0, 0, 0])
+
+
+@ct.kernel
+def defined_in_one_branch(x, y):
+    i = ct.bid(0)
+    xi = ct.load(x, (i,), (4,))
+    if i == 0:
+        acc = ct.load(y, (i,), (4,))
+        yi = acc + xi
+    else:
+        yi = xi
+    yi += acc
+    ct.store(y, (i,), yi)
+
+
+def test_name_defined_on_some_branches_is_a_type_error_R_CF_8():
+    """R-CF-8, as 1.7: reading a name that only some branches define is a TileTypeError."""
+    with pytest.raises(ct.TileTypeError, match="potentially undefined variable `acc`: it is "
+                       "not defined on every path"):
+        ct.launch(None, (2,), defined_in_one_branch, (np.zeros(8, np.float32),
+                                                      np.zeros(8, np.float32)))

@@ -165,7 +165,10 @@ def test_print_inside_a_helper_R_PRINT_3(capsys):
 @pytest.mark.parametrize("body,exc,match", [
     ("ct.print(f'{t!r}')", ct.TileSyntaxError, "!r, !s, !a"),
     ("w = 5\n    ct.print(f'{t:{w}}')", ct.TileSyntaxError, "format spec must be a literal"),
-    ("ct.print(f'{x.shape:10}')", ct.TileTypeError, "cannot apply format spec to a tuple"),
+    ("ct.print(f'{x.shape:10}')", ct.TileTypeError,
+     "cannot apply format spec to a value of type tuple"),
+    ("ct.print(f'{(t,):3}')", ct.TileTypeError,
+     "cannot apply format spec to a value of type tuple"),
     ("ct.print(f'{t:.3f}')", ct.TileTypeError, "is incompatible with dtype"),
     ("ct.print(f'{t.astype(ct.float32):x}')", ct.TileTypeError, "is incompatible with dtype"),
     ("ct.print(t, sep=t)", ct.TileTypeError, "Expected a constant string or an f-string"),
@@ -196,6 +199,58 @@ def k_custom_format(x):
 def test_dataclass_custom_format_rejected_in_fstring_R_PRINT_4():
     with pytest.raises(ct.TileTypeError, match="custom __format__"):
         launch(k_custom_format, (1,), np.zeros(1, np.int32))
+
+
+@dataclass(frozen=True)
+class WithStr:
+    x: object
+
+    def __str__(self):
+        return f"S<{self.x}>"
+
+
+@dataclass(frozen=True, repr=False)
+class NoRepr:
+    x: object
+
+
+@dataclass(frozen=True, repr=False)
+class OwnRepr:
+    x: object
+
+    def __repr__(self):
+        return f"R<{self.x}|{ct.sum(self.x, None)}>"
+
+
+@ct.kernel
+def k_print_dataclasses(x):
+    t = ct.load(x, (0,), (4,))
+    ct.print(Foo(t, t + 1, "hi"))                       # the generated repr, y hidden
+    print(WithStr(t), (WithStr(t),), NoRepr(t), (NoRepr(t),), sep="|")
+    ct.print(OwnRepr(t), f"{WithStr(t + 1)}", repr(WithStr(t)), repr(Color.RED))
+    ct.print(WithFormat(t))                             # print ignores __format__
+
+
+def test_print_dataclass_values_built_in_tile_code_R_PRINT_3_4(capsys):
+    """str picks a user __str__, else __repr__ (the user's, the generated one over the fields
+    with repr=True, or ``<Name object>``); inside a tuple repr; user methods run as helpers."""
+    launch(k_print_dataclasses, (1,), np.array([1, 2, 3, 4], np.int32))
+    assert lines(capsys) == [
+        "Foo(x=[1, 2, 3, 4], z='hi')",
+        "S<[1, 2, 3, 4]>|(WithStr(x=[1, 2, 3, 4]),)|<NoRepr object>|(<NoRepr object>,)",
+        "R<[1, 2, 3, 4]|10> S<[2, 3, 4, 5]> WithStr(x=[1, 2, 3, 4]) <Color.RED: 0>",
+        "WithFormat(x=[1, 2, 3, 4])"]
+
+
+@ct.kernel
+def k_custom_format_in_tile_code(x):
+    s = f"{WithFormat(ct.bid(0))}"  # noqa: F841
+
+
+def test_dataclass_built_in_tile_code_custom_format_rejected_R_PRINT_4():
+    with pytest.raises(ct.TileTypeError, match="Formatting dataclass values with custom "
+                       "__format__"):
+        launch(k_custom_format_in_tile_code, (1,), np.zeros(1, np.int32))
 
 
 @ct.kernel

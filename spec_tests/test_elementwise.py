@@ -1240,6 +1240,8 @@ def k_in(out, CASE: ct.Constant[str]):
         r = b not in (1, 3, 4)
     elif CASE == "tile":
         r = ct.arange(4, dtype=ct.int32) in (1, 2)
+    elif CASE == "tuples":                  # tuples compare as tuples; never equal to scalars
+        r = (b, 1) in (3, (0, 1), (b * 2, 1)) or (b,) in (b,)
     ct.store(out, index=(b,), tile=ct.astype(r, ct.int32))
 
 
@@ -1252,3 +1254,10 @@ def test_in_with_runtime_scalar(case):
     np.testing.assert_array_equal(out, ref if case == "in" else ~ref)
     with pytest.raises(ct.TileTypeError, match="'in' requires scalar operands"):
         _run(k_in, out, "tile", grid=(6,))
+
+
+def test_in_with_tuple_items_R_CMP_6():
+    """R-CMP-6 (as Python and 1.7): a tuple item is compared as tuples compare."""
+    out = np.zeros(6, np.int32)
+    _run(k_in, out, "tuples", grid=(6,))
+    np.testing.assert_array_equal(out, [1, 0, 0, 0, 0, 0])

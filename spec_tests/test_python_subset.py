@@ -184,6 +184,40 @@ def test_comprehension_errors():
                  "genexp")
 
 
+N_OUTER = 7
+
+
+@ct.kernel
+def k_comp_scope(out):
+    m = 5
+    # late: one k, rebound each iteration, so every lambda reads 2
+    late = tuple(lambda: k for k in ct.static_iter(range(3)))      # noqa: B023 (late binding)
+    now = tuple((lambda: k)() for k in ct.static_iter(range(3)))    # called at once: 0, 1, 2
+    k = 9                                     # the kernel's k is not the comprehension's
+    _ = tuple(N_OUTER for N_OUTER in ct.static_iter(range(2)))      # nor is the global shadowed
+    vals = tuple(f() for f in ct.static_iter(late)) + now + (k, N_OUTER, m)
+    ct.store(out, (0,), ct.full((1,), 0, ct.int32) + sum(v * 10 ** i for i, v in
+                                                          ct.static_iter(enumerate(vals))))
+
+
+@ct.kernel
+def k_comp_unbound(out):
+    n = 4
+    _ = tuple(i for i in ct.static_iter(range(3))
+              for n in ct.static_iter(range(n)))  # E:unbound
+
+
+def test_comprehension_has_its_own_scope_R_PY_3():
+    """R-PY-3, as Python (1.7): a comprehension's variables live in its own scope, bound once
+    per iteration (late-binding lambdas), never the enclosing ones; a later generator sees the
+    comprehension's variable, unbound until its own ``for`` runs."""
+    out = np.zeros(1, np.int64)
+    ct.launch(None, (1,), k_comp_scope, (out,))
+    digits = [2, 2, 2, 0, 1, 2, 9, 7, 5]
+    assert out[0] == sum(d * 10 ** i for i, d in enumerate(digits))
+    expect_error(k_comp_unbound, (out,), ct.TileSyntaxError, "Undefined variable n", "unbound")
+
+
 # -- dataclasses (R-PY-10) ---------------------------------------------------------------------
 @dataclasses.dataclass(frozen=True)
 class Affine:

@@ -95,8 +95,10 @@ def subscript(obj: FVal, idx: FVal) -> FVal:
 
 
 def _array_strides(a: ArrayV) -> FVal:
-    return TupleV(tuple(current().emit_value(ops.ArrayStride(a.value, i))
-                        for i in range(a.ndim)))
+    """``a.strides``: constants where the launch specialised them (``static_stride_dims``)."""
+    known = a.static_strides or (None,) * a.ndim
+    return TupleV(tuple(current().emit_value(ops.ArrayStride(a.value, i)) if s is None
+                        else Const(s) for i, s in enumerate(known)))
 
 
 _ATTRIBUTES: dict[type, dict[str, Callable[..., FVal]]] = {

@@ -1,5 +1,5 @@
 """Python builtins usable in tile code (R-PY-9): range, len, min, max, abs, int/float/bool,
-tuple, str, divmod and print, registered under the builtin they implement.  What a builtin
+tuple, str, repr, divmod and print, registered under the builtin they implement.  What a builtin
 does through a dataclass's dunders (``len`` via ``__len__``, ``divmod`` via ``__divmod__``)
 needs the walker to inline the method: the walker tries that first (frontend/calls.py)."""
 
@@ -11,6 +11,7 @@ from .. import dtypes as dt
 from ..errors import TileTypeError, TileValueError
 from ..lang import coerce
 from ..lang.registry import register
+from ..lang.strings import make_string, str_parts
 from ..lang.values import ArrayV, Const, ListV, RangeV, TileV, TupleV, describe
 from . import debug, elementwise
 
@@ -98,6 +99,17 @@ def _str(args, kwargs):
     return Const(str(v.value))
 
 
+def _repr(args, kwargs):
+    """``repr(v)`` (1.7): Python's for a constant, else the text ``print`` gives ``v`` inside a
+    tuple (a formatted string when ``v`` holds tiles)."""
+    if len(args) != 1 or kwargs:
+        raise TileTypeError("repr() takes exactly one argument")
+    v = args[0]
+    if isinstance(v, Const):
+        return Const(repr(v.value))
+    return make_string(str_parts(v, nested=True))
+
+
 def _divmod(args, kwargs):
     if len(args) != 2 or kwargs:
         raise TileTypeError("divmod() takes exactly two arguments")
@@ -109,6 +121,6 @@ for _fn, _handler in ((builtins.range, _range), (builtins.len, _len),
                       (builtins.abs, _abs), (builtins.int, _conv(int)),
                       (builtins.float, _conv(float)), (builtins.bool, _conv(bool)),
                       (builtins.tuple, _tuple), (builtins.divmod, _divmod),
-                      (builtins.str, _str),
+                      (builtins.str, _str), (builtins.repr, _repr),
                       (builtins.print, debug.print.invoke)):  # the builtin is ct.print (R-PRINT-3)
     register(_fn, _handler)

@@ -42,19 +42,21 @@ def compare_tuples(fn: str, a: FVal, b: FVal) -> FVal:
 def contains(item: FVal, container: FVal) -> FVal:
     """``item in container`` (R-CMP-6): ``==`` against each element, or-ed; constants fold.
 
-    Elements and item must be scalars (constants of any kind or 0-D tiles); a runtime scalar
-    gives a runtime bool.
+    Elements and item must be scalars (constants of any kind or 0-D tiles) or tuples of them,
+    compared as tuples are (a tuple never equals a scalar); a runtime scalar gives a runtime
+    bool.
     """
     if not is_tuple(container):
         raise TileTypeError("'in' requires a tuple on the right-hand side")
     result: FVal = Const(False)
     for c in _items(container):
         if is_tuple(c) or is_tuple(item):
-            raise TileTypeError("'in' requires scalar operands")
-        for v in (item, c):
-            if not isinstance(v, Const) and not (isinstance(v, TileV) and v.shape == ()):
-                raise TileTypeError("'in' requires scalar operands")
-        r = compare("eq", item, c)
+            r = compare_tuples("eq", item, c)
+        else:
+            for v in (item, c):
+                if not isinstance(v, Const) and not (isinstance(v, TileV) and v.shape == ()):
+                    raise TileTypeError("'in' requires scalar operands")
+            r = compare("eq", item, c)
         if isinstance(r, Const):
             if r.value:
                 return Const(True)

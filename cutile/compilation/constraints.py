@@ -101,6 +101,12 @@ class ArrayConstraint:
             "shape_divisible_by": _per_axis(shape_divisible_by, ndim, "shape_divisible_by", 1,
                                             _positive_int),
             "base_addr_divisible_by": base_addr_divisible_by}
+        for what in ("stride", "shape"):        # a constant must meet its own divisibility
+            for i, (c, d) in enumerate(zip(vals[f"{what}_constant"],
+                                           vals[f"{what}_divisible_by"])):
+                if c is not None and c % d:
+                    raise ValueError(f"{what}_constant[{i}] = {c} is not divisible by {d} "
+                                     f"({what}_divisible_by[{i}])")
         for k, v in vals.items():
             object.__setattr__(self, k, v)
 

@@ -47,7 +47,7 @@ def _param_value(spec, name: str, params: list[Value]):
     if spec.kind == "array":
         v = Value(ArrayType(spec.dtype, spec.ndim, spec.index_dtype), name)
         params.append(v)
-        return ArrayV(v, spec.static_shape)
+        return ArrayV(v, spec.static_shape, spec.static_strides)
     v = Value(TileType(spec.dtype), name)
     params.append(v)
     return TileV(v)

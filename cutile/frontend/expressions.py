@@ -49,6 +49,9 @@ class ExpressionCompiler:
             if isinstance(v, Invalid):
                 if "depends on path" in v.reason:
                     raise TileTypeError(v.reason)
+                if "every path" in v.reason:     # a TileTypeError in 1.7 (R-CF-8)
+                    raise TileTypeError(f"Use of potentially undefined variable `{name}`: it "
+                                        f"{v.reason} (undefined variable {name})")
                 raise TileSyntaxError(v.reason if "ndefined" in v.reason
                                       else f"Undefined variable {name} used: {v.reason}")
             return v

@@ -25,6 +25,7 @@ class Leaf:
 
     type: Any
     static_shape: tuple | None = None     # for arrays
+    static_strides: tuple = ()
 
 
 def flatten(v: FVal) -> tuple[Any, list[Value]]:
@@ -37,7 +38,7 @@ def flatten(v: FVal) -> tuple[Any, list[Value]]:
             return Leaf(x.value.type)
         if isinstance(x, ArrayV):
             leaves.append(x.value)
-            return Leaf(x.value.type, x.static_shape)
+            return Leaf(x.value.type, x.static_shape, x.static_strides)
         if isinstance(x, TupleV):
             return ("tuple", tuple(go(i) for i in x.items))
         if isinstance(x, DataclassV):     # R-PY-10: instances carried through loops/branches
@@ -74,7 +75,7 @@ def unflatten(skel: Any, leaves: list[Value], template: FVal) -> FVal:
         if isinstance(s, Leaf):
             v = next(it)
             if isinstance(t, ArrayV):
-                return ArrayV(v, t.static_shape)
+                return ArrayV(v, t.static_shape, t.static_strides)
             return TileV(v)
         kind = s[0]
         if kind == "tuple":

@@ -24,6 +24,7 @@ from ..lang.values import (
     ContextV,
     DataclassV,
     FVal,
+    Invalid,
     ListV,
     TileV,
     TupleV,
@@ -210,33 +211,41 @@ def genexp_call(comp, fn: FVal, node: ast.Call, env) -> FVal | None:
 
 
 def comprehension(comp, g: ast.GeneratorExp, env) -> list[FVal]:
+    """The items of a comprehension.  As in Python it has one scope of its own (a copy of the
+    enclosing one) in which every ``for`` rebinds its variables: a lambda made inside reads
+    them when called, so lambdas kept past their iteration all see the last values."""
     out: list[FVal] = []
+    scope = env.copy()
+    for gen in g.generators:            # local to the comprehension, unbound until assigned
+        for n in ast.walk(gen.target):
+            if isinstance(n, ast.Name):
+                scope.vars[n.id] = Invalid(n.id, f"Undefined variable {n.id} used: it is a "
+                                                 "variable of the comprehension, not bound yet")
 
-    def level(k: int, scope) -> None:
+    def level(k: int) -> None:
         if k == len(g.generators):
             out.append(comp.expr(g.elt, scope))
             return
         gen = g.generators[k]
         if gen.is_async:
             raise TileSyntaxError("Unsupported syntax: async comprehension")
-        items = iter_items(comp, gen.iter, scope)
+        items = iter_items(comp, gen.iter, env if k == 0 else scope)
         if items is None:
             raise TileSyntaxError("All iterables in a tuple comprehension must be wrapped in "
                                   "ct.static_iter()", comp.loc(gen.iter))
         for item in items:
-            inner = scope.copy()
-            comp.assign(gen.target, item, inner)
+            comp.assign(gen.target, item, scope)
             keep = True
             for cond in gen.ifs:
-                c = comp.to_cond(comp.expr(cond, inner))
+                c = comp.to_cond(comp.expr(cond, scope))
                 if not isinstance(c, Const):
-                    raise TileTypeError("Conditions in a tuple comprehension must be "
-                                        "compile-time constants", comp.loc(cond))
+                    raise TileTypeError("Tuple comprehension if-conditions must be statically "
+                                        "known (compile-time constants)", comp.loc(cond))
                 keep = keep and bool(c.value)
             if keep:
-                level(k + 1, inner)
+                level(k + 1)
 
-    level(0, env)
+    level(0)
     return out
 
 

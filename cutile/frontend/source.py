@@ -115,7 +115,9 @@ def closure_values(func) -> dict:
 
 
 def assigned_names(stmts: list[ast.stmt]) -> set[str]:
-    """Names bound anywhere in ``stmts`` (not inside nested functions or lambdas)."""
+    """Names bound anywhere in ``stmts`` (not inside nested functions or lambdas, nor a
+    comprehension's own variables: as in Python they live in the comprehension's scope, only a
+    walrus inside one binds in the function)."""
     out: set[str] = set()
 
     class V(ast.NodeVisitor):
@@ -128,6 +130,11 @@ def assigned_names(stmts: list[ast.stmt]) -> set[str]:
 
         def visit_Lambda(self, node):
             pass
+
+        def visit_GeneratorExp(self, node):
+            out.update(n.target.id for n in ast.walk(node) if isinstance(n, ast.NamedExpr))
+
+        visit_ListComp = visit_SetComp = visit_DictComp = visit_GeneratorExp
 
     for s in stmts:
         V().visit(s)

@@ -42,7 +42,8 @@ class Proxy:
         if name.startswith("__"):
             raise AttributeError(name)
         fv = self._fval
-        if isinstance(fv, (TileV, ArrayV)) and name in ("shape", "dtype", "ndim"):
+        if isinstance(fv, (TileV, ArrayV)) and name in ("shape", "dtype", "ndim") or \
+                isinstance(fv, ArrayV) and name == "strides":
             return to_host(registry.attribute(fv, name))    # array extents: proxies
         if isinstance(fv, (TileV, ArrayV)):
             try:
@@ -189,6 +190,8 @@ def host_eval(comp, node: ast.expr, env, what: str = "static_eval", part: str = 
     for n in ast.walk(node):
         if isinstance(n, ast.NamedExpr):
             raise TileSyntaxError(f"{what}(): attempted to modify a local variable with ':='")
+        if isinstance(n, ast.Name) and getattr(env.vars.get(n.id), "kind", "") == "invalid":
+            comp._located(n, comp.lookup, n.id, env, n)   # unbound: tile code's own error
     expr = ast.Expression(body=node)
     ast.fix_missing_locations(expr)
     code = compile(expr, comp.src.filename, "eval")

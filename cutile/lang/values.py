@@ -66,10 +66,12 @@ class TileV(FVal):
 @dataclass(eq=False)
 class ArrayV(FVal):
     """A global array (kernel argument or a view of one).  ``static_shape`` holds the extents
-    known at compile time (``None`` where runtime)."""
+    known at compile time (``None`` where runtime); ``static_strides`` the strides so known (in
+    elements; empty when none is, as for views)."""
 
     value: Value
     static_shape: tuple
+    static_strides: tuple = ()
     kind = "array"
 
     @property
