@@ -1,0 +1,59 @@
+"""Error messages that contain the words cuda.tile 1.7 gives (issue 27): users and tests
+match on them.  Each test asserts the 1.7 words and, where cutile adds one, its own hint; a
+compile error also keeps cutile's ``file:line:col:`` prefix.  Interpreter only (the wording
+is the frontend's and the launcher's, shared by every executor)."""
+
+from __future__ import annotations
+
+import collections
+import re
+
+import numpy as np
+import pytest
+
+import cutile as ct
+
+
+# -- launch arguments (R-LAUNCH-3) ---------------------------------------------------------
+@ct.kernel
+def k_pair(out, p):
+    ct.scatter(out, (0,), p[0] + p[1])
+
+
+@ct.kernel
+def k_const_tuple(out, c: ct.Constant[tuple]):
+    ct.scatter(out, (0,), 1)
+
+
+@ct.kernel
+def k_nested_sized(out, p: tuple[tuple[int, int], int]):
+    ct.scatter(out, (0,), p[1])
+
+
+def test_namedtuple_argument_names_its_class():
+    """A tuple subclass is refused; the message names it and says plain tuples are taken."""
+    Point = collections.namedtuple("Point", "x y")
+    out = np.zeros(1, np.int32)
+    with pytest.raises(TypeError, match=re.escape(
+            "Invalid kernel argument #1: 'Point' is a subclass of 'tuple'. "
+            "Only plain tuples are accepted.")):
+        ct.launch(None, (1,), k_pair, (out, Point(1, 2)))
+    with pytest.raises(TypeError, match=re.escape("Invalid item #1 of kernel argument #1: "
+                                                  "'Point' is a subclass of 'tuple'.")):
+        ct.launch(None, (1,), k_pair, (out, (1, Point(2, 3))))
+
+
+def test_constant_tuple_item_that_is_no_constant_names_the_item():
+    out = np.zeros(1, np.int32)
+    with pytest.raises(TypeError, match=re.escape(
+            "Invalid item #0 of kernel argument #1: Could not interpret object of type "
+            "'ndarray' as a constant.")):
+        ct.launch(None, (1,), k_const_tuple, (out, (out, 1)))
+
+
+def test_nested_tuple_length_names_the_item():
+    out = np.zeros(1, np.int32)
+    with pytest.raises(TypeError, match=re.escape(
+            "Invalid item #0 of kernel argument #1: Received a tuple of length 3 for a "
+            "parameter annotated as a tuple of length 2")):
+        ct.launch(None, (1,), k_nested_sized, (out, ((1, 2, 3), 4)))
