@@ -57,3 +57,33 @@ def test_nested_tuple_length_names_the_item():
             "Invalid item #0 of kernel argument #1: Received a tuple of length 3 for a "
             "parameter annotated as a tuple of length 2")):
         ct.launch(None, (1,), k_nested_sized, (out, ((1, 2, 3), 4)))
+
+
+# -- tuples (R-CMP-6) ----------------------------------------------------------------------
+@ct.kernel
+def k_tuple_float_index(out):
+    t = (1, 2, 3)
+    ct.scatter(out, (0,), t[1.0])
+
+
+@ct.kernel
+def k_tuple_runtime_index(out):
+    t = (1, 2, 3)
+    ct.scatter(out, (0,), t[ct.bid(0)])
+
+
+@ct.kernel
+def k_tuple_compare_arrays(out, x):
+    ct.scatter(out, (0,), 1 if (out,) == (x,) else 0)
+
+
+@pytest.mark.parametrize("kernel,args,words", [
+    (k_tuple_float_index, (), "Tuple indices must be integers or slices, not constant 1.0"),
+    (k_tuple_runtime_index, (), "Tuple indices must be constant integers (a runtime index"),
+    (k_tuple_compare_arrays, (np.zeros(1, np.int32),),
+     "Tuple comparison is not supported for elements of type array"),
+])
+def test_tuple_errors_contain_the_17_words(kernel, args, words):
+    with pytest.raises(ct.TileTypeError, match=r"test_error_wording_17\.py:\d+:\d+: " +
+                       re.escape(words)):
+        ct.launch(None, (1,), kernel, (np.zeros(1, np.int32), *args))
