@@ -403,6 +403,6 @@ def astype_rounding(src: DType, dst: DType, mode: Any) -> str | None:
     allowed = astype_modes(src, dst) if src.is_float else (
         frozenset() if dst is dt.float8_e8m0fnu else frozenset({"RN"}))
     if dst.is_float and name not in allowed:
-        raise TileTypeError(f"rounding_mode={name} is not supported for conversion from "
-                            f"{src.name} to {dst.name}")
+        raise TileTypeError(f"rounding_mode=RoundingMode.{name} is not supported for "
+                            f"conversion from {src.name} to {dst.name}")
     return None if name == "RN" else name
