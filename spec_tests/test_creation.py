@@ -263,7 +263,7 @@ def k_astile_err(out, CASE: ct.Constant[str]):
 @pytest.mark.parametrize("case,msg", [
     ("empty", "Tuple length 0 at value is not a power of 2"),
     ("tile_leaf", r"Expected scalar elements at value\[1\]"),
-    ("ragged", "non-uniform inner shapes"),
+    ("ragged", "Tuple has non-uniform inner shapes at value"),
     ("ragged2", "non-uniform inner shapes|Expected"),
     ("ndtile", r"Expected a scalar or \(possibly nested\) tuple of scalars"),
     ("len3", "Tuple length 3 at value is not a power of 2"),

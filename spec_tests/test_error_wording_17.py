@@ -87,3 +87,16 @@ def test_tuple_errors_contain_the_17_words(kernel, args, words):
     with pytest.raises(ct.TileTypeError, match=r"test_error_wording_17\.py:\d+:\d+: " +
                        re.escape(words)):
         ct.launch(None, (1,), kernel, (np.zeros(1, np.int32), *args))
+
+
+@ct.kernel
+def k_e8m0_negative(out):
+    ct.scatter(out, (0,), ct.astype(ct.float8_e8m0fnu(-0.5), ct.int32))
+
+
+def test_negative_constant_of_an_unsigned_float_format():
+    """R-CONST-4: e8m0 (like e5m3fnu) has no sign bit."""
+    with pytest.raises(ct.TileValueError, match=re.escape(
+            "Negative values cannot be represented in an unsigned float format (-0.5 as "
+            "float8_e8m0fnu)")):
+        ct.launch(None, (1,), k_e8m0_negative, (np.zeros(1, np.int32),))

@@ -71,6 +71,11 @@ def k_array_subscript(a):
 
 
 @ct.kernel
+def k_array_aug_assign(a):
+    a[0] += 1  # E:array_aug
+
+
+@ct.kernel
 def k_tile_assign(a):
     t = ct.load(a, (0,), (4,))
     t[0] = 1  # E:tile_assign
@@ -208,6 +213,8 @@ CASES = [
     (k_bid_axis, (F32,), ct.TileTypeError, "Axis must be 0, 1, or 2", "bid_axis"),
     (k_undefined, (F32,), ct.TileSyntaxError, "Undefined variable nope", "undefined"),
     (k_array_subscript, (F32,), ct.TileTypeError, "not directly subscriptable", "array_sub"),
+    (k_array_aug_assign, (F32,), ct.TileTypeError,        # read first, as Python (1.7)
+     "Arrays are not directly subscriptable; use ct.load", "array_aug"),
     (k_tile_assign, (F32,), ct.TileTypeError,
      "Tiles are immutable: item assignment is not supported", "tile_assign"),
     (k_promotion, (np.zeros(4, np.uint32), np.zeros(4, np.int32)), ct.TileTypeError,

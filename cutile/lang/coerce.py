@@ -214,7 +214,10 @@ def const_value(v: FVal, what: str) -> Any:
 def const_int(v: FVal, what: str) -> int:
     if isinstance(v, Const) and isinstance(v.value, int) and not isinstance(v.value, bool):
         return int(v.value)
-    raise TileTypeError(f"Expected an integer constant for {what}, got {describe(v)}")
+    kind = (type(v.value).__name__ if v.value is not None else "None") \
+        if isinstance(v, Const) else describe(v)
+    raise TileTypeError(f"Expected an integer constant, but given value has type {kind} "
+                        f"({what} must be a compile-time int)")
 
 
 def const_bool(v: FVal, what: str) -> bool:
