@@ -66,6 +66,8 @@ class Loc:
 class TileError(Exception):
     """Base of all tile-code diagnostics.  ``str()`` appends the source excerpt."""
 
+    arg: str | None = None   # the op argument the message is about (1.7 names it; registry)
+
     def __init__(self, message: str, loc: Loc | None = None):
         super().__init__(message)
         self.message = message

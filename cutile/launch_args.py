@@ -54,7 +54,8 @@ def check_grid(grid) -> tuple[int, int, int]:
         if g < 0:
             raise ValueError(f"Grid[{i}] must be non-negative")
         if g > 2 ** 24 - 1:
-            raise ValueError(f"Grid[{i}] exceeds 24-bit limit")
+            raise ValueError(f"Grid[{i}] exceeds 24-bit limit: max={2 ** 24 - 1}, got={g}. "
+                             "Use multiple kernel launches for larger workloads.")
         out.append(g)
     while len(out) < 3:
         out.append(1)
@@ -287,7 +288,8 @@ def classify_args(kernel, args: tuple) -> Spec:
             detail = f"no value for {missing}"
         else:
             detail = f"{len(args) - len(names)} argument(s) too many"
-        raise TypeError(f"Kernel expects {len(names)} arguments but {len(args)} "
+        raise TypeError(f"Kernel expects {len(names)} argument{'' if len(names) == 1 else 's'} "
+                        f"but {len(args)} "
                         f"{'was' if len(args) == 1 else 'were'} given: kernel {sig} got "
                         f"{detail} (the fourth argument of ct.launch is the tuple of all its "
                         f"arguments)")

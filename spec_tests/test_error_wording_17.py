@@ -100,3 +100,22 @@ def test_negative_constant_of_an_unsigned_float_format():
             "Negative values cannot be represented in an unsigned float format (-0.5 as "
             "float8_e8m0fnu)")):
         ct.launch(None, (1,), k_e8m0_negative, (np.zeros(1, np.int32),))
+
+
+# -- op arguments: 1.7 names the argument and the op -------------------------------------------
+@ct.kernel
+def k_full_branch_shape(out):
+    if ct.bid(0) == 1:
+        n = 1
+    else:
+        n = 2
+    ct.store(out, (0,), ct.full((n,), 3, out.dtype))
+
+
+def test_a_runtime_shape_names_the_argument_and_the_op():
+    """R-LOAD-3: a shape item that differs by branch is a runtime value; the message names
+    the argument and the op as 1.7 does, then cutile's hint."""
+    with pytest.raises(ct.TileTypeError, match=re.escape(
+            'Invalid argument "shape" of full(): Expected a constant integer tuple for shape: '
+            'item #0 is a runtime int32 value, but a tile shape must be known at compile time')):
+        ct.launch(None, (1,), k_full_branch_shape, (np.zeros(2, np.int32),))

@@ -272,16 +272,24 @@ def two_args(a, b):
     pass
 
 
+@ct.kernel
+def one_arg(a):
+    pass
+
+
 def test_launch_argument_count():
     # R-LAUNCH-3
     with pytest.raises(TypeError, match="Kernel expects 2 arguments but 1 was given"):
         ct.launch(None, (1,), two_args, (F32,))
+    with pytest.raises(TypeError, match="Kernel expects 1 argument but 2 were given"):
+        ct.launch(None, (1,), one_arg, (F32, F32))
 
 
 @pytest.mark.parametrize("grid,exc,frag", [
     ([1], TypeError, "Grid must be a tuple"),
     ((1, 1, 1, 1), ValueError, "Grid dimensions must be at most 3"),
-    ((2 ** 24,), ValueError, r"Grid\[0\] exceeds 24-bit limit"),
+    ((2 ** 24,), ValueError, r"Grid\[0\] exceeds 24-bit limit: max=16777215, got=16777216\. "
+                             r"Use multiple kernel launches"),
     ((-1,), ValueError, "non-negative"),
 ])
 def test_launch_grid_checks(grid, exc, frag):

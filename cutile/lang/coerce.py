@@ -14,7 +14,7 @@ from typing import Any
 from .. import dtypes as dt
 from ..dtypes import DType
 from ..enums import RoundingMode
-from ..errors import TileTypeError, TileValueError
+from ..errors import TileError, TileTypeError, TileValueError
 from ..ir import ops
 from ..ir.types import TileType, check_tile_size
 from .context import current
@@ -235,6 +235,12 @@ def check_power_of_two_shape(shape: tuple, prefix: str = "") -> None:
     check_tile_size(shape)
 
 
+def _about(arg: str, e: TileError) -> TileError:
+    """``e`` is about the op's argument ``arg``: the op call names it (``registry``)."""
+    e.arg = arg
+    return e
+
+
 def const_shape(v: FVal, ndim: int | None = None, what: str = "shape") -> tuple[int, ...]:
     """A constant tile shape (R-LOAD-3): an int (1-tuple), a tuple of ints, or ``()``."""
     if isinstance(v, Const) and isinstance(v.value, int) and not isinstance(v.value, bool):
@@ -243,17 +249,18 @@ def const_shape(v: FVal, ndim: int | None = None, what: str = "shape") -> tuple[
         items = []
         for i, it in enumerate(v.items):
             if not isinstance(it, Const):
-                raise TileTypeError(f"Expected a constant integer tuple for {what}"
-                                    + runtime_shape_hint(it, f"item #{i}"))
+                raise _about(what, TileTypeError(f"Expected a constant integer tuple for {what}"
+                                                 + runtime_shape_hint(it, f"item #{i}")))
             if not isinstance(it.value, int) or isinstance(it.value, bool):
-                raise TileTypeError(f"Expected a tuple of integers for {what}, got {it.value!r}")
+                raise _about(what, TileTypeError(f"Expected a tuple of integers for {what}, "
+                                                 f"got {it.value!r}"))
             items.append(int(it.value))
         shape = tuple(items)
     elif isinstance(v, Const) and isinstance(v.value, tuple):
         return const_shape(fval(v.value), ndim, what)
     else:
-        raise TileTypeError(f"Expected a constant integer tuple for {what}, got {describe(v)}"
-                            + runtime_shape_hint(v, "it"))
+        raise _about(what, TileTypeError(f"Expected a constant integer tuple for {what}, got "
+                                         f"{describe(v)}" + runtime_shape_hint(v, "it")))
     if ndim is not None and shape != () and len(shape) != ndim:
         raise TileTypeError(f"Expected shape length to be {ndim}, got {len(shape)}")
     check_power_of_two_shape(shape)
