@@ -119,3 +119,26 @@ def test_a_runtime_shape_names_the_argument_and_the_op():
             'Invalid argument "shape" of full(): Expected a constant integer tuple for shape: '
             'item #0 is a runtime int32 value, but a tile shape must be known at compile time')):
         ct.launch(None, (1,), k_full_branch_shape, (np.zeros(2, np.int32),))
+
+
+# -- the traceback of inlined helpers (R-ERR-4) --------------------------------------------
+def _helper_with_a_typo(x):
+    ct.abracadabra(x)
+
+
+@ct.kernel
+def k_helper_typo(x):
+    _helper_with_a_typo(x)
+
+
+def test_traceback_lists_each_frame_as_17_does():
+    """cutile names itself cuda.tile; each frame is ``File "f", line n, col c, in fn:``, then
+    the source line with its own indentation and a caret under the expression."""
+    with pytest.raises(ct.TileTypeError) as e:
+        ct.launch(None, (1,), k_helper_typo, (np.zeros(1, np.float32),))
+    text = str(e.value)
+    assert "Module 'cuda.tile' has no attribute 'abracadabra'" in text
+    assert re.search(r', in k_helper_typo:\n {8}_helper_with_a_typo\(x\)\n {8}\^{22}\n',
+                     text), text
+    assert re.search(r', in _helper_with_a_typo:\n {8}ct\.abracadabra\(x\)\n {8}\^{14}\n$',
+                     text), text

@@ -462,7 +462,7 @@ def test_return_from_endless_while_and_missing_module_attribute():
     ct.launch(None, (1,), k_endless_return, (np.array([15], np.int32), y))
     assert y[0] == 21
     expect_error(k_missing_op, (np.zeros(4, np.float32),), ct.TileTypeError,
-                 "Module 'cutile' has no attribute 'abracadabra'", "missing_op")
+                 "Module 'cuda.tile' has no attribute 'abracadabra'", "missing_op")
 
 
 @dataclasses.dataclass(frozen=True)
