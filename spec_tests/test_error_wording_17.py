@@ -142,3 +142,17 @@ def test_traceback_lists_each_frame_as_17_does():
                      text), text
     assert re.search(r', in _helper_with_a_typo:\n {8}ct\.abracadabra\(x\)\n {8}\^{14}\n$',
                      text), text
+
+
+@ct.kernel
+def k_comprehension_runtime_if(out):
+    t = tuple(i for i in ct.static_iter(range(2)) if ct.bid(0) == i)
+    ct.scatter(out, (0,), len(t))
+
+
+def test_a_runtime_comprehension_condition():
+    """R-PY-3: the tuple's length is a compile-time fact, so is each condition."""
+    with pytest.raises(ct.TileTypeError, match=r"test_error_wording_17\.py:\d+:\d+: Tuple "
+                       r"comprehension if-conditions must be statically known: the tuple's "
+                       r"length is fixed at compile time"):
+        ct.launch(None, (1,), k_comprehension_runtime_if, (np.zeros(1, np.int32),))

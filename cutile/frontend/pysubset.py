@@ -230,8 +230,9 @@ def comprehension(comp, g: ast.GeneratorExp, env) -> list[FVal]:
             for cond in gen.ifs:
                 c = comp.to_cond(comp.expr(cond, inner))
                 if not isinstance(c, Const):
-                    raise TileTypeError("Conditions in a tuple comprehension must be "
-                                        "compile-time constants", comp.loc(cond))
+                    raise TileTypeError("Tuple comprehension if-conditions must be statically "
+                                        "known: the tuple's length is fixed at compile time",
+                                        comp.loc(cond))
                 keep = keep and bool(c.value)
             if keep:
                 level(k + 1, inner)
