@@ -23,11 +23,11 @@ from .env import Env
 from .source import global_value
 
 
-
 def _module_name(m) -> str:
     """A module as 1.7 names it: cutile itself is ``cuda.tile`` (the language it implements,
     the name users match on); any other module by its own name."""
     return "cuda.tile" if m.__name__ in ("cutile", "cuda.tile") else m.__name__
+
 
 class ExpressionCompiler:
     """The expressions of ``FunctionCompiler`` (which supplies ``loc``, ``_located``,
