@@ -271,6 +271,12 @@ def wrap_int(v: int, dtype: DType) -> int:
     return v
 
 
+def _negative_unsigned(value, dtype: DType) -> str:
+    """1.7's words for a negative constant of an unsigned float format, then which."""
+    return (f"Negative values cannot be represented in an unsigned float format ({value} as "
+            f"{dtype.name})")
+
+
 def convert_constant(value: Any, dtype: DType) -> Any:
     """Convert a constant into ``dtype`` with the strict-constant rules of R-CONST-4.
 
@@ -295,12 +301,12 @@ def convert_constant(value: Any, dtype: DType) -> Any:
         return f
     if dtype is float8_e5m3fnu:
         if math.copysign(1.0, f) < 0:
-            raise TileValueError(f"{value} cannot be represented in {dtype.name} (unsigned)")
+            raise TileValueError(_negative_unsigned(value, dtype))
         return float(e5m3_decode(e5m3_encode(np.array(f), satfinite=False)))
     if dtype is float8_e8m0fnu and (f < 0 or f == 0):
         # e8m0 holds only positive powers of two (and NaN).
         if f < 0:
-            raise TileValueError(f"{value} cannot be represented in {dtype.name}")
+            raise TileValueError(_negative_unsigned(value, dtype))
     if dtype is float4_e2m1fn and math.isnan(f):
         raise TileValueError(f"NaN cannot be represented in {dtype.name}")
     if dtype is tfloat32:

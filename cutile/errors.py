@@ -32,15 +32,14 @@ class Loc:
         return f"{self.filename}:{self.line}:{self.col + 1}"
 
     def excerpt(self) -> str:
-        """``file:line:col`` plus the source line and a caret under the offending expression."""
+        """``file:line:col`` plus the source line, as written, and a caret under the offending
+        expression (1.7's layout: ``, in f:`` and the line's own indentation)."""
         out = [f'  File "{self.filename}", line {self.line}, col {self.col + 1}'
-               + (f", in {self.function}" if self.function else "")]
+               + (f", in {self.function}:" if self.function else "")]
         src = self.source_line()
         if src:
-            stripped = src.lstrip()
-            indent = len(src) - len(stripped)
-            out.append("    " + stripped)
-            start = max(self.col - indent, 0)
+            out.append("    " + src)
+            start = max(self.col, 0)
             width = 1
             if self.end_col is not None and self.end_col > self.col:
                 width = self.end_col - self.col
@@ -66,6 +65,8 @@ class Loc:
 class TileError(Exception):
     """Base of all tile-code diagnostics.  ``str()`` appends the source excerpt."""
 
+    arg: str | None = None   # the op argument the message is about (1.7 names it; registry)
+
     def __init__(self, message: str, loc: Loc | None = None):
         super().__init__(message)
         self.message = message
@@ -74,7 +75,7 @@ class TileError(Exception):
     def __str__(self) -> str:
         if self.loc is None:
             return self.message
-        return f"{self.loc}: {self.message}\n{self.loc.traceback()}"
+        return f"{self.loc}: {self.message}\n{self.loc.traceback()}\n"   # 1.7 ends the same
 
 
 class UnsupportedSyntaxError(TileError):

@@ -55,7 +55,8 @@ def check_grid(grid) -> tuple[int, int, int]:
         if g < 0:
             raise ValueError(f"Grid[{i}] must be non-negative")
         if g > 2 ** 24 - 1:
-            raise ValueError(f"Grid[{i}] exceeds 24-bit limit")
+            raise ValueError(f"Grid[{i}] exceeds 24-bit limit: max={2 ** 24 - 1}, got={g}. "
+                             "Use multiple kernel launches for larger workloads.")
         out.append(g)
     while len(out) < 3:
         out.append(1)
@@ -96,8 +97,10 @@ def _contains_scalar_annotation(ann) -> bool:
 def param_plan(ann) -> ParamPlan:
     if _is_constant(ann) and _contains_scalar_annotation(ann):
         # as 1.7: a scalar annotation gives the dtype of a runtime scalar, a constant has none
-        raise TypeError("ScalarAnnotation (e.g. ct.ScalarInt64) can only be applied to a "
-                        "non-constant scalar parameter, not inside ct.Constant[...]")
+        raise TypeError("Constant annotation cannot be combined with "
+                        "ScalarAnnotation/ScalarInt64: a ScalarAnnotation (e.g. ct.ScalarInt64) "
+                        "applies only to a non-constant scalar parameter, not inside "
+                        "ct.Constant[...]")
     scalar, index, shape_dims, stride_dims = None, dt.int32, (), ()
     for m in _annotation_meta(ann):
         if isinstance(m, ListAnnotation):
@@ -180,8 +183,8 @@ def _check_tuple_length(x: tuple, plan: ParamPlan, path: str) -> tuple | None:
     """R-LAUNCH (as 1.7): a tuple argument must have the length its annotation says."""
     items = _tuple_items(plan.ann)
     if items is not None and len(items) != len(x):
-        raise TypeError(f"Invalid {path}: received a tuple of length {len(x)} but the "
-                        f"annotation implies length {len(items)}")
+        raise TypeError(f"Invalid {path}: Received a tuple of length {len(x)} for a parameter "
+                        f"annotated as a tuple of length {len(items)}")
     return items
 
 
@@ -209,16 +212,18 @@ def _classify(x, plan: ParamPlan, path: str, leaves: list) -> ArgSpec:
             return ArgSpec("const", value=x)
         if isinstance(x, tuple):
             _check_tuple_length(x, plan, path)
-            return ArgSpec("tuple", items=tuple(_classify(i, plan, path, leaves) for i in x))
-        raise TypeError(f"Could not interpret object of type {type(x).__name__} as a constant "
-                        f"({path})")
+            return ArgSpec("tuple", items=tuple(_classify(v, plan, f"item #{i} of {path}", leaves)
+                                                for i, v in enumerate(x)))
+        raise TypeError(f"Invalid {path}: Could not interpret object of type "
+                        f"'{type(x).__name__}' as a constant.")
     if isinstance(x, list):
         return _list_spec(x, plan, path, leaves)
     if dataclasses.is_dataclass(x) and not isinstance(x, type):
         return _dataclass_spec(x, path, leaves)
     if isinstance(x, tuple):
         if type(x) is not tuple:
-            raise TypeError(f"Only plain tuples are accepted ({path})")
+            raise TypeError(f"Invalid {path}: '{type(x).__name__}' is a subclass of 'tuple'. "
+                            "Only plain tuples are accepted.")
         inner = _check_tuple_length(x, plan, path) or ()
         out = []
         for i, item in enumerate(x):
@@ -312,7 +317,8 @@ def classify_args(kernel, args: tuple) -> Spec:
             detail = f"no value for {missing}"
         else:
             detail = f"{len(args) - len(names)} argument(s) too many"
-        raise TypeError(f"Kernel expects {len(names)} arguments but {len(args)} "
+        raise TypeError(f"Kernel expects {len(names)} argument{'' if len(names) == 1 else 's'} "
+                        f"but {len(args)} "
                         f"{'was' if len(args) == 1 else 'were'} given: kernel {sig} got "
                         f"{detail} (the fourth argument of ct.launch is the tuple of all its "
                         f"arguments)")

@@ -263,7 +263,7 @@ def k_astile_err(out, CASE: ct.Constant[str]):
 @pytest.mark.parametrize("case,msg", [
     ("empty", "Tuple length 0 at value is not a power of 2"),
     ("tile_leaf", r"Expected scalar elements at value\[1\]"),
-    ("ragged", "non-uniform inner shapes"),
+    ("ragged", "Tuple has non-uniform inner shapes at value"),
     ("ragged2", "non-uniform inner shapes|Expected"),
     ("ndtile", r"Expected a scalar or \(possibly nested\) tuple of scalars"),
     ("len3", "Tuple length 3 at value is not a power of 2"),
@@ -481,6 +481,9 @@ def k_astype_modes(a, out, CASE: ct.Constant[str], MODE: ct.Constant):
         r = x.astype(ct.float8_e4m3fn, rounding_mode=MODE).astype(ct.float32)
     elif CASE == "same":
         r = x.astype(ct.float32, rounding_mode=MODE)
+    elif CASE == "from_e8m0":
+        r = x.astype(ct.float8_e8m0fnu, rounding_mode=ct.RoundingMode.RZ).astype(
+            ct.float16, rounding_mode=MODE).astype(ct.float32)
     ct.store(out, index=(0,), tile=r)
 
 
@@ -493,18 +496,21 @@ def test_astype_e8m0_needs_rz_or_rp():
     _run(k_astype_modes, a, out, "e8m0", RM.RP)
     np.testing.assert_array_equal(out, [0.25, 1, 4, 1, 8, 8, 0.5, 128])
     for mode in (None, RM.RN):
-        with pytest.raises(ct.TileTypeError, match="is not supported for conversion from float32 "
-                                                   "to float8_e8m0fnu"):
+        with pytest.raises(ct.TileTypeError, match="rounding_mode=RoundingMode.RN is not "
+                           "supported for conversion from float32 to float8_e8m0fnu"):
             _run(k_astype_modes, a, out, "e8m0", mode)
 
 
 @pytest.mark.parametrize("case,mode,msg", [
     ("int", RM.RZ, "rounding_mode is only valid for float to float conversions"),
     ("to_int", RM.RZ, "rounding_mode is only valid for float to float conversions"),
-    ("bf16", RM.RM, "rounding_mode=RM is not supported for conversion from float64 to bfloat16"),
+    ("bf16", RM.RM, ("rounding_mode=RoundingMode.RM is not supported for conversion from "
+                     "float64 to bfloat16")),
     ("f16_from_f32", RM.RP, "is not supported for conversion from float32 to float16"),
-    ("f32_from_f64", RM.RA, ("rounding_mode=RA is not supported for conversion from float64 "
-                             "to float32")),
+    ("f32_from_f64", RM.RA, ("rounding_mode=RoundingMode.RA is not supported for conversion "
+                             "from float64 to float32")),
+    ("from_e8m0", RM.RA, ("rounding_mode=RoundingMode.RA is not supported for conversion from "
+                          "float8_e8m0fnu to float16")),
     ("f8", RM.RZ, "is not supported for conversion from float32 to float8_e4m3fn"),
     ("f16_from_f32", RM.FULL, "is not supported"), ("f16_from_f32", RM.APPROX, "is not supported"),
     ("f16_from_f32", RM.RZI, "is not supported"),

@@ -71,6 +71,11 @@ def k_array_subscript(a):
 
 
 @ct.kernel
+def k_array_aug_assign(a):
+    a[0] += 1  # E:array_aug
+
+
+@ct.kernel
 def k_tile_assign(a):
     t = ct.load(a, (0,), (4,))
     t[0] = 1  # E:tile_assign
@@ -208,6 +213,8 @@ CASES = [
     (k_bid_axis, (F32,), ct.TileTypeError, "Axis must be 0, 1, or 2", "bid_axis"),
     (k_undefined, (F32,), ct.TileSyntaxError, "Undefined variable nope", "undefined"),
     (k_array_subscript, (F32,), ct.TileTypeError, "not directly subscriptable", "array_sub"),
+    (k_array_aug_assign, (F32,), ct.TileTypeError,        # read first, as Python (1.7)
+     "Arrays are not directly subscriptable; use ct.load", "array_aug"),
     (k_tile_assign, (F32,), ct.TileTypeError,
      "Tiles are immutable: item assignment is not supported", "tile_assign"),
     (k_promotion, (np.zeros(4, np.uint32), np.zeros(4, np.int32)), ct.TileTypeError,
@@ -265,16 +272,24 @@ def two_args(a, b):
     pass
 
 
+@ct.kernel
+def one_arg(a):
+    pass
+
+
 def test_launch_argument_count():
     # R-LAUNCH-3
     with pytest.raises(TypeError, match="Kernel expects 2 arguments but 1 was given"):
         ct.launch(None, (1,), two_args, (F32,))
+    with pytest.raises(TypeError, match="Kernel expects 1 argument but 2 were given"):
+        ct.launch(None, (1,), one_arg, (F32, F32))
 
 
 @pytest.mark.parametrize("grid,exc,frag", [
     ([1], TypeError, "Grid must be a tuple"),
     ((1, 1, 1, 1), ValueError, "Grid dimensions must be at most 3"),
-    ((2 ** 24,), ValueError, r"Grid\[0\] exceeds 24-bit limit"),
+    ((2 ** 24,), ValueError, r"Grid\[0\] exceeds 24-bit limit: max=16777215, got=16777216\. "
+                             r"Use multiple kernel launches"),
     ((-1,), ValueError, "non-negative"),
 ])
 def test_launch_grid_checks(grid, exc, frag):

@@ -95,7 +95,7 @@ def _nested(value: FVal, path: str):
         shapes.append(s)
         leaves.extend(lv)
     if any(s != shapes[0] for s in shapes):
-        raise TileTypeError(f"Tuple at {path} has non-uniform inner shapes")
+        raise TileTypeError(f"Tuple has non-uniform inner shapes at {path}")
     return (n,) + shapes[0], leaves
 
 

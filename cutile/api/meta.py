@@ -21,7 +21,8 @@ def _device_only(kind: str):
     def deco(f):
         def stub(*args, **kwargs):
             if context.in_static_eval():
-                raise TileStaticEvalError(f"{f.__name__}() cannot be used inside static_eval()")
+                raise TileStaticEvalError(f"{f.__name__}() cannot be used inside "
+                                          f"{context.static_place()}.")
             raise RuntimeError("Device functions can only be called from device code.")
         stub.__name__ = stub.__qualname__ = f.__name__
         stub.__doc__ = f.__doc__

@@ -76,8 +76,12 @@ def subscript(obj: FVal, idx: FVal) -> FVal:
         items = coerce.tuple_items(obj, "tuple")
         if isinstance(idx, Const) and isinstance(idx.value, slice):
             return TupleV(tuple(items[idx.value]))
+        if isinstance(idx, TileV) and idx.shape == () and idx.dtype.is_integral:
+            raise TileTypeError("Tuple indices must be constant integers (a runtime index "
+                                "cannot choose between items of different types)")
         if not (isinstance(idx, Const) and isinstance(idx.value, int)):
-            raise TileTypeError("Tuple indices must be constant integers")
+            raise TileTypeError(f"Tuple indices must be integers or slices, not "
+                                f"{describe(idx)}")
         i = idx.value
         if not -len(items) <= i < len(items):
             raise TileTypeError(f"Index {i} is out of range for a tuple of length {len(items)}")

@@ -166,8 +166,6 @@ def reduce(x: Tile | tuple[Tile, ...], /, axis: int | tuple[int, ...] | None,
     tiles, is_tuple = _combiner.operand_tiles(x, "reduce")
     nd = len(tiles[0].shape)
     a = coerce.fval(axis)
-    if _is_none(a):
-        raise TileTypeError("Expected an integer constant for axis, got None")
     ax = coerce.normalize_axis(coerce.const_int(a, "axis"), nd or 1)
     kd = _keepdims(keepdims)
     dtypes = [t.dtype for t in tiles]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..errors import TileTypeError
 from ..lang import coerce
-from ..lang.values import Const, FVal, TileV, TupleV
+from ..lang.values import Const, FVal, TileV, TupleV, describe
 from .elementwise import bitwise_or, compare, logical_and, logical_not
 
 
@@ -29,6 +29,9 @@ def compare_tuples(fn: str, a: FVal, b: FVal) -> FVal:
         for v in (x, y):
             if isinstance(v, TileV) and v.shape != ():
                 raise TileTypeError("Tuple comparison is not supported for non-scalar elements")
+            if not isinstance(v, (Const, TileV, TupleV)):
+                raise TileTypeError(f"Tuple comparison is not supported for elements of type "
+                                    f"{describe(v)}")
         r = compare_tuples("eq", x, y) if is_tuple(x) else compare("eq", x, y)
         result = r if (isinstance(result, Const) and result.value is True) else \
             logical_and(result, r)

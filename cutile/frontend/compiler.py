@@ -154,9 +154,12 @@ class FunctionCompiler(LoopCompiler, BranchCompiler, ExpressionCompiler):
             self.assign(s.target, self.expr(s.value, env), env)
 
     def stmt_AugAssign(self, s, env):
-        if not isinstance(s.target, ast.Name):
+        if isinstance(s.target, ast.Subscript):
+            cur = self.expr(s.target, env)      # Python reads x[i] first (1.7: arrays refuse it)
+        elif not isinstance(s.target, ast.Name):
             return self.assign(s.target, Const(None), env)
-        cur = self.lookup(s.target.id, env, s.target)
+        else:
+            cur = self.lookup(s.target.id, env, s.target)
         value = self.expr(s.value, env)
         self.assign(s.target, self._located(s, self.binop, type(s.op), cur, value), env)
 

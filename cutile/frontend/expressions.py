@@ -23,6 +23,12 @@ from .env import Env
 from .source import global_value
 
 
+def _module_name(m) -> str:
+    """A module as 1.7 names it: cutile itself is ``cuda.tile`` (the language it implements,
+    the name users match on); any other module by its own name."""
+    return "cuda.tile" if m.__name__ in ("cutile", "cuda.tile") else m.__name__
+
+
 class ExpressionCompiler:
     """The expressions of ``FunctionCompiler`` (which supplies ``loc``, ``_located``,
     ``condition``, ``to_cond``, ``_branch``, ``_make_closure``, ``locals``, ``closure`` and
@@ -120,8 +126,8 @@ class ExpressionCompiler:
             try:
                 value = getattr(obj.value, name)
             except AttributeError:
-                what = (f"Module '{obj.value.__name__}'" if type(obj.value).__name__ == "module"
-                        else describe(obj))
+                what = (f"Module '{_module_name(obj.value)}'"
+                        if type(obj.value).__name__ == "module" else describe(obj))
                 raise TileTypeError(f"{what} has no attribute '{name}'") from None
             return global_value(value)
         raise TileTypeError(f"{describe(obj)} has no attribute '{name}'")

@@ -240,7 +240,8 @@ def comprehension(comp, g: ast.GeneratorExp, env) -> list[FVal]:
                 c = comp.to_cond(comp.expr(cond, scope))
                 if not isinstance(c, Const):
                     raise TileTypeError("Tuple comprehension if-conditions must be statically "
-                                        "known (compile-time constants)", comp.loc(cond))
+                                        "known: the tuple's length is fixed at compile time",
+                                        comp.loc(cond))
                 keep = keep and bool(c.value)
             if keep:
                 level(k + 1)

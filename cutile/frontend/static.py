@@ -21,7 +21,7 @@ from ..errors import (
     TileTypeError,
 )
 from ..lang import registry
-from ..lang.context import in_static_eval, static_evaluation
+from ..lang.context import in_static_eval, static_evaluation, static_place
 from ..lang.values import ArrayV, BoundMethod, Const, DataclassV, FVal, TileV, TupleV, describe
 from .dataclass_ops import from_instance
 from .source import global_value
@@ -52,7 +52,8 @@ class Proxy:
                 m = None
             if isinstance(m, BoundMethod):   # returned to tile code, called there (1.7)
                 return Proxy(m)
-        raise TileStaticEvalError(f"{describe(fv)}.{name} cannot be used inside static_eval()")
+        raise TileStaticEvalError(f"{describe(fv)}.{name} cannot be used inside "
+                                  f"{static_place()}")
 
     def __repr__(self) -> str:
         fv = self._fval                     # as 1.7 prints them in static_assert messages
@@ -88,7 +89,7 @@ class Proxy:
     def __call__(self, *args, **kwargs):
         fv = self._fval
         what = f"{fv.name}()" if isinstance(fv, BoundMethod) else describe(fv)
-        raise TileStaticEvalError(f"{what} cannot be called inside static_eval()")
+        raise TileStaticEvalError(f"{what} cannot be called inside {static_place()}")
 
     def __getitem__(self, idx):
         if isinstance(self._fval, TupleV):
@@ -131,7 +132,7 @@ SAFE_OPS = frozenset({
 def call_op(op, args, kwargs) -> Any:
     """A ``ct`` operation called by host code inside static_eval (``TileOp.__call__``)."""
     if op.op_name not in SAFE_OPS:
-        raise TileStaticEvalError(f"{op.op_name}() cannot be called inside static_eval()")
+        raise TileStaticEvalError(f"{op.op_name}() cannot be called inside {static_place()}")
     return to_host(op.invoke([to_fval(a) for a in args],
                              {k: to_fval(v) for k, v in kwargs.items()}))
 
@@ -181,22 +182,26 @@ def _namespace(comp, env) -> dict:
     return ns
 
 
+_PLACES = {"static_iter": "static_iter() iterable"}    # as 1.7 names where host code runs
+
+
 def host_eval(comp, node: ast.expr, env, what: str = "static_eval", part: str = "") -> Any:
     """Run one expression of tile code with host Python (R-META-1); an exception it raises
     becomes ``StaticException`` naming ``what``'s ``part`` as 1.7 does ("static_assert()
     condition", "static_iter() iterable", ...)."""
     if in_static_eval():
-        raise TileStaticEvalError(f"{what}() cannot be used inside static_eval()")
+        raise TileStaticEvalError(f"{what}() cannot be used inside {static_place()}.")
     for n in ast.walk(node):
         if isinstance(n, ast.NamedExpr):
-            raise TileSyntaxError(f"{what}(): attempted to modify a local variable with ':='")
+            raise TileSyntaxError(f"{what}() expression attempted to modify a local variable "
+                                  f"'{n.target.id}' with ':=' (host code may only read them)")
         if isinstance(n, ast.Name) and getattr(env.vars.get(n.id), "kind", "") == "invalid":
             comp._located(n, comp.lookup, n.id, env, n)   # unbound: tile code's own error
     expr = ast.Expression(body=node)
     ast.fix_missing_locations(expr)
     code = compile(expr, comp.src.filename, "eval")
     try:
-        with static_evaluation():
+        with static_evaluation(_PLACES.get(what, f"{what}()")):
             return eval(code, comp.globals, _namespace(comp, env))  # noqa: S307 - R-META-1
     except TileError:
         raise
@@ -239,7 +244,8 @@ def call(comp, kind: str, node: ast.Call, env) -> FVal:
 def _static_assert(comp, node, env) -> FVal:
     if not 1 <= len(node.args) <= 2 or node.keywords or any(
             isinstance(a, ast.Starred) for a in node.args):
-        raise TileSyntaxError("static_assert(cond, msg=None, /)")
+        raise TileSyntaxError("static_assert(cond, msg=None, /) expects one or two positional "
+                              "arguments")
     cond = to_fval(host_eval(comp, node.args[0], env, "static_assert", "condition"))
     if not isinstance(cond, Const):
         raise TileTypeError("static_assert() condition must be a compile-time constant, got "
@@ -272,7 +278,7 @@ def iter_items(comp, node: ast.expr, env) -> list[FVal] | None:
     if len(node.args) != 1 or node.keywords:
         raise TileSyntaxError("static_iter() expects a single iterable")
     iterable = host_eval(comp, node.args[0], env, "static_iter", "iterable")
-    with static_evaluation():
+    with static_evaluation(_PLACES["static_iter"]):
         try:
             it = iter(iterable)
         except TileError:
@@ -341,8 +347,10 @@ def check_static_body(comp, body: list[ast.stmt]) -> None:
     def go(n, in_loop):
         for kind, word in _FORBIDDEN.items():
             if isinstance(n, kind) and (kind is ast.Return or not in_loop):
-                raise TileSyntaxError(
-                    f"{word} a for loop with static_iter() is not supported", comp.loc(n))
+                text = ("Returning from a for loop is not supported (here a static_iter() "
+                        "loop)" if kind is ast.Return else
+                        f"{word} a for loop with static_iter() is not supported")
+                raise TileSyntaxError(text, comp.loc(n))
         if isinstance(n, (ast.FunctionDef, ast.Lambda, ast.ClassDef)):
             return
         inner = in_loop or isinstance(n, (ast.For, ast.While))

@@ -14,7 +14,7 @@ from typing import Any
 from .. import dtypes as dt
 from ..dtypes import DType
 from ..enums import RoundingMode
-from ..errors import TileTypeError, TileValueError
+from ..errors import TileError, TileTypeError, TileValueError
 from ..ir import ops
 from ..ir.types import TileType, check_tile_size
 from .context import current
@@ -214,7 +214,10 @@ def const_value(v: FVal, what: str) -> Any:
 def const_int(v: FVal, what: str) -> int:
     if isinstance(v, Const) and isinstance(v.value, int) and not isinstance(v.value, bool):
         return int(v.value)
-    raise TileTypeError(f"Expected an integer constant for {what}, got {describe(v)}")
+    kind = (type(v.value).__name__ if v.value is not None else "None") \
+        if isinstance(v, Const) else describe(v)
+    raise TileTypeError(f"Expected an integer constant, but given value has type {kind} "
+                        f"({what} must be a compile-time int)")
 
 
 def const_bool(v: FVal, what: str) -> bool:
@@ -232,6 +235,12 @@ def check_power_of_two_shape(shape: tuple, prefix: str = "") -> None:
     check_tile_size(shape)
 
 
+def _about(arg: str, e: TileError) -> TileError:
+    """``e`` is about the op's argument ``arg``: the op call names it (``registry``)."""
+    e.arg = arg
+    return e
+
+
 def const_shape(v: FVal, ndim: int | None = None, what: str = "shape") -> tuple[int, ...]:
     """A constant tile shape (R-LOAD-3): an int (1-tuple), a tuple of ints, or ``()``."""
     if isinstance(v, Const) and isinstance(v.value, int) and not isinstance(v.value, bool):
@@ -240,17 +249,18 @@ def const_shape(v: FVal, ndim: int | None = None, what: str = "shape") -> tuple[
         items = []
         for i, it in enumerate(v.items):
             if not isinstance(it, Const):
-                raise TileTypeError(f"Expected a constant integer tuple for {what}"
-                                    + runtime_shape_hint(it, f"item #{i}"))
+                raise _about(what, TileTypeError(f"Expected a constant integer tuple for {what}"
+                                                 + runtime_shape_hint(it, f"item #{i}")))
             if not isinstance(it.value, int) or isinstance(it.value, bool):
-                raise TileTypeError(f"Expected a tuple of integers for {what}, got {it.value!r}")
+                raise _about(what, TileTypeError(f"Expected a tuple of integers for {what}, "
+                                                 f"got {it.value!r}"))
             items.append(int(it.value))
         shape = tuple(items)
     elif isinstance(v, Const) and isinstance(v.value, tuple):
         return const_shape(fval(v.value), ndim, what)
     else:
-        raise TileTypeError(f"Expected a constant integer tuple for {what}, got {describe(v)}"
-                            + runtime_shape_hint(v, "it"))
+        raise _about(what, TileTypeError(f"Expected a constant integer tuple for {what}, got "
+                                         f"{describe(v)}" + runtime_shape_hint(v, "it")))
     if ndim is not None and shape != () and len(shape) != ndim:
         raise TileTypeError(f"Expected shape length to be {ndim}, got {len(shape)}")
     check_power_of_two_shape(shape)
@@ -403,6 +413,6 @@ def astype_rounding(src: DType, dst: DType, mode: Any) -> str | None:
     allowed = astype_modes(src, dst) if src.is_float else (
         frozenset() if dst is dt.float8_e8m0fnu else frozenset({"RN"}))
     if dst.is_float and name not in allowed:
-        raise TileTypeError(f"rounding_mode={name} is not supported for conversion from "
-                            f"{src.name} to {dst.name}")
+        raise TileTypeError(f"rounding_mode=RoundingMode.{name} is not supported for "
+                            f"conversion from {src.name} to {dst.name}")
     return None if name == "RN" else name

@@ -90,13 +90,22 @@ _static = threading.local()
 def in_static_eval() -> bool:
     """True while host Python runs a ``static_eval`` expression (R-META-1): tile operations
     called there raise instead of emitting IR."""
-    return getattr(_static, "depth", 0) > 0
+    return bool(getattr(_static, "places", None))
+
+
+def static_place() -> str:
+    """Where host Python runs now, as 1.7's messages name it ("static_eval()",
+    "static_assert()", "static_iter() iterable"): "X() cannot be called inside <place>"."""
+    places = getattr(_static, "places", None)
+    return places[-1] if places else "static_eval()"
 
 
 @contextmanager
-def static_evaluation():
-    _static.depth = getattr(_static, "depth", 0) + 1
+def static_evaluation(place: str = "static_eval()"):
+    if not hasattr(_static, "places"):
+        _static.places = []
+    _static.places.append(place)
     try:
         yield
     finally:
-        _static.depth -= 1
+        _static.places.pop()

@@ -26,7 +26,7 @@ import operator
 from collections.abc import Callable
 from typing import Any, Generic, ParamSpec, TypeVar, overload
 
-from ..errors import TileTypeError
+from ..errors import TileError, TileTypeError
 from .context import in_static_eval
 from .values import BoundMethod, Const, FVal
 
@@ -69,7 +69,13 @@ class TileOp(Generic[P, R]):
             bound = self.signature.bind(*args, **kwargs)
         except TypeError as e:
             raise TileTypeError(f"{self.op_name}(): {e}") from None
-        result = self.impl(*bound.args, **bound.kwargs)
+        try:
+            result = self.impl(*bound.args, **bound.kwargs)
+        except TileError as e:
+            if e.arg is not None and e.arg in self.signature.parameters:   # as 1.7 words it
+                e.message = f'Invalid argument "{e.arg}" of {self.op_name}(): {e.message}'
+                e.arg = None
+            raise
         return Const(None) if result is None else result
 
 
