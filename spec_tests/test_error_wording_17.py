@@ -6,6 +6,7 @@ is the frontend's and the launcher's, shared by every executor)."""
 from __future__ import annotations
 
 import collections
+import dataclasses
 import re
 
 import numpy as np
@@ -156,3 +157,70 @@ def test_a_runtime_comprehension_condition():
                        r"comprehension if-conditions must be statically known: the tuple's "
                        r"length is fixed at compile time"):
         ct.launch(None, (1,), k_comprehension_runtime_if, (np.zeros(1, np.int32),))
+
+
+# -- dataclasses in tile code (R-PY-10) ------------------------------------------------------
+@dataclasses.dataclass(frozen=True)
+class _Pair:
+    a: int
+    b: int = 0
+
+
+@dataclasses.dataclass(frozen=True)
+class _Factory:
+    a: list = dataclasses.field(default_factory=list)
+
+
+@dataclasses.dataclass(frozen=True)
+class _NoInitField:
+    a: int
+    b: int = dataclasses.field(default=0, init=False)
+
+
+@dataclasses.dataclass(frozen=True)
+class _NewPair:
+    a: int
+
+    def __new__(cls, *args):
+        return super().__new__(cls)
+
+
+@ct.kernel
+def k_replace_unknown(out):
+    p = dataclasses.replace(_Pair(1), c=2)
+    ct.scatter(out, (0,), p.a)
+
+
+@ct.kernel
+def k_factory(out):
+    ct.scatter(out, (0,), len(_Factory().a))
+
+
+@ct.kernel
+def k_no_init_field(out):
+    ct.scatter(out, (0,), _NoInitField(1).a)
+
+
+@ct.kernel
+def k_custom_new(out):
+    ct.scatter(out, (0,), _NewPair(1).a)
+
+
+@ct.kernel
+def k_call_instance(out):
+    p = _Pair(1)
+    ct.scatter(out, (0,), p(2))
+
+
+@pytest.mark.parametrize("kernel, words", [
+    (k_replace_unknown, "Dataclass '_Pair' has no such field 'c'"),
+    (k_factory, "Dataclasses with default_factory fields are not supported"),
+    (k_no_init_field, "Dataclasses with init=False fields are not supported"),
+    (k_custom_new, "Dataclasses with custom __new__ are not supported"),
+    (k_call_instance, "Cannot call an object of type _Pair"),
+])
+def test_dataclass_rules_in_1_7_words(kernel, words):
+    """The dataclass rules of tile code say what 1.7 says, then which class and field."""
+    with pytest.raises(ct.TileTypeError, match=re.escape(words)) as e:
+        ct.launch(None, (1,), kernel, (np.zeros(1, np.int32),))
+    assert "test_error_wording_17.py:" in str(e.value)

@@ -25,7 +25,7 @@ def dispatch(comp, fn: FVal, args, kwargs, node, env) -> FVal:
     if isinstance(fn, FuncV):
         return comp.inline_closure(fn, args, kwargs, node)
     if not isinstance(fn, Const):
-        raise TileTypeError(f"{describe(fn)} is not callable")
+        raise TileTypeError(f"Cannot call an object of type {describe(fn)}: it is not callable")
     f = fn.value
     r = _walker_builtin(comp, f, args, kwargs, env)
     if r is not None:

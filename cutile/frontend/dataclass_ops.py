@@ -198,17 +198,18 @@ def _check_dataclass(cls) -> None:
                             f"({cls.__name__}: decorate it with @dataclass(frozen=True))")
     if not _generated_init(cls):
         raise TileTypeError(f"Dataclass instance creation is only supported for dataclasses "
-                            f"with the __init__() that @dataclass generates ({cls.__name__} "
-                            f"defines its own)")
+                            f"with a default generated __init__() method ({cls.__name__} "
+                            f"defines its own, or has init=False)")
     if cls.__new__ is not object.__new__:
-        raise TileTypeError(f"Dataclass {cls.__name__} with a custom __new__ is not supported")
+        raise TileTypeError(f"Dataclasses with custom __new__ are not supported "
+                            f"({cls.__name__})")
     for f in dataclasses.fields(cls):
         if f.default_factory is not dataclasses.MISSING:
-            raise TileTypeError(f"Field {f.name!r} of {cls.__name__}: default_factory is not "
-                                "supported in tile code")
+            raise TileTypeError(f"Dataclasses with default_factory fields are not supported "
+                                f"in tile code (field {f.name!r} of {cls.__name__})")
         if not f.init:
-            raise TileTypeError(f"Field {f.name!r} of {cls.__name__}: init=False fields are "
-                                "not supported in tile code")
+            raise TileTypeError(f"Dataclasses with init=False fields are not supported in "
+                                f"tile code (field {f.name!r} of {cls.__name__})")
 
 
 def make_dataclass(comp, cls, args, kwargs, node) -> DataclassV:
@@ -237,7 +238,7 @@ def replace(comp, args, kwargs, env) -> FVal:
                             f"{describe(obj)}")
     for k in kwargs:
         if k not in obj.fields:
-            raise TileTypeError(f"{obj.cls.__name__} has no such field: {k!r}")
+            raise TileTypeError(f"Dataclass {obj.cls.__name__!r} has no such field {k!r}")
     return make_dataclass(comp, obj.cls, [], {**obj.fields, **kwargs}, None)
 
 

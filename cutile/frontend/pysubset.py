@@ -133,8 +133,10 @@ def call_method(comp, m: BoundMethod, args, kwargs, node) -> FVal | None:
 def _dunder(comp, obj: DataclassV, name: str, args, node) -> FVal:
     fn = getattr(obj.cls, name, None)
     if not isinstance(fn, types.FunctionType):
-        what = "callable" if name == "__call__" else "subscriptable"
-        raise TileTypeError(f"{obj.cls.__name__} is not {what}")
+        if name == "__call__":
+            raise TileTypeError(f"Cannot call an object of type {obj.cls.__name__}: it "
+                                f"defines no __call__")
+        raise TileTypeError(f"{obj.cls.__name__} is not subscriptable")
     return comp.inline_function(fn, [obj, *args], {}, node)
 
 
