@@ -10,10 +10,10 @@ variable takes (``x``, ``x.1``, ``x.2``: Numba's SSA versions of ``x``).
 
 from __future__ import annotations
 
-import json
 import os
-import subprocess
 import sys
+
+from . import ptxcheck
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -96,10 +96,4 @@ print(json.dumps(out))
 
 def numba_typemaps(jobs: list) -> list:
     """Per job: {"types": {variable: [Numba type, ...]}} or {"error": message}."""
-    env = {k: v for k, v in os.environ.items() if k != "NUMBA_ENABLE_CUDASIM"}
-    env["NUMBA_FORCE_CUDA_CC"] = "9.0"
-    p = subprocess.run([sys.executable, "-c", _WORKER, ROOT], input=json.dumps(jobs),
-                       capture_output=True, text=True, env=env, cwd=ROOT, timeout=900)
-    if p.returncode != 0:
-        raise RuntimeError(p.stderr[-4000:])
-    return json.loads(p.stdout.strip().splitlines()[-1])
+    return ptxcheck.run_in_subprocess(jobs, ROOT, worker=_WORKER)

@@ -109,12 +109,14 @@ print(json.dumps(out))
 '''
 
 
-def run_in_subprocess(jobs: list, repo_root: str) -> list:
-    """Compile jobs ``{"source", "fn", "consts", "args"}`` in a fresh non-simulator process."""
+def run_in_subprocess(jobs: list, repo_root: str, worker: str = _WORKER) -> list:
+    """Compile jobs ``{"source", "fn", "consts", "args"}`` in a fresh non-simulator process
+    (``worker``: the script that reads the jobs as JSON on stdin and prints its results as one
+    JSON line; nvvmcheck.py passes its typing-only one)."""
     env = {k: v for k, v in os.environ.items() if k != "NUMBA_ENABLE_CUDASIM"}
     env["NUMBA_FORCE_CUDA_CC"] = "9.0"
-    p = subprocess.run([sys.executable, "-c", _WORKER, repo_root], input=json.dumps(jobs),
-                       capture_output=True, text=True, env=env, cwd=repo_root, timeout=600)
+    p = subprocess.run([sys.executable, "-c", worker, repo_root], input=json.dumps(jobs),
+                       capture_output=True, text=True, env=env, cwd=repo_root, timeout=900)
     if p.returncode != 0:
         raise RuntimeError(p.stderr[-4000:])
     return json.loads(p.stdout.strip().splitlines()[-1])
