@@ -58,6 +58,8 @@ SPEC_ROWS = [
     ("plan (assign.py)", "| of which layout + mma plans"),
     ("exec + cuda.jit", "exec source + cuda.jit"),
     ("cache key", "disk-cache key (hashing)"),
+    ("direct translate", "direct path: source -> NVVM IR (nvvm/)"),
+    ("direct nvvm", "direct path: libNVVM -> PTX"),
     ("numba untyped", "Numba: bytecode -> IR, SSA, rewrites"),
     ("numba typing", "Numba: typing"),
     ("numba lowering", "Numba: lowering -> LLVM IR"),
@@ -293,6 +295,9 @@ def child_cutile(workload: str, mode: str) -> dict:
             for i in range(2):
                 extra[i] += max(0.0, total[i] - known[i])
         res["specs"].append({"label": label, "stages": st, "total": total, "ok": ok})
+    if mode == "gpu":
+        from cutile.numba_backend import direct
+        res["paths"] = repr(direct.stats)       # which compile path the variants took
     return res
 
 
@@ -462,6 +467,9 @@ def table(results: list, ref: dict, cpu: bool, out) -> None:
                if n not in ("plan (assign.py)", "launch other")) for res, i in cols]
     print(f"{'compile total (sum of the stages)':{w0}}" + "".join(f"{t:>14.3f}" for t in tot),
           file=out)
+    for res in results:
+        if res.get("paths"):
+            print(f"{res['workload']}: {res['paths']}", file=out)
     if any(res.get("mode") == "gpu" for res, _ in cols):
         e2e = [res["specs"][i]["total"][k] for res, i in cols]
         print(f"{'launch end to end (cutile)':{w0}}" + "".join(f"{t:>14.3f}" for t in e2e),

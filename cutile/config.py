@@ -168,6 +168,15 @@ def numba_tensor_cores_sim() -> bool:
     return os.environ.get("CUTILE_NUMBA_TENSOR_CORES", "").strip().lower() == "sim"
 
 
+def numba_direct() -> bool:
+    """``CUTILE_NUMBA_DIRECT=0``: compile generated kernels through Numba's ``cuda.jit`` only.
+    Default ``1``: the direct path on a GPU (``numba_backend/direct.py``: generated source ->
+    NVVM IR -> libNVVM, without Numba's frontend; issue 26), Numba for a kernel it does not
+    cover."""
+    return os.environ.get("CUTILE_NUMBA_DIRECT", "1").strip().lower() not in (
+        "0", "false", "no", "off")
+
+
 def numba_ffma() -> bool:
     return os.environ.get("CUTILE_NUMBA_FFMA", "1").strip().lower() not in (
         "0", "false", "no", "off")

@@ -23,7 +23,7 @@ from ..ir import ops
 from ..ir.core import KernelIR, walk
 from ..ir.effects import FOREIGN, written_roots
 from ..ir.types import ArrayType
-from . import compat, diskcache, fulltile, numba_speedups, rt
+from . import compat, direct, diskcache, fulltile, numba_speedups, rt
 from .codegen import Gen, kernel_fn_name
 from .device_limits import check_compute_capability, device_compute_capability, smem_budget
 from .params import Packer, argument_types
@@ -37,8 +37,13 @@ _lock = threading.RLock()          # guards the kernel and variant caches (see t
 class Compiled:
     """One generated kernel: source, the ``cuda.jit`` dispatcher and what the launcher needs."""
 
-    def __init__(self, ir, gen: Gen, source: str, filename: str, dispatcher, T: int):
+    def __init__(self, ir, gen: Gen, source: str, filename: str, dispatcher, T: int,
+                 bounds: tuple | None = None, lineinfo: bool = False):
         self.ir = ir
+        self.bounds = bounds            # cuda.jit's launch_bounds (threads.py)
+        self.lineinfo = lineinfo
+        # how its variants were compiled: "direct" (direct.py) or "numba: <why not direct>"
+        self.path: str | None = None
         self.name = ir.name
         self.source = source
         self.filename = filename
@@ -97,13 +102,34 @@ class Compiled:
                     if loaded is not None:
                         v = Variant(argtypes, None, Packer(argtypes), loaded)
                     else:
-                        with stage("numba compile (typing, lowering, NVVM)"), \
-                                numba_speedups.typing_memo():
-                            kern = self.dispatcher.compile(argtypes)
-                        v = Variant(argtypes, kern, Packer(argtypes))
+                        v = self._compile_variant(argtypes)
                         v.disk = (key, target) if key is not None else None
+                        if v.loaded is not None and v.disk is not None:
+                            diskcache.save_cubin(key, self, v.loaded[0],
+                                                 kernel_fn_name(self.ir), argtypes, target)
                     self.variants[layouts] = v
         return v
+
+    def _compile_variant(self, argtypes: tuple) -> Variant:
+        """The direct path's build of the variant (``direct.py``), else Numba's."""
+        why = "off (CUTILE_NUMBA_DIRECT=0 or line information)"
+        if direct.wanted(self.lineinfo):
+            try:
+                loaded = direct.compile_variant(self.source, kernel_fn_name(self.ir),
+                                                argtypes, self.bounds,
+                                                device_compute_capability())
+                direct.stats.note(None)
+                self.path = "direct"
+                return Variant(argtypes, None, Packer(argtypes), loaded)
+            except direct.Unsupported as e:
+                why = f"not covered: {e}"
+            except Exception as e:          # a translator bug must not stop the launch
+                why = f"failed: {type(e).__name__}: {str(e)[:200]}"
+            direct.stats.note(why)
+        self.path = f"numba: {why}"
+        with stage("numba compile (typing, lowering, NVVM)"), numba_speedups.typing_memo():
+            kern = self.dispatcher.compile(argtypes)
+        return Variant(argtypes, kern, Packer(argtypes))
 
     def op_at(self, lineno: int):
         if 1 <= lineno <= len(self.line_ops):
@@ -183,7 +209,8 @@ def compile_kernel(ir: KernelIR, T: int, mma_acc: str | None = None,
     key = (T, mma_acc, rt.simulator(), config.numba_tensor_cores(),
            config.numba_tensor_cores_sim(), config.numba_cp_async(), config.numba_ffma(),
            config.numba_ffma_sim(), full,
-           min_blocks(ir, T), config.numba_smem_limit(), config.numba_lineinfo())
+           min_blocks(ir, T), config.numba_smem_limit(), config.numba_lineinfo(),
+           config.numba_direct())
     ck = _cache.get(ir, {}).get(key)
     if ck is not None:
         return ck
@@ -226,7 +253,8 @@ def _compile(ir: KernelIR, T: int, mma_acc: str, full: frozenset = frozenset()) 
         if config.numba_lineinfo() and not rt.simulator():
             opts["lineinfo"] = True
         dispatcher = cuda.jit(**opts)(ns[kernel_fn_name(ir)])
-    return Compiled(ir, gen, source, filename, dispatcher, T)
+    return Compiled(ir, gen, source, filename, dispatcher, T, bounds,
+                    bool(opts.get("lineinfo")))
 
 
 def full_tiles(ir: KernelIR, T: int, mma_acc: str | None, leaves: list) -> frozenset:

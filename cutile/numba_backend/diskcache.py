@@ -11,9 +11,10 @@ lowering, NVVM or linking, only a ``cuLibraryLoadData`` of the stored cubin.
   device's compute capability and the driver version.
 - Stored (``save``) on the first launch of a variant, once ``Packer.verify`` has checked our
   parameter packing against Numba's for it, so a loaded kernel is launched through the same
-  checked packing (``launch._launch_gpu``).  Kernels whose module needs Numba's own set-up on
-  load (NRT globals, cooperative launch, debug error flags, a shared-memory carve-out) are not
-  stored.
+  checked packing (``launch._launch_gpu``); a variant of the direct path (``direct.py``:
+  Numba's kernel ABI by construction) as soon as it is linked (``save_cubin``).  Kernels
+  whose module needs Numba's own set-up on load (NRT globals, cooperative launch, debug error
+  flags, a shared-memory carve-out) are not stored.
 - Loaded (``load``) as a ``cuda.core`` ``ObjectCode`` and its kernel handle; an entry that does
   not load is discarded and the variant is compiled (and stored) again.
 """
@@ -104,22 +105,28 @@ def storable(kernel) -> bool:
 
 
 def save(key: str, ck, kernel, target: dict) -> bool:
-    """Store the cubin of a compiled (and launch-checked) variant under ``key``."""
+    """Store the cubin of a compiled (and launch-checked) Numba variant under ``key``."""
     try:
         if not storable(kernel):
             return False
         code = kernel._codelibrary.get_cubin()
-        cubin = _cubin_bytes(getattr(code, "code", code))
-        if not cubin:
-            cache.stats.note(f"save {ck.name}: no cubin bytes in {type(code)}")
-            return False
         entry = getattr(kernel._codelibrary, "_entry_name", None) or kernel.entry_name
-        meta = {"kernel": ck.name, "target": target["arch"], "entry": entry,
-                "threads": ck.T, "shared_bytes": ck.smem_bytes,
-                "argtypes": [str(t) for t in kernel.argument_types]}
     except Exception as e:                  # private Numba pieces moved: just do not store
         cache.stats.note(f"save {ck.name}: {type(e).__name__}: {e}")
         return False
+    return save_cubin(key, ck, code, entry, kernel.argument_types, target)
+
+
+def save_cubin(key: str, ck, code, entry: str, argtypes, target: dict) -> bool:
+    """Store a linked cubin (``ObjectCode`` or bytes) whose kernel is ``entry`` under ``key``:
+    Numba's variants (``save``) and the direct path's (``direct.py``)."""
+    cubin = _cubin_bytes(getattr(code, "code", code))
+    if not cubin:
+        cache.stats.note(f"save {ck.name}: no cubin bytes in {type(code)}")
+        return False
+    meta = {"kernel": ck.name, "target": target["arch"], "entry": entry,
+            "threads": ck.T, "shared_bytes": ck.smem_bytes,
+            "argtypes": [str(t) for t in argtypes]}
     return cache.store(key, cubin, meta)
 
 

@@ -44,6 +44,9 @@ class KernelInfo:
     dynamic_shared_bytes: int = 0      # dynamic shared memory passed at launch (> 48 KiB plans)
     plan: str = ""                     # the mma strategy and its parameters, if any
     global_scratch_bytes: int = 0      # buffers in the global workspace, per block (smem.py)
+    # GPU: "direct" (compiled without Numba's frontend, direct.py) or "numba: <why>"; "" under
+    # the simulator
+    compile_path: str = ""
 
     def summary(self) -> str:
         regs = "?" if self.registers is None else str(self.registers)
@@ -56,7 +59,8 @@ class KernelInfo:
                 f"{dyn}, "
                 f"{regs} regs/thread, {self.barriers} barriers in source, "
                 f"{self.blocks_per_sm} blocks/SM ({self.limiter}), occupancy "
-                f"{self.occupancy:.0%} on {self.limits.get('name', '?')}{plan}")
+                f"{self.occupancy:.0%} on {self.limits.get('name', '?')}{plan}"
+                + (f"; compiled: {self.compile_path}" if self.compile_path else ""))
 
 
 def device_limits() -> dict:
@@ -117,4 +121,5 @@ def inspect_kernel(ir, grid, leaves, *, threads=None, mma_acc=None) -> KernelInf
     lim = device_limits()
     occ, blocks, limiter = occupancy(T, ck.smem_bytes, regs, lim)
     return KernelInfo(ir.name, ck.source, T, ck.smem_bytes, regs, ck.n_barriers, occ, blocks,
-                      limiter, lim, ck.static_smem, ck.dyn_smem, ck.plan, ck.scratch_bytes)
+                      limiter, lim, ck.static_smem, ck.dyn_smem, ck.plan, ck.scratch_bytes,
+                      ck.path or "")

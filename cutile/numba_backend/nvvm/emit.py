@@ -33,7 +33,7 @@ class Emitter:
     """Translate ``fn`` (typed by ``inf``) into a kernel ``name`` of a new LLVM module."""
 
     def __init__(self, fn: ast.FunctionDef, inf: Infer, params: list, name: str,
-                 max_threads: int | None = None):
+                 max_threads: int | None = None, min_blocks: int | None = None):
         self.inf = inf
         self.module = ir.Module(name="cutile_nvvm")
         self.module.triple = "nvptx64-nvidia-cuda"
@@ -59,7 +59,7 @@ class Emitter:
         if not self.b.block.is_terminated:
             self.b.ret_void()
         self._allocas.branch(entry)
-        _annotate(self.module, self.func, max_threads)
+        _annotate(self.module, self.func, max_threads, min_blocks)
 
     # ---- variables -------------------------------------------------------------------
     def _slot(self, name: str, t: Scalar):
@@ -394,13 +394,17 @@ def _unpack(params, llargs):
     return out
 
 
-def _annotate(module, func, max_threads) -> None:
-    """Mark ``func`` as a kernel (and its launch bound) for NVVM."""
+def _annotate(module, func, max_threads, min_blocks=None) -> None:
+    """Mark ``func`` as a kernel (and its launch bounds: ``cuda.jit``'s ``launch_bounds``
+    written as numba-cuda writes them) for NVVM."""
     i32 = ir.IntType(32)
     md = [module.add_metadata([func, ir.MetaDataString(module, "kernel"), i32(1)])]
     if max_threads:
         md.append(module.add_metadata([func, ir.MetaDataString(module, "maxntidx"),
                                        i32(max_threads)]))
+    if min_blocks:
+        md.append(module.add_metadata([func, ir.MetaDataString(module, "minctasm"),
+                                       i32(min_blocks)]))
     nmd = module.add_named_metadata("nvvm.annotations")
     for m in md:
         nmd.add(m)
@@ -408,9 +412,11 @@ def _annotate(module, func, max_threads) -> None:
     ver.add(module.add_metadata([i32(2), i32(0), i32(3), i32(1)]))
 
 
-def translate(source: str, fn_name: str, params: list, max_threads: int | None = None) -> str:
+def translate(source: str, fn_name: str, params: list, max_threads: int | None = None,
+              min_blocks: int | None = None) -> str:
     """NVVM IR text of the generated kernel ``fn_name`` for parameter types ``params``
-    (``types.Array`` / ``types.Scalar``); raises ``Unsupported``."""
+    (``types.Array`` / ``types.Scalar``) with ``cuda.jit``'s launch bounds; raises
+    ``Unsupported``."""
     fn, inf = infer(source, fn_name, params)
-    em = Emitter(fn, inf, params, fn_name, max_threads)
+    em = Emitter(fn, inf, params, fn_name, max_threads, min_blocks)
     return str(em.module)

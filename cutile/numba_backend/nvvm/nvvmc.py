@@ -9,15 +9,19 @@ without fastmath or debug).
 from __future__ import annotations
 
 
-def to_ptx(llvm_ir: str, libdevice: str, cc: tuple = (9, 0), opt: int = 3) -> str:
-    """PTX of ``llvm_ir``; a failure raises RuntimeError with NVVM's log."""
+def to_ptx(llvm_ir: str, libdevice: str | bytes, cc: tuple = (9, 0), opt: int = 3) -> str:
+    """PTX of ``llvm_ir``; ``libdevice``: its bitcode or the path of the file.  A failure
+    raises RuntimeError with NVVM's log."""
     from cuda.bindings import nvvm
     prog = nvvm.create_program()
     try:
         data = llvm_ir.encode()
         nvvm.add_module_to_program(prog, data, len(data), "cutile")
-        with open(libdevice, "rb") as f:
-            lib = f.read()
+        if isinstance(libdevice, bytes):
+            lib = libdevice
+        else:
+            with open(libdevice, "rb") as f:
+                lib = f.read()
         nvvm.lazy_add_module_to_program(prog, lib, len(lib), "libdevice")
         opts = [f"-arch=compute_{cc[0]}{cc[1]}", f"-opt={opt}"]
         try:

@@ -1,0 +1,88 @@
+"""A generated kernel compiled without Numba's frontend: the direct path (issue 26).
+
+Numba's bytecode analysis, typing and lowering were 80-90 % of a kernel's compile time.  On a
+GPU, ``compile.Compiled.variant`` asks here first: the generated source (the same text the
+simulator runs) is typed and translated to NVVM IR by ``nvvm/`` (Numba's typing rules, Numba's
+kernel ABI), compiled with libNVVM and linked into a cubin by the same libNVVM, libdevice and
+linker numba-cuda uses, and loaded as a ``cuda.core`` kernel; ``params.Packer`` packs its
+launches as it packs Numba's kernels.  A kernel the translator does not cover (``Unsupported``)
+or that fails to build goes through Numba's ``cuda.jit`` as before; ``stats`` counts both, with
+the reasons, and ``Compiled.path`` says which one a kernel took (``kernel.inspect``).
+``CUTILE_NUMBA_DIRECT=0`` turns the direct path off.
+"""
+
+from __future__ import annotations
+
+import collections
+import threading
+
+from .. import config
+from ..compile_stages import stage
+from .nvvm import emit, nvvmc
+from .nvvm.types import FROM_NAME, Array, Scalar, Unsupported
+
+
+class Stats:
+    """Variants compiled by each path in this process, and why kernels fell back."""
+
+    def __init__(self):
+        self.direct = 0
+        self.fallbacks: collections.Counter = collections.Counter()
+        self._lock = threading.Lock()
+
+    def note(self, reason: str | None) -> None:
+        with self._lock:
+            if reason is None:
+                self.direct += 1
+            else:
+                self.fallbacks[reason] += 1
+
+    def __repr__(self) -> str:
+        fb = sum(self.fallbacks.values())
+        why = "; ".join(f"{n}x {r}" for r, n in self.fallbacks.most_common(5))
+        return f"direct: {self.direct}, through Numba: {fb}" + (f" ({why})" if why else "")
+
+
+stats = Stats()
+
+
+def wanted(lineinfo: bool) -> bool:
+    """Whether to try the direct path: on a GPU, not asked off, and without line information
+    (the translator writes no debug metadata: ``CUTILE_NUMBA_LINEINFO`` takes Numba's path)."""
+    return config.numba_direct() and not lineinfo
+
+
+def param_types(argtypes: tuple) -> list:
+    """The translator's parameter types for Numba argument types (``params.argument_types``)."""
+    from numba.cuda import types
+    out = []
+    for t in argtypes:
+        name = str(t.dtype if isinstance(t, types.Array) else t)
+        if name not in FROM_NAME:
+            raise Unsupported(f"parameter of type {t}")
+        if isinstance(t, types.Array):
+            out.append(Array(FROM_NAME[name], t.ndim, t.layout))
+        else:
+            out.append(Scalar(FROM_NAME[name]))
+    return out
+
+
+def compile_variant(source: str, fn_name: str, argtypes: tuple, bounds: tuple | None,
+                    cc: tuple):
+    """(cubin ObjectCode, kernel handle) of the generated kernel ``fn_name`` for ``argtypes``
+    on compute capability ``cc``; raises ``Unsupported`` for what the translator does not
+    cover (anything else it raises is a failure to build: the caller falls back too)."""
+    from numba.cuda.cudadrv import devices
+    from numba.cuda.cudadrv.driver import _Linker
+    from numba.cuda.cudadrv.nvvm import LibDevice
+    bounds = tuple(bounds or ())
+    with stage("direct translate"):
+        llvm_ir = emit.translate(source, fn_name, param_types(argtypes), *bounds[:2])
+    with stage("direct nvvm"):
+        ptx = nvvmc.to_ptx(llvm_ir, LibDevice().get(), cc)
+    linker = _Linker(cc=cc)                     # numba-cuda's: the same ptxas as its kernels
+    linker.add_ptx(ptx.encode(), name=f"<cutile-direct:{fn_name}>")
+    obj = linker.complete()                     # (benchmarks/compile.py times it as "ptxas")
+    with stage("module load"):
+        devices.get_context()                   # Numba's context current, as for its modules
+        return obj, obj.get_kernel(fn_name)
