@@ -1459,6 +1459,11 @@ def _worker(n: int, seed: int, exclude: tuple, profile: str, show: int, outdir: 
                             + prog.script())
 
     run()
+    if os.environ.get("NUMBA_ENABLE_CUDASIM") != "1":   # which compile path the GPU took
+        from cutile.numba_backend import direct
+        counts["variants direct"] = direct.stats.direct
+        for why, k in direct.stats.fallbacks.items():
+            counts[f"variants numba ({why[:70]})"] = k
     return counts
 
 
@@ -1496,12 +1501,16 @@ def main(argv=None) -> int:
     for c in results:
         for k, v in c.items():
             total[k] = total.get(k, 0) + v
+    variants = {k: total.pop(k) for k in list(total) if k.startswith("variants ")}
     ran = sum(total.values())
     dis = total.get("mismatch", 0)
     internal = total.get("numba-error", 0) + total.get("interp-error", 0)
     gen = total.get("ub", 0) + total.get("invalid", 0)
     print(f"programs run: {ran}  disagreements: {dis}  internal errors: {internal}  "
           f"generator bugs (ub/invalid): {gen}  by kind: {dict(sorted(total.items()))}")
+    if variants:
+        print("compiled variants: " + ", ".join(f"{v} {k[9:]}" for k, v in
+                                                  sorted(variants.items(), key=lambda x: -x[1])))
     return 0 if dis == internal == gen == 0 else 1
 
 

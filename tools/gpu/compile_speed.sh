@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Issue 26's GPU runs (compile speed), sized for one 10-minute device call on nvidia-h200:
+#
+#   tools/gpu/compile_speed.sh check   the direct path's GPU tests, benchmarks/compile.py
+#                                      (direct, then CUTILE_NUMBA_DIRECT=0), random programs
+#                                      (PROGEN_N, default 500) beside NVIDIA's
+#                                      test_reduction.py on the Numba backend, timed
+#   tools/gpu/compile_speed.sh bench   benchmarks/compile.py beside the real cuTile: run after
+#                                      installing it per ../shared/GPU.md (PYTHONPATH has it)
+#
+# Carry .gpu/numpy, .gpu/xdist and .gpu/nvtests (NVIDIA's test/ folder, see
+# tools/nvidia_suite/README.md).  Logs land in $OUT.
+set -uo pipefail
+if [[ ! -d /tmp/np/numpy ]]; then
+  python3 -m pip install -q --no-index --no-deps --target /tmp/np .gpu/numpy/*.whl .gpu/xdist/*.whl
+fi
+export PYTHONPATH="/tmp/np:$PWD${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1
+out="${OUT:-gpu_logs}"
+mkdir -p "$out"
+nvidia-smi --query-gpu=name --format=csv,noheader
+case "${1:?check|bench}" in
+  check)
+    python3 -m pytest spec_tests/test_backend_direct.py -q -x -p no:cacheprovider 2>&1 | tail -4
+    python3 benchmarks/compile.py --mode gpu --no-cutile-ref 2>&1 | tee "$out/compile_direct.txt" | tail -32
+    CUTILE_NUMBA_DIRECT=0 python3 benchmarks/compile.py --mode gpu --no-cutile-ref \
+      > "$out/compile_numba.txt" 2>&1
+    tail -6 "$out/compile_numba.txt"
+    python3 -m spec_tests.diff.progen --n "${PROGEN_N:-500}" --seed 63 --jobs 10 --profile gpu \
+      > "$out/progen.txt" 2>&1 &
+    local_start=$(date +%s)
+    python3 tools/nvidia_suite/run.py --tests .gpu/nvtests --mode gpu --backend numba --jobs 1 \
+      --only test_reduction.py --timeout 420 --out "$out/nvs" > "$out/reduction.txt" 2>&1
+    echo "test_reduction.py: $(( $(date +%s) - local_start )) s"; tail -8 "$out/reduction.txt"
+    wait
+    tail -4 "$out/progen.txt"
+    ;;
+  bench)
+    python3 benchmarks/compile.py --mode gpu 2>&1 | tee "$out/compile_vs_cutile.txt"
+    ;;
+esac
