@@ -47,7 +47,7 @@ class Emitter:
         self.b = ir.IRBuilder(entry)
         self._allocas = ir.IRBuilder(allocas)
         self.slots: dict = {}
-        self.objs: dict = {}            # array / tuple variables: values, not slots
+        self.objs: dict = {}            # range variables: values, not slots
         self.env: dict = {}
         self._loops: list = []          # (continue block, break block, exit env)
         self.calls = calls.Calls(self)
@@ -70,20 +70,62 @@ class Emitter:
             self.slots[key] = s
         return s
 
+    def _raw_slot(self, key: str, llty):
+        s = self.slots.get((key, str(llty)))
+        if s is None:
+            s = self.slots[(key, str(llty))] = self._allocas.alloca(llty, name=key)
+        return s
+
     def set_var(self, name: str, t, v) -> None:
         self.env[name] = t
-        if isinstance(t, Scalar):
-            self.b.store(v, self._slot(name, t))
-        else:
-            self.objs[name] = v
+        self._put(name, t, v)
 
     def get_var(self, name: str):
-        t = self.env[name]
+        return self._get(name, self.env[name])
+
+    def _put(self, key: str, t, v) -> None:
+        """Store ``v`` of type ``t`` in the slots of variable ``key``: arrays (pointer, shape,
+        strides) and tuples item by item, so that a variable assigned on several paths (an
+        array picked by a branch) holds the value of the path taken."""
         if isinstance(t, Scalar):
-            if t.literal:
-                return ops.const(t)
-            return self.b.load(self._slot(name, t))
-        return self.objs[name]
+            if not t.literal:               # a literal's value is its type's
+                self.b.store(v, self._slot(key, t))
+        elif isinstance(t, Tuple):
+            for i, (it, iv) in enumerate(zip(t.items, v)):
+                self._put(f"{key}.{i}", it, iv)
+        elif isinstance(t, Array):
+            for i, p in enumerate([v.data, *v.shape, *v.strides]):
+                self.b.store(p, self._raw_slot(f"{key}.{i}", p.type))
+        else:                               # a range: only ever read where it was made
+            self.objs[key] = v
+
+    def _get(self, key: str, t):
+        if isinstance(t, Scalar):
+            return ops.const(t) if t.literal else self.b.load(self._slot(key, t))
+        if isinstance(t, Tuple):
+            return tuple(self._get(f"{key}.{i}", it) for i, it in enumerate(t.items))
+        if isinstance(t, Array):
+            parts = [self.b.load(self._raw_slot(f"{key}.{i}", ty)) for i, ty in
+                     enumerate(self._array_parts(t))]
+            return ArrayValue(t, parts[0], parts[1:1 + t.ndim], parts[1 + t.ndim:])
+        return self.objs[key]
+
+    def _array_parts(self, t: Array) -> list:
+        """LLVM types of an array variable's slots: data pointer, shape, strides."""
+        el = ops.lltype(t.dtype) if t.dtype != "b" else ops.I8
+        ptr = el.as_pointer(3) if t.space == "shared" else el.as_pointer()
+        return [ptr] + [ops.I64] * (2 * t.ndim)
+
+    def _converted(self, v, cur, t):
+        """``v`` of type ``cur`` as type ``t`` (a join point: Numba's unification)."""
+        if isinstance(cur, Scalar) and isinstance(t, Scalar):
+            return ops.convert(self.b, v, cur.code, t.code)
+        if isinstance(cur, Tuple) and isinstance(t, Tuple) and len(cur.items) == len(t.items):
+            return tuple(self._converted(x, a, b) for x, a, b in zip(v, cur.items, t.items))
+        if isinstance(cur, Array) and isinstance(t, Array) and t.layout == "A" and (
+                cur.dtype, cur.ndim, cur.space) == (t.dtype, t.ndim, t.space):
+            return ArrayValue(t, v.data, v.shape, v.strides)   # strides are the real ones
+        raise Unsupported(f"a variable joins {cur} and {t}")
 
     def to_env(self, target: dict) -> None:
         """Convert the live variables to their types in ``target`` (a join point)."""
@@ -91,12 +133,7 @@ class Emitter:
             cur = self.env.get(k)
             if cur is None or cur == t:
                 continue
-            if not (isinstance(cur, Scalar) and isinstance(t, Scalar)):
-                if self.objs.get(k) is None:
-                    raise Unsupported(f"variable {k} joins {cur} and {t}")
-                continue
-            v = self.get_var(k)
-            self.b.store(ops.convert(self.b, v, cur.code, t.code), self._slot(k, t))
+            self._put(k, t, self._converted(self.get_var(k), cur, t))
 
     # ---- statements ------------------------------------------------------------------
     def block(self, body: list) -> None:
@@ -289,6 +326,17 @@ class Emitter:
 
     def e_IfExp(self, e):
         rt = self._t(e)
+        if not isinstance(rt, Scalar):          # arrays, tuples: through a variable's slots
+            key = f"_ifexp{id(e)}"
+            then, other, after = (self.func.append_basic_block(n) for n in ("t", "f", "join"))
+            self.b.cbranch(self.truth(e.test), then, other)
+            for blk, n in ((then, e.body), (other, e.orelse)):
+                self.b.position_at_end(blk)
+                v, t = self.expr(n), self._t(n)
+                self._put(key, rt, v if t == rt else self._converted(v, t, rt))
+                self.b.branch(after)
+            self.b.position_at_end(after)
+            return self._get(key, rt)
 
         def arm(n):
             return lambda: ops.convert(self.b, self.expr(n), self._t(n).code, rt.code)
@@ -328,12 +376,18 @@ class Emitter:
             lo = ops.convert(self.b, self.expr(e.slice.lower), self._t(e.slice.lower).code, "l")
             hi = ops.convert(self.b, self.expr(e.slice.upper), self._t(e.slice.upper).code, "l")
             return ArrayValue(v.t, self.b.gep(v.data, [lo]), [self.b.sub(hi, lo)], v.strides)
+        t = self._t(e)
+        if isinstance(t, Array):                # a sub-array: the remaining axes
+            k = len(e.slice.elts) if isinstance(e.slice, ast.Tuple) else 1
+            return ArrayValue(t, self.element(e, v), v.shape[k:], v.strides[k:])
         return self.load(self.element(e, v), v.t.dtype)
 
     def element(self, e, arr: ArrayValue):
-        """Pointer to the element ``e.slice`` of ``arr``."""
+        """Pointer to the element ``e.slice`` of ``arr`` (the first element of the sub-array
+        when there are fewer indices than axes)."""
         ix = e.slice.elts if isinstance(e.slice, ast.Tuple) else [e.slice]
         idx = [ops.convert(self.b, self.expr(x), self._t(x).code, "l") for x in ix]
+        idx += [ir.Constant(ops.I64, 0)] * (len(arr.shape) - len(idx))
         if arr.t.layout == "C" or arr.t.space == "shared":
             off = idx[0]
             for i, n in zip(idx[1:], arr.shape[1:]):

@@ -277,16 +277,20 @@ class Infer:
             return self._slice(e.slice, v, env)
         return self._index(e, v, env)
 
-    def _index(self, e, arr, env) -> Scalar:
+    def _index(self, e, arr, env) -> Scalar | Array:
+        """An element, or (fewer indices than dimensions: a row of the global workspace,
+        ``gs[row]``) the sub-array over the remaining axes, typed as Numba types it."""
         if not isinstance(arr, Array):
             raise Unsupported(f"subscript of {arr}")
         ix = e.slice.elts if isinstance(e.slice, ast.Tuple) else [e.slice]
-        if len(ix) != arr.ndim:
+        if not 1 <= len(ix) <= arr.ndim or len(ix) < arr.ndim and arr.space != "global":
             raise Unsupported(f"{len(ix)} indices into a {arr.ndim}-d array")
         for x in ix:
             t = self.expr(x, env)
             if not isinstance(t, Scalar) or t.unlit().code not in "csilBSIL":
                 raise Unsupported(f"array index of type {t}")
+        if len(ix) < arr.ndim:
+            return Array(arr.dtype, arr.ndim - len(ix), "C" if arr.layout == "C" else "A")
         return Scalar(arr.dtype)
 
     def _slice(self, s: ast.Slice, arr: Array, env) -> Array:

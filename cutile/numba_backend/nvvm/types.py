@@ -119,6 +119,9 @@ def unify(a, b):
         return Scalar(UNLITERAL.get(c, c))
     if isinstance(a, Tuple) and isinstance(b, Tuple) and len(a.items) == len(b.items):
         return Tuple(tuple(unify(x, y) for x, y in zip(a.items, b.items)))
+    if (isinstance(a, Array) and isinstance(b, Array) and a.space == b.space == "global"
+            and (a.dtype, a.ndim) == (b.dtype, b.ndim)):
+        return Array(a.dtype, a.ndim, "A")      # "C" and "A": Numba's unified layout
     raise Unsupported(f"cannot unify {a} and {b}")
 
 
