@@ -20,7 +20,7 @@ mkdir -p "$out"
 nvidia-smi --query-gpu=name --format=csv,noheader
 case "${1:?check|bench}" in
   check)
-    python3 -m pytest spec_tests/test_backend_direct.py -q -x -p no:cacheprovider 2>&1 | tail -4
+    python3 -m pytest spec_tests/test_backend_direct.py -q -p no:cacheprovider 2>&1 | tail -25
     python3 benchmarks/compile.py --mode gpu --no-cutile-ref 2>&1 | tee "$out/compile_direct.txt" | tail -32
     CUTILE_NUMBA_DIRECT=0 python3 benchmarks/compile.py --mode gpu --no-cutile-ref \
       > "$out/compile_numba.txt" 2>&1
@@ -33,6 +33,8 @@ case "${1:?check|bench}" in
     echo "test_reduction.py: $(( $(date +%s) - local_start )) s"; tail -8 "$out/reduction.txt"
     wait
     tail -4 "$out/progen.txt"
+    python3 benchmarks/gpu.py --no-first-call --only "${BENCH_ONLY:-vadd,softmax,mm_f16}" \
+      2>&1 | tail -12
     ;;
   bench)
     python3 benchmarks/compile.py --mode gpu 2>&1 | tee "$out/compile_vs_cutile.txt"
