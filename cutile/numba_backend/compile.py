@@ -42,7 +42,8 @@ class Compiled:
         self.ir = ir
         self.bounds = bounds            # cuda.jit's launch_bounds (threads.py)
         self.lineinfo = lineinfo
-        # how its variants were compiled: "direct" (direct.py) or "numba: <why not direct>"
+        # how its variants were compiled: "direct" (direct.py), "numba: <why not direct>" or
+        # "loaded from the disk cache"
         self.path: str | None = None
         self.name = ir.name
         self.source = source
@@ -101,6 +102,7 @@ class Compiled:
                             key = None
                     if loaded is not None:
                         v = Variant(argtypes, None, Packer(argtypes), loaded)
+                        self.path = self.path or "loaded from the disk cache"
                     else:
                         v = self._compile_variant(argtypes)
                         v.disk = (key, target) if key is not None else None
