@@ -152,6 +152,23 @@ def test_generated_kernels_compile_with_numba_and_contract_only_fma():
     assert fmas("matmul_f32") >= 64                    # register-blocked FMAs (8x8 per step)
     for name in ("matmul_f32", "matmul_f16"):
         assert res[name]["regs"] is None or res[name]["regs"] <= 255
+    # the direct path (numba_backend/direct.py) contracts exactly where Numba's does
+    from cutile.numba_backend.nvvm import emit, nvvmc
+    from cutile.numba_backend.nvvm import types as NT
+    tk, compared = ptxcheck.toolkit(), 0
+    for name, job in zip(names, jobs):
+        try:
+            ll = emit.translate(job["source"], job["fn"],
+                                [NT.from_job_arg(a) for a in job["args"]],
+                                *(job["bounds"] or [None])[:2])
+        except NT.Unsupported:
+            continue                    # compiled by Numba on a GPU: checked above
+        ptx = nvvmc.to_ptx(ll, tk["libdevice"], (9, 0))
+        for op in ("fma.rn.f32", "fma.rn.f64", "fma.rn.f16"):
+            theirs = sum(op in ln for ln in res[name]["ptx"].splitlines())
+            assert sum(op in ln for ln in ptx.splitlines()) == theirs, (name, op)
+        compared += 1
+    assert compared >= 8, compared
 
 
 @ct.kernel
