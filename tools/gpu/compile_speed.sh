@@ -5,6 +5,7 @@
 #                                      (direct, then CUTILE_NUMBA_DIRECT=0), random programs
 #                                      (PROGEN_N, default 500) beside NVIDIA's
 #                                      test_reduction.py on the Numba backend, timed
+#   tools/gpu/compile_speed.sh speed   benchmarks/gpu.py's mma workloads, direct path then Numba's
 #   tools/gpu/compile_speed.sh bench   benchmarks/compile.py beside the real cuTile: run after
 #                                      installing it per ../shared/GPU.md (PYTHONPATH has it)
 #
@@ -18,7 +19,7 @@ export PYTHONPATH="/tmp/np:$PWD${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1
 out="${OUT:-gpu_logs}"
 mkdir -p "$out"
 nvidia-smi --query-gpu=name --format=csv,noheader
-case "${1:?check|bench}" in
+case "${1:?check|speed|bench}" in
   check)
     python3 -m pytest spec_tests/test_backend_direct.py -q -p no:cacheprovider 2>&1 | tail -25
     python3 benchmarks/compile.py --mode gpu --no-cutile-ref 2>&1 | tee "$out/compile_direct.txt" | tail -32
@@ -35,6 +36,14 @@ case "${1:?check|bench}" in
     tail -4 "$out/progen.txt"
     python3 benchmarks/gpu.py --no-first-call --only "${BENCH_ONLY:-vadd,softmax,mm_f16}" \
       2>&1 | tail -12
+    ;;
+  speed)       # the generated code's speed, direct path against Numba's (same call)
+    python3 -m pytest spec_tests/test_backend_direct.py -q -p no:cacheprovider 2>&1 | tail -3
+    for d in 1 0; do
+      echo "CUTILE_NUMBA_DIRECT=$d"
+      CUTILE_NUMBA_DIRECT=$d python3 benchmarks/gpu.py --no-first-call \
+        --only "${BENCH_ONLY:-mm_f16,mm_bf16,attention}" 2>&1 | grep -v "^\s*$" | tail -9
+    done
     ;;
   bench)
     python3 benchmarks/compile.py --mode gpu 2>&1 | tee "$out/compile_vs_cutile.txt"
