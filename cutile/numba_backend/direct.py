@@ -3,9 +3,10 @@
 Numba's bytecode analysis, typing and lowering were 80-90 % of a kernel's compile time.  On a
 GPU, ``compile.Compiled.variant`` asks here first: the generated source (the same text the
 simulator runs) is typed and translated to NVVM IR by ``nvvm/`` (Numba's typing rules, Numba's
-kernel ABI), compiled with libNVVM and linked into a cubin by the same libNVVM, libdevice and
-linker numba-cuda uses, and loaded as a ``cuda.core`` kernel; ``params.Packer`` packs its
-launches as it packs Numba's kernels.  A kernel the translator does not cover (``Unsupported``)
+kernel ABI), compiled with libNVVM and linked into a cubin as numba-cuda does it (the same
+libNVVM and libdevice; LTO-IR linked by nvJitLink where it is installed, else PTX), and
+loaded as a ``cuda.core`` kernel; ``params.Packer`` packs its launches as it packs Numba's
+kernels.  A kernel the translator does not cover (``Unsupported``)
 or that fails to build goes through Numba's ``cuda.jit`` as before; ``stats`` counts both, with
 the reasons, and ``Compiled.path`` says which one a kernel took (``kernel.inspect``).
 ``CUTILE_NUMBA_DIRECT=0`` turns the direct path off.
@@ -73,15 +74,19 @@ def compile_variant(source: str, fn_name: str, argtypes: tuple, bounds: tuple | 
     on compute capability ``cc``; raises ``Unsupported`` for what the translator does not
     cover (anything else it raises is a failure to build: the caller falls back too)."""
     from numba.cuda.cudadrv import devices
-    from numba.cuda.cudadrv.driver import _Linker
+    from numba.cuda.cudadrv.driver import _have_nvjitlink, _Linker
     from numba.cuda.cudadrv.nvvm import LibDevice
     bounds = tuple(bounds or ())
     with stage("direct translate"):
         llvm_ir = emit.translate(source, fn_name, param_types(argtypes), *bounds[:2])
+    lto = bool(_have_nvjitlink())               # as numba-cuda's cuda.jit does by default
     with stage("direct nvvm"):
-        ptx = nvvmc.to_ptx(llvm_ir, LibDevice().get(), cc)
-    linker = _Linker(cc=cc)                     # numba-cuda's: the same ptxas as its kernels
-    linker.add_ptx(ptx.encode(), name=f"<cutile-direct:{fn_name}>")
+        out = (nvvmc.to_ltoir if lto else nvvmc.to_ptx)(llvm_ir, LibDevice().get(), cc)
+    linker = _Linker(cc=cc, lto=lto)            # numba-cuda's: the same link as its kernels
+    if lto:
+        linker.add_ltoir(out, name=f"<cutile-direct:{fn_name}>")
+    else:
+        linker.add_ptx(out.encode(), name=f"<cutile-direct:{fn_name}>")
     obj = linker.complete()                     # (benchmarks/compile.py times it as "ptxas")
     with stage("module load"):
         devices.get_context()                   # Numba's context current, as for its modules
