@@ -131,3 +131,31 @@ def test_launches_take_the_direct_path_and_match_numbas_bits(monkeypatch):
             q = got["1"].arrays[arr]
             assert np.array_equal(p.view(np.uint8), q.view(np.uint8)), (name, arr)
             assert got["1"].guard_ok[arr], (name, arr)
+
+
+def _nvjitlink() -> bool:
+    try:
+        from cuda.bindings import nvjitlink
+        nvjitlink.version()
+        return True
+    except Exception:
+        return False
+
+
+@needs_nvvm
+@pytest.mark.skipif(not _nvjitlink(), reason="no nvJitLink (the link numba-cuda uses for "
+                    "LTO-IR; pip install nvidia-nvjitlink)")
+def test_lto_link_keeps_the_kernel():
+    """Linked as numba-cuda links (LTO-IR through nvJitLink), the kernel is in the cubin: an
+    LTO link drops a kernel not listed in ``@llvm.used`` (every direct launch failed with
+    CUDA_ERROR_NOT_FOUND on the H200 until it was)."""
+    from cuda.core import Linker, LinkerOptions, ObjectCode
+
+    from cutile.numba_backend.nvvm import emit, nvvmc
+    from cutile.numba_backend.nvvm import types as T
+    (_, job), = nvvmcheck.corpus(0, bench={"vadd"})
+    ll = emit.translate(job["source"], job["fn"], [T.from_job_arg(a) for a in job["args"]])
+    obj = ObjectCode.from_ltoir(nvvmc.to_ltoir(ll, TK["libdevice"], (9, 0)), name="k")
+    cubin = Linker(obj, options=LinkerOptions(arch="sm_90", link_time_optimization=True)
+                   ).link("cubin")
+    assert job["fn"].encode() in bytes(cubin.code)

@@ -462,6 +462,13 @@ def _annotate(module, func, max_threads, min_blocks=None) -> None:
     nmd = module.add_named_metadata("nvvm.annotations")
     for m in md:
         nmd.add(m)
+    # in ``@llvm.used``, as numba-cuda puts its kernels: a link-time-optimised link (LTO-IR
+    # through nvJitLink) drops a kernel that nothing lists as used
+    ptr = ir.IntType(8).as_pointer()
+    used = ir.GlobalVariable(module, ir.ArrayType(ptr, 1), "llvm.used")
+    used.linkage = "appending"
+    used.section = "llvm.metadata"
+    used.initializer = ir.Constant(ir.ArrayType(ptr, 1), [func.bitcast(ptr)])
     ver = module.add_named_metadata("nvvmir.version")
     ver.add(module.add_metadata([i32(2), i32(0), i32(3), i32(1)]))
 
