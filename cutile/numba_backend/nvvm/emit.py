@@ -400,8 +400,13 @@ class Emitter:
         return self.b.bitcast(raw, arr.data.type)
 
     def e_Call(self, e):
-        f = dotted(e.func)
         t = self._t(e)
+        if isinstance(e.func, ast.Attribute) and e.func.attr == "view":   # infer._view
+            v = self.expr(e.func.value)
+            el = ops.lltype(t.dtype) if t.dtype != "b" else ops.I8
+            ptr = el.as_pointer(3) if t.space == "shared" else el.as_pointer()
+            return ArrayValue(t, self.b.bitcast(v.data, ptr), v.shape, v.strides)
+        f = dotted(e.func)
         if f == "cuda.shared.array":
             return self.calls.shared(e, t)
         if cast_code(f):
