@@ -6,6 +6,8 @@
 #                                      (PROGEN_N, default 500) beside NVIDIA's
 #                                      test_reduction.py on the Numba backend, timed
 #   tools/gpu/compile_speed.sh speed   benchmarks/gpu.py's mma workloads, direct path then Numba's
+#   tools/gpu/compile_speed.sh final   GPU tests of the direct path and the disk cache, random
+#                                      programs, benchmarks/gpu.py with the disk cache off
 #   tools/gpu/compile_speed.sh bench   benchmarks/compile.py beside the real cuTile: run after
 #                                      installing it per ../shared/GPU.md (PYTHONPATH has it)
 #
@@ -19,7 +21,7 @@ export PYTHONPATH="/tmp/np:$PWD${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1
 out="${OUT:-gpu_logs}"
 mkdir -p "$out"
 nvidia-smi --query-gpu=name --format=csv,noheader
-case "${1:?check|speed|bench}" in
+case "${1:?check|speed|final|bench}" in
   check)
     python3 -m pytest spec_tests/test_backend_direct.py -q -p no:cacheprovider 2>&1 | tail -25
     python3 benchmarks/compile.py --mode gpu --no-cutile-ref 2>&1 | tee "$out/compile_direct.txt" | tail -32
@@ -44,6 +46,17 @@ case "${1:?check|speed|bench}" in
       CUTILE_NUMBA_DIRECT=$d python3 benchmarks/gpu.py --no-first-call \
         --only "${BENCH_ONLY:-mm_f16,mm_bf16,attention}" 2>&1 | grep -v "^\s*$" | tail -9
     done
+    ;;
+  final)       # after a change: GPU tests, random programs, the speed table (cache off)
+    python3 -m spec_tests.diff.progen --n "${PROGEN_N:-500}" --seed "${PROGEN_SEED:-64}" \
+      --jobs 8 --profile gpu > "$out/progen.txt" 2>&1 &
+    python3 -m pytest spec_tests/test_backend_direct.py spec_tests/test_backend_cache.py -q \
+      -p no:cacheprovider 2>&1 | tail -3
+    CUTILE_CACHE=0 python3 benchmarks/gpu.py --no-first-call \
+      --only "${BENCH_ONLY:-vadd,softmax,layernorm,mm_f32,mm_f16,mm_bf16,bmm,attention}" 2>&1 \
+      | grep -v "^\s*$" | tail -16
+    wait
+    tail -3 "$out/progen.txt"
     ;;
   bench)
     python3 benchmarks/compile.py --mode gpu 2>&1 | tee "$out/compile_vs_cutile.txt"
