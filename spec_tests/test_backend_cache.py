@@ -325,7 +325,7 @@ _LAUNCH = """
                       "corrupt": cache.stats.corrupt,
                       "misses": cache.stats.misses, "errors": cache.stats.errors,
                       "key": ck.cache_key, "numba_compiled": len(ck.dispatcher.overloads)
-                      if hasattr(ck.dispatcher, "overloads") else None}))
+                      if hasattr(ck.dispatcher, "overloads") else None, "path": ck.path}))
 """
 
 
@@ -343,23 +343,30 @@ def test_simulator_launch_computes_key_and_stores_nothing(cdir, tmp_path):
 
 @pytest.mark.skipif(not HAVE_GPU, reason="needs a CUDA GPU: the CUDA simulator compiles no "
                                          "cubin to store or load")
-def test_gpu_second_process_loads_the_cubin_without_compiling(cdir, tmp_path):
-    """First process: compile, launch, store; second process: load the cubin, launch, and
-    Numba compiled nothing; a third, after the cubin was replaced by garbage (with a valid
-    checksum), recompiles and stores again; every result exact."""
-    env = {"NUMBA_ENABLE_CUDASIM": "0", "CUTILE_CACHE_DIR": str(cdir)}
+@pytest.mark.parametrize("direct", ["1", "0"])
+def test_gpu_second_process_loads_the_cubin_without_compiling(cdir, tmp_path, direct):
+    """First process: compile (by the direct path, or by Numba with CUTILE_NUMBA_DIRECT=0),
+    launch, store; second process: load the cubin, launch, and nothing compiled; a third,
+    after the cubin was replaced by garbage (with a valid checksum), recompiles and stores
+    again; every result exact."""
+    env = {"NUMBA_ENABLE_CUDASIM": "0", "CUTILE_CACHE_DIR": str(cdir),
+           "CUTILE_NUMBA_DIRECT": direct}
+    compiled_by = "direct" if direct == "1" else "numba: off"
     cold = json.loads(_run(_LAUNCH, tmp_path, env))
     assert cold["stores"] == 1 and cold["hits"] == 0 and not cold["errors"], cold
+    assert cold["path"].startswith(compiled_by), cold
     assert len(cache.entries()) == 1
     warm = json.loads(_run(_LAUNCH, tmp_path, env))
     assert warm["hits"] == 1 and warm["stores"] == 0 and not warm["errors"], warm
     assert warm["numba_compiled"] == 0 and warm["key"] == cold["key"]
+    assert warm["path"] == "loaded from the disk cache", warm
     # a well-formed entry whose cubin the driver rejects: discarded, recompiled, stored again
     [entry] = cache.entries()
     cache.store(entry.key, b"not a cubin", entry.meta)
     again = json.loads(_run(_LAUNCH, tmp_path, env))
     assert again["hits"] == 0 and again["stores"] == 1 and again["corrupt"] == 1, again
-    assert again["numba_compiled"] == 1
+    assert again["path"].startswith(compiled_by), again
+    assert again["numba_compiled"] == (0 if direct == "1" else 1)
     assert len(cache.load(entry.key).payload) > 1000
 
 
@@ -428,6 +435,7 @@ def test_variant_miss_compiles_and_marks_for_storing_hit_skips_numba(cdir, monke
 
     target = {"arch": "sm_90", "driver": [13, 0]}
     monkeypatch.setattr(diskcache, "current_target", lambda: target)
+    monkeypatch.setenv("CUTILE_NUMBA_DIRECT", "0")      # this test is about Numba's path
     args = (np.zeros(64, np.float32), np.zeros(64, np.float32), 16)
     ck = compile_kernel(scale.compile(scale.specialize(args)), 32)
     compiled = []
