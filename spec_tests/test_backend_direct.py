@@ -159,3 +159,23 @@ def test_lto_link_keeps_the_kernel():
     cubin = Linker(obj, options=LinkerOptions(arch="sm_90", link_time_optimization=True)
                    ).link("cubin")
     assert job["fn"].encode() in bytes(cubin.code)
+
+
+@needs_nvvm
+@pytest.mark.skipif(TK is None or not TK["ptxas"], reason="no ptxas in the CUDA toolkit")
+def test_whole_program_cubin_from_ptxas(monkeypatch):
+    """The direct path assembles with the toolkit's ``ptxas`` as one whole program (an ELF
+    cubin), and gives up (None: linked as numba-cuda links instead) when ``ptxas`` refuses."""
+    from cutile.numba_backend import direct
+    from cutile.numba_backend.nvvm import emit, nvvmc
+    from cutile.numba_backend.nvvm import types as T
+    monkeypatch.setenv("PATH", os.path.dirname(TK["ptxas"]) + os.pathsep + os.environ["PATH"])
+    direct._ptxas.cache_clear()
+    try:
+        (_, job), = nvvmcheck.corpus(0, bench={"vadd"})
+        ll = emit.translate(job["source"], job["fn"], [T.from_job_arg(a) for a in job["args"]])
+        cubin = direct._whole_program_cubin(nvvmc.to_ptx(ll, TK["libdevice"], (9, 0)), (9, 0))
+        assert cubin[:4] == b"\x7fELF" and job["fn"].encode() in cubin
+        assert direct._whole_program_cubin(".version 99.0\n.target sm_90\n", (9, 0)) is None
+    finally:
+        direct._ptxas.cache_clear()

@@ -3,22 +3,29 @@
 Numba's bytecode analysis, typing and lowering were 80-90 % of a kernel's compile time.  On a
 GPU, ``compile.Compiled.variant`` asks here first: the generated source (the same text the
 simulator runs) is typed and translated to NVVM IR by ``nvvm/`` (Numba's typing rules, Numba's
-kernel ABI), compiled with libNVVM and linked into a cubin as numba-cuda does it (the same
-libNVVM and libdevice; LTO-IR linked by nvJitLink where it is installed, else PTX), and
-loaded as a ``cuda.core`` kernel; ``params.Packer`` packs its launches as it packs Numba's
-kernels.  A kernel the translator does not cover (``Unsupported``)
-or that fails to build goes through Numba's ``cuda.jit`` as before; ``stats`` counts both, with
-the reasons, and ``Compiled.path`` says which one a kernel took (``kernel.inspect``).
+kernel ABI), compiled with the libNVVM and libdevice numba-cuda uses, assembled by the
+toolkit's ``ptxas`` as one whole program (``_whole_program_cubin``; where there is no
+``ptxas``, linked as numba-cuda links: LTO-IR through nvJitLink, else PTX), and loaded as a
+``cuda.core`` kernel; ``params.Packer`` packs its launches as it packs Numba's kernels.  A
+kernel the translator does not cover (``Unsupported``) or that fails to build goes through
+Numba's ``cuda.jit`` as before; ``stats`` counts both, with the reasons, and
+``Compiled.path`` says which one a kernel took (``kernel.inspect``).
 ``CUTILE_NUMBA_DIRECT=0`` turns the direct path off.
 """
 
 from __future__ import annotations
 
 import collections
+import functools
+import os
+import shutil
+import subprocess
+import tempfile
 import threading
+import time
 
 from .. import config
-from ..compile_stages import stage
+from ..compile_stages import add, stage
 from .nvvm import emit, nvvmc
 from .nvvm.types import FROM_NAME, Array, Scalar, Unsupported
 
@@ -79,15 +86,59 @@ def compile_variant(source: str, fn_name: str, argtypes: tuple, bounds: tuple | 
     bounds = tuple(bounds or ())
     with stage("direct translate"):
         llvm_ir = emit.translate(source, fn_name, param_types(argtypes), *bounds[:2])
-    lto = bool(_have_nvjitlink())               # as numba-cuda's cuda.jit does by default
-    with stage("direct nvvm"):
-        out = (nvvmc.to_ltoir if lto else nvvmc.to_ptx)(llvm_ir, LibDevice().get(), cc)
-    linker = _Linker(cc=cc, lto=lto)            # numba-cuda's: the same link as its kernels
-    if lto:
-        linker.add_ltoir(out, name=f"<cutile-direct:{fn_name}>")
+    cubin = None
+    if _ptxas() is not None:
+        with stage("direct nvvm"):
+            ptx = nvvmc.to_ptx(llvm_ir, LibDevice().get(), cc)
+        cubin = _whole_program_cubin(ptx, cc)
+    if cubin is not None:
+        from cuda.core import ObjectCode
+        obj = ObjectCode.from_cubin(cubin, name=fn_name)
     else:
-        linker.add_ptx(out.encode(), name=f"<cutile-direct:{fn_name}>")
-    obj = linker.complete()                     # (benchmarks/compile.py times it as "ptxas")
+        lto = bool(_have_nvjitlink())           # as numba-cuda's cuda.jit does by default
+        with stage("direct nvvm"):
+            out = (nvvmc.to_ltoir if lto else nvvmc.to_ptx)(llvm_ir, LibDevice().get(), cc)
+        linker = _Linker(cc=cc, lto=lto)        # numba-cuda's: the same link as its kernels
+        if lto:
+            linker.add_ltoir(out, name=f"<cutile-direct:{fn_name}>")
+        else:
+            linker.add_ptx(out.encode(), name=f"<cutile-direct:{fn_name}>")
+        obj = linker.complete()                 # (benchmarks/compile.py times it as "ptxas")
     with stage("module load"):
         devices.get_context()                   # Numba's context current, as for its modules
         return obj, obj.get_kernel(fn_name)
+
+
+@functools.cache
+def _ptxas() -> str | None:
+    """The CUDA toolkit's ``ptxas`` (``PATH``, ``CUDA_HOME``/``CUDA_PATH``), or None."""
+    found = shutil.which("ptxas")
+    for root in (os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH")):
+        if found is None and root and os.path.isfile(os.path.join(root, "bin", "ptxas")):
+            found = os.path.join(root, "bin", "ptxas")
+    return found
+
+
+def _whole_program_cubin(ptx: str, cc: tuple) -> bytes | None:
+    """``ptx`` assembled by ``ptxas`` as one whole program, or None when it cannot (an older
+    ``ptxas`` than the PTX, say: the caller links as numba-cuda does).
+
+    Why not nvJitLink: it assembles PTX as relocatable code (``ptxas -c``), where the float16
+    matmul takes 160 registers (1 block per SM, 282 TFLOP/s on an H200) against 124 whole-
+    program (317); numba-cuda gets 124 by linking LTO-IR, whose link took 0.37 s of that
+    kernel's 0.64 s compile on the H200, ``ptxas`` about 0.1 s."""
+    w, c = time.perf_counter(), time.process_time()
+    with tempfile.TemporaryDirectory(prefix="cutile-ptxas-") as d:
+        src, out = os.path.join(d, "k.ptx"), os.path.join(d, "k.cubin")
+        with open(src, "w") as f:
+            f.write(ptx)
+        try:
+            r = subprocess.run([_ptxas(), f"-arch=sm_{cc[0]}{cc[1]}", "-O3", src, "-o", out],
+                               capture_output=True, timeout=600)
+        except (OSError, subprocess.SubprocessError):
+            return None
+        add("ptxas", time.perf_counter() - w, time.process_time() - c)
+        if r.returncode != 0 or not os.path.exists(out):
+            return None
+        with open(out, "rb") as f:
+            return f.read()
