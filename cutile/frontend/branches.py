@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from .. import dtypes as dt
-from ..errors import TileInternalError, TileTypeError
+from ..errors import TileInternalError, TileSyntaxError, TileTypeError
 from ..ir import ops
 from ..ir.core import Region, Value
 from ..lang import coerce
@@ -27,6 +27,9 @@ class BranchCompiler:
     ``expr`` and ``_located``)."""
 
     def _branch(self, cond: TileV, then_fn, else_fn, env: Env) -> None:
+        if self.ctx.combiner:                    # R-RED-9: before the arms' own errors
+            raise TileSyntaxError(f"Branching inside {self.ctx.combiner} body is not "
+                                  "supported")
         b = self.ctx.builder
         then_r, else_r = Region(), Region()
         env_t, env_e = env.copy(), env.copy()
