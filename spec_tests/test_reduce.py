@@ -610,7 +610,7 @@ def test_combiner_branch_refused_before_its_arms_compile():  # R-RED-9
     for op, where in ((ct.scan, "scan"), (ct.reduce, "reduction")):
         with pytest.raises(ct.TileSyntaxError, match=f"Branching inside {where} body is not "
                                                      "supported"):
-            run(lambda t: op(t, 0, branch, 0), x, (8,) if op is ct.scan else ())
+            run(lambda t, op=op: op(t, 0, branch, 0), x, (8,) if op is ct.scan else ())
 
 
 def test_reduce_body_memory_effect_rejected():  # R-RED-9
