@@ -8,6 +8,7 @@ reach the IR.
 
 from __future__ import annotations
 
+import enum
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -184,6 +185,8 @@ def describe(v: FVal) -> str:
             return f"constant {v.value!r}"
         if v.dtype is not None:
             return f"{v.dtype.name} constant {v.value!r}"
+        if isinstance(v.value, enum.Enum):                       # 1.7's words
+            return f"<enum constant {type(v.value).__name__}.{v.value.name}>"
         return f"{type(v.value).__name__} {v.value!r}"
     if isinstance(v, TileV):
         return str(v.type) if v.shape else f"{v.dtype.name} scalar"
