@@ -8,6 +8,7 @@ expression rather than at our internals.
 from __future__ import annotations
 
 import linecache
+import sys
 from dataclasses import dataclass
 
 
@@ -187,15 +188,25 @@ class TileAssertionError(AssertionError):
         self.block = block
         super().__init__(message or "")
 
-    def __str__(self) -> str:
+    def _head(self) -> str:
         head = "ct.assert_ failed"
         if self.block is not None:
             head += f" in block {tuple(self.block)}"
-        if self.message:
-            head += f": {self.message}"
+        return f"{head}: {self.message}" if self.message else head
+
+    def __str__(self) -> str:
         if self.loc is not None:
-            return f"{self.loc}: {head}\n{self.loc.traceback()}"
-        return head
+            return f"{self.loc}: {self._head()}\n{self.loc.traceback()}"
+        return self._head()
+
+    def printed(self) -> TileAssertionError:
+        """``self`` after writing its message as the device does (R-ASSERT-1: a failing
+        block prints the message, if given, as one line of the program's standard output,
+        where 1.7's users and tests read it); both executors raise ``error.printed()``."""
+        if self.message:
+            sys.stdout.write(self._head() + "\n")
+            sys.stdout.flush()
+        return self
 
 
 # cuda.tile 1.7 names its classes TypeCheckingError, ...; the Tile*Error names are aliases

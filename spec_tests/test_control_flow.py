@@ -78,6 +78,26 @@ def test_type_depends_on_path():
 
 
 @ct.kernel
+def enum_path_dependent(out):
+    if ct.bid(0) == 0:
+        order = ct.MemoryOrder.RELAXED
+    else:
+        order = ct.MemoryOrder.WEAK
+    ct.store(out, (0,), ct.full((1,), order == ct.MemoryOrder.WEAK, ct.int32))
+
+
+def test_type_depends_on_path_names_both_values():
+    # R-CF-7, in 1.7's words: the variable in backquotes, the else path's value first
+    with pytest.raises(ct.TileTypeError, match=r"Type of `order` depends on path taken: "
+                       r"<enum constant MemoryOrder\.WEAK> \(else path\) vs\. "
+                       r"<enum constant MemoryOrder\.RELAXED> \(if path\)"):
+        ct.launch(None, (1,), enum_path_dependent, (np.zeros(1, np.int32),))
+    with pytest.raises(ct.TileTypeError,
+                       match=r"tile<int32x4> \(else path\) vs\. tile<float32x4>"):
+        run1(path_dependent, np.zeros(4, np.float32), np.zeros(4, np.float32))
+
+
+@ct.kernel
 def path_dependent_unused(out):
     if ct.bid(0) == 0:
         x = ct.zeros((4,), ct.float32)
@@ -615,7 +635,7 @@ def test_break_values_of_different_types_depend_on_path_R_CF_7():
             a = 5
             break
         ct.scatter(x, 0, a)
-    with pytest.raises(ct.TileTypeError, match="Type of a depends on path taken"):
+    with pytest.raises(ct.TileTypeError, match="Type of `a` depends on path taken"):
         ct.launch(None, (1,), k, (np.zeros(1, np.float32),))
 
 

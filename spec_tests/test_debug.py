@@ -287,6 +287,21 @@ def test_assert_passes_and_fails_naming_block_line_message_R_ASSERT_1_2():
     assert e.loc.line == k_assert_line() and "block (2, 0, 0)" in str(e)
 
 
+def test_failed_assert_prints_its_message_on_stdout_R_ASSERT_1(capsys):
+    """The failing block prints the message as one line of standard output, as the device
+    does in cuda.tile 1.7 (users and 1.7's tests read it there); no message, no line."""
+    x = np.arange(12, dtype=np.int32)
+    x[9] = 42
+    capsys.readouterr()
+    with pytest.raises(AssertionError):
+        launch(k_assert, (3,), x, np.zeros(12, np.int32))
+    lines = [ln for ln in capsys.readouterr().out.splitlines() if ln]
+    assert len(lines) == 1 and "value too large" in lines[0] and "block (2, 0, 0)" in lines[0]
+    with pytest.raises(AssertionError):
+        launch(k_assert_scalar, (2,), np.zeros(1, np.int32))
+    assert capsys.readouterr().out == ""
+
+
 def k_assert_line() -> int:
     import inspect
     src, first = inspect.getsourcelines(k_assert._pyfunc if hasattr(k_assert, "_pyfunc")

@@ -432,6 +432,21 @@ def test_helper_return_inside_with(early):
     np.testing.assert_array_equal(x, [4, 1, 5, 2, 1 if early else 11, 0])
 
 
+@ct.kernel
+def k_context_manager_operand(x):
+    cm = span(x, 10, end=20)
+    cm + 1
+
+
+def test_context_manager_operand_error_names_types_as_17():
+    """R-PY-12: a @contextmanager call has no operators; the error writes both operand types
+    in 1.7's notation (the call's function and argument types)."""
+    with pytest.raises(ct.TileTypeError, match=r"Unsupported operand types for \+: "
+                       r"GeneratorContextManager\[<function span at 0x[0-9a-f]+>, args=\["
+                       r"array .*, Tile\[int32,\(\)\]\], kwargs=\{end: Tile\[int32,\(\)\]\}\] "
+                       r"and Tile\[int32,\(\)\]"):
+        ct.launch(None, (1,), k_context_manager_operand, (np.zeros(4, np.int32),))
+
 def first_fib_above(n):
     a, b = 1, 1
     while True:                                   # left only by the return

@@ -596,6 +596,23 @@ def test_reduce_body_restrictions():  # R-RED-9
         run(lambda t: ct.scan(t, 0, branch, 0), x, (8,))
 
 
+def test_combiner_branch_refused_before_its_arms_compile():  # R-RED-9
+    """A runtime branch in a combiner is refused as such, even when an arm has its own
+    error (here an attribute a 0-d tile lacks): cuda.tile 1.7 reports the branch."""
+    x = np.arange(8, dtype=np.int32)
+
+    def branch(a, b):
+        if ct.bid(0) == 0:
+            return a + b.no_such_attribute()
+        else:
+            return a + b
+
+    for op, where in ((ct.scan, "scan"), (ct.reduce, "reduction")):
+        with pytest.raises(ct.TileSyntaxError, match=f"Branching inside {where} body is not "
+                                                     "supported"):
+            run(lambda t, op=op: op(t, 0, branch, 0), x, (8,) if op is ct.scan else ())
+
+
 def test_reduce_body_memory_effect_rejected():  # R-RED-9
     @ct.kernel
     def k(X, Y):

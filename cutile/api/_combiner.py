@@ -70,36 +70,46 @@ def compile_body(func, dtypes: list, what: str) -> Region:
     """Call ``func`` on 2N fresh 0-d arguments inside a new region; check and return it."""
     ctx = current()
     comp = ctx.compiler
-    n = len(dtypes)
     region = Region([Value(TileType(d, ()), f"c{i}") for i, d in enumerate(dtypes + dtypes)])
     fn = coerce.fval(func)
-    with ctx.builder.open(region):
-        res = comp.call(fn, [TileV(a) for a in region.args], {}, None, None)
-        if n > 1:
-            if not (isinstance(res, TupleV) or (isinstance(res, Const)
-                                                and isinstance(res.value, tuple))):
-                raise TileTypeError(f"{what} function must return a tuple of {n} tiles, got "
-                                    f"{describe(res)}")
-            items = coerce.tuple_items(res, "result")
-            if len(items) != n:
-                raise TileTypeError(f"{what} function returned {len(items)} values, expected {n}")
-        else:
-            items = (res,)
-        outs = []
-        for it, d in zip(items, dtypes):
-            if not (isinstance(it, TileV) or coerce.is_number_const(it)):
-                raise TileTypeError(f"{what} function must return tiles, got {describe(it)}")
-            if coerce.value_shape(it) != ():
-                raise TileTypeError(f"{what} function must return a 0-d tile, got shape "
-                                    f"{coerce.value_shape(it)}")
-            try:
-                outs.append(coerce.implicit_cast(it, d, f"{what} function").value)
-            except TileTypeError:
-                raise TileTypeError(f"{what} function returned a tile of unexpected dtype "
-                                    f"{coerce.value_dtype(it).name}, expected {d.name}") from None
-        ctx.emit(ops.Yield(tuple(outs)))
+    outer, ctx.combiner = ctx.combiner, ("reduction" if what == "reduce" else "scan")
+    try:
+        with ctx.builder.open(region):
+            outs = _body_results(comp.call(fn, [TileV(a) for a in region.args], {}, None,
+                                           None), dtypes, what)
+            ctx.emit(ops.Yield(tuple(outs)))
+    finally:
+        ctx.combiner = outer
     _check_body(region, what)
     return region
+
+
+def _body_results(res, dtypes: list, what: str) -> list:
+    """The combiner's result ``res`` as one IR value per operand, of its dtype."""
+    n = len(dtypes)
+    if n > 1:
+        if not (isinstance(res, TupleV) or (isinstance(res, Const)
+                                            and isinstance(res.value, tuple))):
+            raise TileTypeError(f"{what} function must return a tuple of {n} tiles, got "
+                                f"{describe(res)}")
+        items = coerce.tuple_items(res, "result")
+        if len(items) != n:
+            raise TileTypeError(f"{what} function returned {len(items)} values, expected {n}")
+    else:
+        items = (res,)
+    outs = []
+    for it, d in zip(items, dtypes):
+        if not (isinstance(it, TileV) or coerce.is_number_const(it)):
+            raise TileTypeError(f"{what} function must return tiles, got {describe(it)}")
+        if coerce.value_shape(it) != ():
+            raise TileTypeError(f"{what} function must return a 0-d tile, got shape "
+                                f"{coerce.value_shape(it)}")
+        try:
+            outs.append(coerce.implicit_cast(it, d, f"{what} function").value)
+        except TileTypeError:
+            raise TileTypeError(f"{what} function returned a tile of unexpected dtype "
+                                f"{coerce.value_dtype(it).name}, expected {d.name}") from None
+    return outs
 
 
 def _check_body(region: Region, what: str) -> None:

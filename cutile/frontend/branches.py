@@ -13,13 +13,19 @@ from __future__ import annotations
 from typing import Any
 
 from .. import dtypes as dt
-from ..errors import TileInternalError, TileTypeError
+from ..errors import TileInternalError, TileSyntaxError, TileTypeError
 from ..ir import ops
 from ..ir.core import Region, Value
 from ..lang import coerce
-from ..lang.values import Const, FVal, Invalid, TileV
+from ..lang.values import Const, FVal, Invalid, TileV, describe
 from . import flow
 from .env import Env
+
+
+def _path_dependent(what: str, vals: list) -> str:
+    """1.7's words for values that do not merge, the else path's value first as there."""
+    return (f"Type of {what} depends on path taken: {describe(vals[-1])} (else path) vs. "
+            f"{describe(vals[0])} (if path)")
 
 
 class BranchCompiler:
@@ -27,6 +33,9 @@ class BranchCompiler:
     ``expr`` and ``_located``)."""
 
     def _branch(self, cond: TileV, then_fn, else_fn, env: Env) -> None:
+        if self.ctx.combiner:                    # R-RED-9: before the arms' own errors
+            raise TileSyntaxError(f"Branching inside {self.ctx.combiner} body is not "
+                                  "supported")
         b = self.ctx.builder
         then_r, else_r = Region(), Region()
         env_t, env_e = env.copy(), env.copy()
@@ -60,10 +69,9 @@ class BranchCompiler:
                 continue
             plan = self._merge_plan(vals, live)
             if plan is None:
-                what = "Type of return value" if name == "<return>" else f"Type of {name}"
-                result_env[name] = Invalid(name, f"{what} depends on path taken")
                 if name == "<return>":
-                    raise TileTypeError("Type of return value depends on path taken")
+                    raise TileTypeError(_path_dependent("return value", vals))
+                result_env[name] = Invalid(name, _path_dependent(f"`{name}`", vals))
                 continue
             merged.append((name, plan[0], plan[1], plan[2]))
         for bi, (r, _) in enumerate(live):

@@ -18,7 +18,7 @@ import types
 from ..errors import TileTypeError
 from ..lang import coerce, registry
 from ..lang.coerce import value_dtype
-from ..lang.values import Const, DataclassV, FVal, TileV, describe
+from ..lang.values import Const, ContextV, DataclassV, FVal, TileV, describe, type_str
 from .source import global_value
 
 _BINARY = {"Add": ("+", "add"), "Sub": ("-", "sub"), "Mult": ("*", "mul"),
@@ -68,9 +68,13 @@ def _name(v: FVal) -> str:
 
 
 def binop(comp, op: str, left: FVal, right: FVal) -> FVal | None:
-    """``left <op> right`` when either side is a dataclass (None: neither is)."""
+    """``left <op> right`` when either side is a dataclass (None: neither is); an operand
+    that is a ``@contextmanager`` call has no operators (1.7's words and type notation)."""
     lhs, rhs = as_dataclass(left), as_dataclass(right)
     if lhs is None and rhs is None:
+        if isinstance(left, ContextV) or isinstance(right, ContextV):
+            raise TileTypeError(f"Unsupported operand types for {_BINARY[op][0]}: "
+                                f"{type_str(left)} and {type_str(right)}")
         return None
     symbol, base = _BINARY[op]
     if lhs is not None:

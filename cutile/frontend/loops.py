@@ -113,7 +113,7 @@ class LoopCompiler:
                 promoted.update(p.values)
             except CarryMismatch as m:
                 if m.name in promoted:
-                    raise TileTypeError(f"Type of {m.name} depends on path taken") from None
+                    raise TileTypeError(f"Type of `{m.name}` depends on path taken") from None
                 if m.name not in deep and flow.has_constants(env.vars[m.name]):
                     deep.add(m.name)
                 else:
@@ -205,9 +205,9 @@ class LoopCompiler:
             env.vars[n] = flow.unflatten(skel, results[:k], tmpl)
             results = results[k:]
         for n in dropped:
-            env.vars[n] = Invalid(n, f"Type of {n} depends on path taken")
+            env.vars[n] = Invalid(n, f"Type of `{n}` depends on path taken")
         for n in info.path_dependent:
-            env.vars[n] = Invalid(n, f"Type of {n} depends on path taken")
+            env.vars[n] = Invalid(n, f"Type of `{n}` depends on path taken")
         for n in new_names - set(promoted) - info.path_dependent:
             env.vars[n] = Invalid(n, f"Undefined variable {n}: it is first assigned inside a "
                                      "loop body, " + (

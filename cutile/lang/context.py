@@ -32,6 +32,9 @@ class CompileContext:
         # the function compiler running the current call: ops that compile a user function
         # (reduce/scan combiners) call it through here
         self.compiler = None
+        # "scan"/"reduction" while a combiner body compiles: a runtime branch there is
+        # refused before its arms are compiled (R-RED-9), so their errors do not mask it
+        self.combiner: str | None = None
         # ``cutile.debug.trace`` watchpoints: {line: names} in ``watch_file`` (None: off)
         self.watch: dict | None = None
         self.watch_file: str | None = None

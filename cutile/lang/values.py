@@ -8,9 +8,11 @@ reach the IR.
 
 from __future__ import annotations
 
+import enum
 from dataclasses import dataclass, field
 from typing import Any
 
+from .. import dtypes as dt
 from ..dtypes import DType
 from ..enums import PaddingMode
 from ..ir.core import Value
@@ -184,12 +186,31 @@ def describe(v: FVal) -> str:
             return f"constant {v.value!r}"
         if v.dtype is not None:
             return f"{v.dtype.name} constant {v.value!r}"
+        if isinstance(v.value, enum.Enum):                       # 1.7's words
+            return f"<enum constant {type(v.value).__name__}.{v.value.name}>"
         return f"{type(v.value).__name__} {v.value!r}"
     if isinstance(v, TileV):
         return str(v.type) if v.shape else f"{v.dtype.name} scalar"
     if isinstance(v, ArrayV):
         return f"array {v.type}"
     return v.kind
+
+
+def type_str(v: FVal) -> str:
+    """A value's type in cuda.tile 1.7's notation (``Tile[int32,()]``, ``None``,
+    ``GeneratorContextManager[...]``), for its "Unsupported operand types" errors."""
+    if isinstance(v, Const) and v.value is None:
+        return "None"
+    if isinstance(v, Const) and type(v.value) in (bool, int, float):
+        d = v.dtype or {bool: dt.bool_, int: dt.int32, float: dt.float32}[type(v.value)]
+        return f"Tile[{d.name},()]"
+    if isinstance(v, TileV):
+        return f"Tile[{v.dtype.name},{tuple(v.shape)}]".replace(" ", "")
+    if isinstance(v, ContextV):
+        args = ", ".join(type_str(a) for a in v.args)
+        kwargs = ", ".join(f"{k}: {type_str(a)}" for k, a in v.kwargs.items())
+        return f"GeneratorContextManager[{v.func!r}, args=[{args}], kwargs={{{kwargs}}}]"
+    return describe(v)
 
 
 @dataclass(eq=False)

@@ -178,7 +178,7 @@ def check_asserts(ck: Compiled, args: list, st) -> None:
         st.synchronize()
     if rec[0]:
         message, loc = ck.asserts[int(rec[0]) - 1]
-        raise TileAssertionError(message, loc, tuple(int(b) for b in rec[1:4]))
+        raise TileAssertionError(message, loc, tuple(int(b) for b in rec[1:4])).printed()
 
 
 def _empty_device(host: np.ndarray):

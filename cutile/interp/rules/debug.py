@@ -35,4 +35,4 @@ def assert_(frame, op):
     t = frame[op.cond]
     check_not_poisoned(frame, op, t, "assert_ condition")
     if not t.data.all():
-        raise TileAssertionError(op.message, op.loc, frame.bid)
+        raise TileAssertionError(op.message, op.loc, frame.bid).printed()
