@@ -14,12 +14,7 @@
 # Carry .gpu/numpy, .gpu/xdist and .gpu/nvtests (NVIDIA's test/ folder, see
 # tools/nvidia_suite/README.md).  Logs land in $OUT.
 set -uo pipefail
-if [[ ! -d /tmp/np/numpy ]]; then
-  python3 -m pip install -q --no-index --no-deps --target /tmp/np .gpu/numpy/*.whl .gpu/xdist/*.whl
-fi
-export PYTHONPATH="/tmp/np:$PWD${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1
-out="${OUT:-gpu_logs}"
-mkdir -p "$out"
+source "$(dirname "$0")/setup.sh"
 nvidia-smi --query-gpu=name --format=csv,noheader
 case "${1:?check|speed|final|bench}" in
   check)

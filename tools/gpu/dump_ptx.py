@@ -1,5 +1,7 @@
 """Both compile paths' PTX of one benchmark kernel on the GPU machine, for diffing offline
-(issue 26: the direct path's float16 matmul took 160 registers there, Numba's 124).
+(issue 26: PTX linked by nvJitLink gave the float16 matmul 160 registers there, whole-program
+ptxas and numba-cuda's LTO-IR link 124; the script links both PTXs through nvJitLink and
+assembles them with ptxas).
 
     python3 tools/gpu/dump_ptx.py OUTDIR
 """
@@ -9,20 +11,11 @@ import sys
 
 import numpy as np
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path[:0] = [ROOT, os.path.join(ROOT, "benchmarks")]
+from gpu import make_kernels  # noqa: E402  (benchmarks/gpu.py: the benchmark's matmul)
+
 import cutile as ct  # noqa: E402
-from cutile import Constant as C  # noqa: E402
-
-
-@ct.kernel
-def matmul(a, b, c, TM: C[int], TN: C[int], TK: C[int]):
-    bm, bn = ct.bid(0), ct.bid(1)
-    acc = ct.zeros((TM, TN), dtype=ct.float32)
-    for k in range(ct.num_tiles(a, 1, (TM, TK))):
-        x = ct.load(a, (bm, k), (TM, TK), padding_mode=ct.PaddingMode.ZERO)
-        y = ct.load(b, (k, bn), (TK, TN), padding_mode=ct.PaddingMode.ZERO)
-        acc = ct.mma(x, y, acc)
-    ct.store(c, (bm, bn), acc.astype(c.dtype))
 
 
 def main(out):
@@ -39,6 +32,7 @@ def main(out):
     n = 4096
     args = (np.zeros((n, n), np.float16), np.zeros((n, n), np.float16),
             np.zeros((n, n), np.float32), 128, 128, 32)
+    matmul = make_kernels(ct)["matmul"]
     spec = matmul.specialize(args)
     ir = matmul.compile(spec)
     T = choose_threads(ir, None)

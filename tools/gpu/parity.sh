@@ -14,12 +14,7 @@
 # Environment: NVS_JOBS, NVS_ONLY (file globs), PROGEN_N, PROGEN_JOBS, BUDGET (seconds).
 # Everything lands in $OUT as a few archives (the device tool returns at most 8 files).
 set -uo pipefail
-if [[ ! -d /tmp/np/numpy ]]; then
-  python3 -m pip install -q --no-index --no-deps --target /tmp/np .gpu/numpy/*.whl .gpu/xdist/*.whl
-fi
-export PYTHONPATH="/tmp/np:$PWD${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1
-out="${OUT:-gpu_logs}"
-mkdir -p "$out"
+source "$(dirname "$0")/setup.sh"
 budget="${BUDGET:-540}"
 part="${1:?nvsuite|progen|diff|all}"
 
