@@ -93,17 +93,22 @@ def compile_variant(source: str, fn_name: str, argtypes: tuple, bounds: tuple | 
         cubin = _whole_program_cubin(ptx, cc)
     if cubin is not None:
         from cuda.core import ObjectCode
-        obj = ObjectCode.from_cubin(cubin, name=fn_name)
+        try:
+            with stage("module load"):
+                devices.get_context()           # Numba's context current, as for its modules
+                obj = ObjectCode.from_cubin(cubin, name=fn_name)
+                return obj, obj.get_kernel(fn_name)
+        except Exception:       # noqa: BLE001 - a cubin this driver refuses (newer ptxas)
+            pass                # link it as numba-cuda does instead
+    lto = bool(_have_nvjitlink())               # as numba-cuda's cuda.jit does by default
+    with stage("direct nvvm"):
+        out = (nvvmc.to_ltoir if lto else nvvmc.to_ptx)(llvm_ir, LibDevice().get(), cc)
+    linker = _Linker(cc=cc, lto=lto)            # numba-cuda's: the same link as its kernels
+    if lto:
+        linker.add_ltoir(out, name=f"<cutile-direct:{fn_name}>")
     else:
-        lto = bool(_have_nvjitlink())           # as numba-cuda's cuda.jit does by default
-        with stage("direct nvvm"):
-            out = (nvvmc.to_ltoir if lto else nvvmc.to_ptx)(llvm_ir, LibDevice().get(), cc)
-        linker = _Linker(cc=cc, lto=lto)        # numba-cuda's: the same link as its kernels
-        if lto:
-            linker.add_ltoir(out, name=f"<cutile-direct:{fn_name}>")
-        else:
-            linker.add_ptx(out.encode(), name=f"<cutile-direct:{fn_name}>")
-        obj = linker.complete()                 # (benchmarks/compile.py times it as "ptxas")
+        linker.add_ptx(out.encode(), name=f"<cutile-direct:{fn_name}>")
+    obj = linker.complete()                     # (benchmarks/compile.py times it as "ptxas")
     with stage("module load"):
         devices.get_context()                   # Numba's context current, as for its modules
         return obj, obj.get_kernel(fn_name)
