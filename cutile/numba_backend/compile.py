@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import linecache
 import threading
+import warnings
 import weakref
 
 from .. import config
@@ -127,6 +128,9 @@ class Compiled:
                 why = f"not covered: {e}"
             except Exception as e:          # a translator bug must not stop the launch
                 why = f"failed: {type(e).__name__}: {str(e)[:200]}"
+                warnings.warn(f"cutile: the direct compile path failed on kernel {self.name!r} "
+                              f"({why}); compiling it through Numba (slower)", RuntimeWarning,
+                              stacklevel=2)
             direct.stats.note(why)
         self.path = f"numba: {why}"
         with stage("numba compile (typing, lowering, NVVM)"), numba_speedups.typing_memo():
