@@ -23,6 +23,7 @@ from .numba_table import LIBDEVICE
 from .types import (
     CAST_CODES,
     FROM_NAME,
+    ITEMSIZE,
     NONE,
     Array,
     Range,
@@ -43,12 +44,6 @@ CMPOPS = {ast.Lt: "lt", ast.LtE: "le", ast.Gt: "gt", ast.GtE: "ge", ast.Eq: "eq"
 UNOPS = {ast.USub: "neg", ast.UAdd: "pos", ast.Invert: "invert", ast.Not: "not"}
 SPECIAL = {"threadIdx", "blockIdx", "blockDim", "gridDim"}
 SELP_CODES = set("dfsSiIlL")
-NP_VIEW_CODES = {f"np.{n}": c for n, c in (
-    ("int8", "c"), ("uint8", "B"), ("int16", "s"), ("uint16", "S"), ("int32", "i"),
-    ("uint32", "I"), ("int64", "l"), ("uint64", "L"), ("float16", "h"), ("float32", "f"),
-    ("float64", "d"))}
-_BYTES = {"b": 1, "c": 1, "B": 1, "s": 2, "S": 2, "h": 2, "i": 4, "I": 4, "f": 4, "l": 8,
-          "L": 8, "d": 8}
 SHFL_CODES = set("ilfd")
 # PTX intrinsics of ptx.py: result element code and count (None: no result)
 INTRINSICS = {"mma_f16": ("f", 4), "mma_bf16": ("f", 4), "mma_tf32": ("f", 4),
@@ -324,9 +319,10 @@ class Infer:
         """``a.view(np.uint32)``: the same memory as another element type of the same size
         (Numba keeps the layout then)."""
         arr = self.expr(e.func.value, env)
-        code = NP_VIEW_CODES.get(dotted(e.args[0]) if len(e.args) == 1 else None)
-        if (not isinstance(arr, Array) or code is None or e.keywords
-                or _BYTES[code] != _BYTES[arr.dtype]):
+        name = dotted(e.args[0]) if len(e.args) == 1 else None
+        code = FROM_NAME.get(name[3:]) if name and name.startswith("np.") else None
+        if (not isinstance(arr, Array) or code in (None, "b") or e.keywords
+                or ITEMSIZE[code] != ITEMSIZE[arr.dtype]):
             raise Unsupported(f"view form (line {e.lineno})")
         return Array(code, arr.ndim, arr.layout, arr.space)
 

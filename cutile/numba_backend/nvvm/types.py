@@ -57,6 +57,8 @@ NAMES = {"b": "bool", "c": "int8", "s": "int16", "i": "int32", "l": "int64", "B"
          "S": "uint16", "I": "uint32", "L": "uint64", "h": "float16", "f": "float32",
          "d": "float64"}
 FROM_NAME = {v: k for k, v in NAMES.items()} | {"boolean": "b", "bool_": "b"}
+ITEMSIZE = {c: {"b": 1, "c": 1, "B": 1, "s": 2, "S": 2, "h": 2, "i": 4, "I": 4, "f": 4}.get(c, 8)
+            for c in NAMES}         # bytes of an element (a bool is stored as a byte)
 CAST_CODES = {"b1": "b", "u8": "B", "u16": "S", "u32": "I", "u64": "L", "i8": "c",
               "i16": "s", "i32": "i", "i64": "l", "f16": "h", "f32": "f", "f64": "d"}
 INTS = set("csilBSIL")
