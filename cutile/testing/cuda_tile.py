@@ -1,0 +1,317 @@
+"""NVIDIA's ``cuda.tile`` as an executor of ``cutile.testing``, and cutile posing as it.
+
+One kernel function runs on both: a cutile kernel is rebuilt as a ``cuda.tile`` kernel from
+the same Python function (same code object and file, since cuda.tile reads the source with
+``inspect``) over a copy of its globals in which the module it names (``ct``, or any alias of
+cutile), its helpers, the cutile objects it uses (dtypes, ``PaddingMode``...) and the
+``Constant``/``ArrayAnnotation`` hints of its parameters are replaced by cuda.tile's.  A
+``cuda.tile`` kernel given to the interpreter is rebuilt the other way round.
+
+Arrays travel as NumPy arrays: to the device through torch (CuPy when torch is missing), the
+launch on the current stream, a synchronisation, and back; bfloat16/float8 (ml_dtypes) go as
+their bits.  Nothing here imports cuda.tile, torch or CuPy until a launch needs it.
+
+``pose_as_cuda_tile()`` is the reverse switch: ``import cuda.tile`` then gives cutile, so a
+test suite written for cuda.tile runs on the interpreter (``CUTILE_AS_CUDA_TILE=1`` makes the
+pytest plugin call it before any test file is imported).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+import types
+import typing
+
+import numpy as np
+
+NAME = "cuda.tile"
+_gpu: bool | None = None
+
+
+# --- availability --------------------------------------------------------------------------
+
+def _installed(name: str) -> bool:
+    """Whether ``name`` can be imported, without importing it (its parent package excepted)."""
+    parent = name.rpartition(".")[0]
+    if parent and importlib.util.find_spec(parent) is None:
+        return False
+    try:
+        return importlib.util.find_spec(name) is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def posing() -> bool:
+    """Whether ``cuda.tile`` is cutile itself here (``pose_as_cuda_tile``)."""
+    mod = sys.modules.get(NAME)
+    return mod is not None and getattr(mod, "__name__", "") == "cutile"
+
+
+def array_library() -> str | None:
+    """"torch" or "cupy": what moves NumPy arrays to the GPU (None: neither is installed)."""
+    for name in ("torch", "cupy"):
+        if _installed(name):
+            return name
+    return None
+
+
+def unavailable() -> str | None:
+    """Why the ``cuda.tile`` executor cannot run here, as one line a user can act on (None: it
+    can).  Imports torch or CuPy (to ask for a GPU) only when cuda.tile is installed."""
+    global _gpu
+    if posing():
+        return "cuda.tile: skipped (cuda.tile is cutile here: CUTILE_AS_CUDA_TILE is set)"
+    if not _installed(NAME):
+        return ("cuda.tile: skipped (NVIDIA's cuda.tile is not installed; python3 -m pip "
+                "install cuda-tile, on a machine with a GPU)")
+    lib = array_library()
+    if lib is None:
+        return "cuda.tile: skipped (neither torch nor CuPy is installed to move arrays to the GPU)"
+    if _gpu is None:
+        try:
+            if lib == "torch":
+                import torch
+                _gpu = bool(torch.cuda.is_available())
+            else:
+                import cupy
+                _gpu = cupy.cuda.runtime.getDeviceCount() > 0
+        except Exception:  # noqa: BLE001 - any failure to reach a driver means no GPU
+            _gpu = False
+    return None if _gpu else f"cuda.tile: skipped (no usable GPU; {lib} sees none)"
+
+
+# --- one kernel function, two modules -------------------------------------------------------
+
+def is_cuda_tile_kernel(k) -> bool:
+    return type(k).__module__.startswith("cuda.tile") and hasattr(k, "_pyfunc")
+
+
+def _is_cutile_kernel(k) -> bool:
+    return getattr(type(k), "_cutile_kernel", False)
+
+
+class _Rebinder:
+    """Rebuilds functions, kernels and hints of module ``src`` against module ``dst``."""
+
+    def __init__(self, src: types.ModuleType, dst: types.ModuleType, make_kernel):
+        self.src, self.dst, self.make_kernel = src, dst, make_kernel
+        self.pkg = src.__name__
+        self.memo: dict[int, object] = {}
+        # the objects ``src`` exports, by identity -> their name (dst has the same names)
+        self.names = {id(v): n for n, v in vars(src).items()
+                      if not n.startswith("__") and not isinstance(v, (int, float, str, bytes,
+                                                                         type(None)))}
+
+    def _uses_src(self, fn) -> bool:
+        if any(v is self.src for v in fn.__globals__.values()):
+            return True
+        return any(_cell(c) is self.src for c in fn.__closure__ or ())
+
+    def value(self, v):
+        """``v`` as seen from ``dst``."""
+        if v is self.src:
+            return self.dst
+        if isinstance(v, (int, float, str, bytes, bool, type(None))):
+            return v
+        if id(v) in self.memo:
+            return self.memo[id(v)]
+        if id(v) in self.names and hasattr(self.dst, self.names[id(v)]):
+            return getattr(self.dst, self.names[id(v)])
+        if _is_cutile_kernel(v) or is_cuda_tile_kernel(v):
+            return v                             # kernels do not call kernels: left alone
+        if isinstance(v, types.FunctionType) and not v.__module__.startswith(self.pkg) \
+                and self._uses_src(v):
+            return self.function(v)
+        if typing.get_origin(v) is typing.Annotated:
+            meta = tuple(self.value(m) for m in v.__metadata__)
+            return typing.Annotated[(self.value(v.__origin__), *meta)]
+        if type(v).__module__.startswith(self.pkg) and type(v).__name__.endswith("Annotation"):
+            cls = getattr(self.dst, type(v).__name__)
+            return cls(**{k: self.value(x) for k, x in vars(v).items()})
+        if isinstance(v, tuple) and type(v) is tuple:
+            return tuple(self.value(x) for x in v)
+        return v
+
+    def function(self, fn: types.FunctionType) -> types.FunctionType:
+        """A new function with ``fn``'s code and file over a copy of its globals, rebound."""
+        g = dict(fn.__globals__)
+        cells = tuple(types.CellType() for _ in fn.__closure__ or ())
+        new = types.FunctionType(fn.__code__, g, fn.__name__, fn.__defaults__,
+                                 cells if fn.__closure__ else None)
+        self.memo[id(fn)] = new                      # before recursing: helpers may recurse
+        new.__kwdefaults__ = fn.__kwdefaults__
+        new.__qualname__, new.__module__, new.__doc__ = fn.__qualname__, fn.__module__, fn.__doc__
+        for name, v in list(g.items()):
+            if not name.startswith("__"):
+                g[name] = self.value(v)
+        for old, c in zip(fn.__closure__ or (), cells):
+            x = _cell(old)
+            if x is not _EMPTY:
+                c.cell_contents = self.value(x)
+        new.__annotations__ = {k: self.value(a) for k, a in fn.__annotations__.items()}
+        return new
+
+    def kernel(self, k):
+        return self.make_kernel(self.function(_pyfunc(k)), _options(k))
+
+
+_EMPTY = object()
+
+
+def _cell(c):
+    try:
+        return c.cell_contents
+    except ValueError:                               # a cell not filled yet
+        return _EMPTY
+
+
+def _pyfunc(k):
+    return k.function if _is_cutile_kernel(k) else k._pyfunc
+
+
+def _options(k) -> dict:
+    if _is_cutile_kernel(k):
+        return dict(k.options)
+    import dataclasses
+    return dataclasses.asdict(k._compiler_options)
+
+
+def to_cuda_tile(kernel):
+    """``kernel`` as a ``cuda.tile`` kernel (a cutile kernel is rebuilt from its function;
+    imports cuda.tile)."""
+    if is_cuda_tile_kernel(kernel):
+        return kernel
+    origin = getattr(kernel, "_cuda_tile_origin", None)
+    if origin is not None:
+        return origin
+    cached = getattr(kernel, "_as_cuda_tile", None)
+    if cached is not None:
+        return cached
+    import cuda.tile as ctt
+
+    import cutile
+    out = rebind(kernel, cutile, ctt, lambda fn, o: ctt.kernel(fn, **{
+        k: v for k, v in o.items() if k != "numba_threads"}))     # a cutile-only hint
+    kernel._as_cuda_tile = out
+    return out
+
+
+def to_cutile(kernel):
+    """``kernel`` as a cutile kernel (a ``cuda.tile`` kernel is rebuilt from its function; a
+    cutile kernel is returned as is)."""
+    if not is_cuda_tile_kernel(kernel):
+        return kernel
+    cached = _cutile_of.get(id(kernel))
+    if cached is not None and cached._cuda_tile_origin is kernel:
+        return cached
+    import cutile
+    import cuda.tile as ctt
+    out = rebind(kernel, ctt, cutile, lambda fn, o: cutile.kernel(fn, **o))
+    out._cuda_tile_origin = kernel
+    _cutile_of[id(kernel)] = out
+    return out
+
+
+_cutile_of: dict[int, object] = {}
+
+
+def rebind(kernel, src: types.ModuleType, dst: types.ModuleType, make_kernel):
+    """``kernel``'s function rebuilt against ``dst`` in place of ``src`` and handed to
+    ``make_kernel(function, options)`` (what ``to_cuda_tile``/``to_cutile`` do, for any pair
+    of modules; tests use a stand-in module)."""
+    return _Rebinder(src, dst, make_kernel).kernel(kernel)
+
+
+# --- arrays to the device and back -----------------------------------------------------------
+
+_BITS = {"bfloat16": ("int16", "bfloat16"), "float8_e4m3fn": ("int8", "float8_e4m3fn"),
+         "float8_e5m2": ("int8", "float8_e5m2")}
+
+
+class Device:
+    """NumPy arrays to the GPU and back through torch (or CuPy), and the stream to launch on."""
+
+    def __init__(self, lib: str | None = None):
+        self.lib = lib or array_library()
+        if self.lib is None:
+            raise ModuleNotFoundError("the cuda.tile executor needs torch or CuPy to move "
+                                      "arrays to the GPU; neither is installed")
+        self.mod = importlib.import_module(self.lib)
+
+    def to_device(self, a: np.ndarray):
+        a = np.ascontiguousarray(a)
+        via = _BITS.get(a.dtype.name)
+        if self.lib == "torch":
+            t = self.mod.from_numpy(a.view(via[0]) if via else a).cuda()
+            return t.view(getattr(self.mod, via[1])) if via else t
+        if via:
+            raise TypeError(f"{a.dtype.name} arrays need torch (CuPy has no {a.dtype.name})")
+        return self.mod.asarray(a)
+
+    def to_host(self, d, dtype) -> np.ndarray:
+        dtype = np.dtype(dtype)
+        via = _BITS.get(dtype.name)
+        if self.lib == "torch":
+            if via:
+                return d.view(getattr(self.mod, via[0])).cpu().numpy().view(dtype)
+            return d.cpu().numpy()
+        return self.mod.asnumpy(d)
+
+    def stream(self):
+        if self.lib == "torch":
+            return self.mod.cuda.current_stream()
+        return self.mod.cuda.get_current_stream()
+
+    def synchronize(self) -> None:
+        if self.lib == "torch":
+            self.mod.cuda.synchronize()
+        else:
+            self.mod.cuda.get_current_stream().synchronize()
+
+
+def launch(grid, kernel, args: tuple, device: Device | None = None) -> None:
+    """Launch ``kernel`` (cutile or cuda.tile) on the real cuda.tile over host arguments:
+    NumPy arrays (in lists and tuples too) go to the device and their contents come back
+    into them; device arrays and scalars pass as they are."""
+    import cuda.tile as ctt
+    dev = device or Device()
+    pairs = []
+
+    def down(a):
+        if isinstance(a, np.ndarray):
+            d = dev.to_device(a)
+            pairs.append((a, d))
+            return d
+        if isinstance(a, (list, tuple)):
+            return type(a)(down(x) for x in a)
+        return a
+
+    call = tuple(down(a) for a in args)
+    grid = grid if isinstance(grid, tuple) else (grid,)
+    ctt.launch(dev.stream(), grid, to_cuda_tile(kernel), call)
+    dev.synchronize()
+    for a, d in pairs:
+        a[...] = dev.to_host(d, a.dtype)
+
+
+# --- the reverse switch ----------------------------------------------------------------------
+
+def pose_as_cuda_tile() -> None:
+    """Make ``import cuda.tile`` (and ``cuda.tile.<submodule>``) give cutile, for a test suite
+    written for NVIDIA's cuda.tile to run on cutile's interpreter.  Call it before the suite
+    imports cuda.tile (a conftest.py's first line), or set ``CUTILE_AS_CUDA_TILE=1`` under
+    pytest.  A real ``cuda`` package (cuda-python) keeps its other modules."""
+    import cutile
+    cuda = sys.modules.get("cuda")
+    if cuda is None:
+        try:
+            cuda = importlib.import_module("cuda")
+        except ImportError:
+            cuda = types.ModuleType("cuda", "stand-in parent of cuda.tile (cutile posing)")
+            cuda.__path__ = []
+            sys.modules["cuda"] = cuda
+    for name, mod in list(sys.modules.items()):
+        if name == "cutile" or name.startswith("cutile."):
+            sys.modules[NAME + name[len("cutile"):]] = mod
+    cuda.tile = cutile
