@@ -11,20 +11,21 @@
 - ``available_executors()`` and the pytest fixture ``cutile_executor`` (installed as a pytest
   plugin with cutile) that runs a test once per available executor.
 
-Importing this module imports neither Numba, Hypothesis, cuda.tile, torch nor CuPy.  See docs/testing.md.
+Importing this module imports neither Numba, Hypothesis, cuda.tile, torch nor CuPy.  See
+docs/testing.md.
 """
 
 from __future__ import annotations
 
 from .compare import Mismatch, disagreeing, ulp_distance
-from .diff import ExecutorMismatch, Run, assert_executors_agree, assert_matches, run_on
 from .cuda_tile import pose_as_cuda_tile
+from .diff import ExecutorMismatch, Run, assert_executors_agree, assert_matches, run_on
 from .executors import available_executors
 from .guarded import GUARD, embed, poison, sentinel
 
 __all__ = ["GUARD", "ExecutorMismatch", "Mismatch", "Run", "assert_executors_agree",
-           "assert_matches", "available_executors", "disagreeing", "embed", "poison", "pose_as_cuda_tile",
-           "run_on", "sentinel", "strategies", "ulp_distance"]
+           "assert_matches", "available_executors", "disagreeing", "embed", "poison",
+           "pose_as_cuda_tile", "run_on", "sentinel", "strategies", "ulp_distance"]
 
 
 def __getattr__(name):

@@ -205,8 +205,9 @@ def to_cutile(kernel):
     cached = _cutile_of.get(id(kernel))
     if cached is not None and cached._cuda_tile_origin is kernel:
         return cached
-    import cutile
     import cuda.tile as ctt
+
+    import cutile
     out = rebind(kernel, ctt, cutile, lambda fn, o: cutile.kernel(fn, **o))
     out._cuda_tile_origin = kernel
     _cutile_of[id(kernel)] = out
@@ -239,24 +240,34 @@ class Device:
                                       "arrays to the GPU; neither is installed")
         self.mod = importlib.import_module(self.lib)
 
-    def to_device(self, a: np.ndarray):
+    def tensor(self, a: np.ndarray):
+        """``a`` as a host torch tensor of the same dtype (bfloat16/float8 through their bits);
+        under CuPy, ``a`` itself."""
         a = np.ascontiguousarray(a)
         via = _BITS.get(a.dtype.name)
-        if self.lib == "torch":
-            t = self.mod.from_numpy(a.view(via[0]) if via else a).cuda()
-            return t.view(getattr(self.mod, via[1])) if via else t
-        if via:
-            raise TypeError(f"{a.dtype.name} arrays need torch (CuPy has no {a.dtype.name})")
-        return self.mod.asarray(a)
+        if self.lib != "torch":
+            if via:
+                raise TypeError(f"{a.dtype.name} arrays need torch (CuPy has no {a.dtype.name})")
+            return a
+        t = self.mod.from_numpy(a.view(via[0]) if via else a)
+        return t.view(getattr(self.mod, via[1])) if via else t
 
-    def to_host(self, d, dtype) -> np.ndarray:
+    def numpy(self, t, dtype) -> np.ndarray:
+        """A host tensor (or CuPy/NumPy array) back as a NumPy array of ``dtype``."""
         dtype = np.dtype(dtype)
         via = _BITS.get(dtype.name)
         if self.lib == "torch":
             if via:
-                return d.view(getattr(self.mod, via[0])).cpu().numpy().view(dtype)
-            return d.cpu().numpy()
-        return self.mod.asnumpy(d)
+                return t.view(getattr(self.mod, via[0])).numpy().view(dtype)
+            return t.numpy()
+        return np.asarray(t, dtype=dtype)
+
+    def to_device(self, a: np.ndarray):
+        t = self.tensor(a)
+        return t.cuda() if self.lib == "torch" else self.mod.asarray(t)
+
+    def to_host(self, d, dtype) -> np.ndarray:
+        return self.numpy(d.cpu() if self.lib == "torch" else self.mod.asnumpy(d), dtype)
 
     def stream(self):
         if self.lib == "torch":
