@@ -23,8 +23,12 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspa
 
 import cutile as ct  # noqa: E402
 from cutile.errors import UndefinedBehaviorError  # noqa: E402
-from cutile.testing import ExecutorMismatch, assert_executors_agree, assert_matches  # noqa: E402
-from cutile.testing import cuda_tile  # noqa: E402
+from cutile.testing import (  # noqa: E402
+    ExecutorMismatch,
+    assert_executors_agree,
+    assert_matches,
+    cuda_tile,  # noqa: E402
+)
 
 BOTH = ("interp", "cuda.tile")
 
