@@ -21,7 +21,16 @@ from cutile.testing import cuda_tile, run_on
 from cutile.testing.executors import available_executors
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-ENV = {**os.environ, "PYTHONPATH": ROOT, "CUTILE_PROGRESS": "0"}
+ENV = {**os.environ, "PYTHONPATH": ROOT, "CUTILE_PROGRESS": "0", "HYPOTHESIS_PROFILE": "ci"}
+
+
+def _pytest(*args) -> list[str]:
+    """A pytest command line with cutile's plugin (named where cutile is not installed)."""
+    from importlib.metadata import distributions
+    installed = any(e.group == "pytest11" and e.value == "cutile.testing.pytest_plugin"
+                    for d in distributions() for e in d.entry_points)
+    plugin = [] if installed else ["-p", "cutile.testing.pytest_plugin"]
+    return [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *plugin, *args]
 
 
 def _to_f32(t):
@@ -60,8 +69,7 @@ def test_import_loads_none_of_the_optional_packages():
 @pytest.mark.skipif(cuda_tile._installed("cuda.tile"), reason="cuda.tile is installed here")
 def test_forced_cuda_tile_without_it_skips_with_the_reason(tmp_path):
     (tmp_path / "test_one.py").write_text("def test_x(cutile_executor):\n    pass\n")
-    r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-rs", "-p", "no:cacheprovider",
-                        str(tmp_path)], capture_output=True, text=True, cwd=tmp_path,
+    r = subprocess.run(_pytest("-rs", str(tmp_path)), capture_output=True, text=True, cwd=tmp_path,
                        env={**ENV, "CUTILE_TEST_EXECUTORS": "interp,cuda.tile"})
     assert "1 passed, 1 skipped" in r.stdout, r.stdout + r.stderr
     assert "cuda.tile: skipped (NVIDIA's cuda.tile is not installed" in r.stdout
@@ -97,6 +105,8 @@ def test_a_cutile_kernel_rebound_to_cutile_runs_the_same():
 
 
 def test_cuda_tile_import_gives_cutile_under_the_env_var(tmp_path):
+    """A suite written with ``import cuda.tile as ct`` (and examples/test_cuda_tile_kernel.py,
+    the docs' example) runs on cutile with CUTILE_AS_CUDA_TILE=1."""
     (tmp_path / "test_suite.py").write_text(textwrap.dedent("""
         import numpy as np
         import cuda.tile as ct
@@ -113,10 +123,12 @@ def test_cuda_tile_import_gives_cutile_under_the_env_var(tmp_path):
             ct.launch(None, (2,), double, (x, 4))
             assert x.tolist() == [0, 2, 4, 6, 8, 10, 12, 14]
     """))
-    r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-                        str(tmp_path)], capture_output=True, text=True, cwd=tmp_path,
-                       env={**ENV, "CUTILE_AS_CUDA_TILE": "1", "CUTILE_BACKEND": "interp"})
-    assert "1 passed" in r.stdout, r.stdout + r.stderr
+    example = os.path.join(ROOT, "examples", "test_cuda_tile_kernel.py")
+    r = subprocess.run(_pytest(str(tmp_path / "test_suite.py"), example), capture_output=True,
+                       text=True, cwd=ROOT, env={**ENV, "CUTILE_AS_CUDA_TILE": "1",
+                                                 "CUTILE_BACKEND": "interp",
+                                                 "CUTILE_TEST_EXECUTORS": "interp"})
+    assert "3 passed" in r.stdout, r.stdout + r.stderr
 
 
 def test_torch_bit_view_transfers_round_trip():
