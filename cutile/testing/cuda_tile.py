@@ -120,7 +120,7 @@ class _Rebinder:
             return getattr(self.dst, self.names[id(v)])
         if _is_cutile_kernel(v) or is_cuda_tile_kernel(v):
             return v                             # kernels do not call kernels: left alone
-        if isinstance(v, types.FunctionType) and not v.__module__.startswith(self.pkg) \
+        if isinstance(v, types.FunctionType) and not (v.__module__ or "").startswith(self.pkg) \
                 and self._uses_src(v):
             return self.function(v)
         if typing.get_origin(v) is typing.Annotated:
