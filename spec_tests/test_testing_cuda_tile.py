@@ -10,6 +10,7 @@ import subprocess
 import sys
 import textwrap
 import types
+import typing
 
 import ml_dtypes
 import numpy as np
@@ -17,7 +18,13 @@ import pytest
 
 import cutile as ct
 import cutile as tl  # an alias the rebinding must catch too
-from cutile.testing import cuda_tile, run_on
+from cutile.testing import (
+    ExecutorMismatch,
+    assert_executors_agree,
+    assert_matches,
+    cuda_tile,
+    run_on,
+)
 from cutile.testing.executors import available_executors
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -144,3 +151,181 @@ def test_torch_bit_view_transfers_round_trip():
         back = dev.numpy(t, a.dtype)
         assert back.dtype == a.dtype
         assert np.array_equal(back.view(np.uint8), a.view(np.uint8))
+
+
+# --- the executor's plumbing on the CPU: a stand-in cuda.tile in sys.modules ------------------
+
+class _HostDevice(cuda_tile.Device):
+    """Device memory stood in for by separate host copies (no torch, no GPU)."""
+
+    def __init__(self):
+        self.lib, self.mod = "numpy", np
+
+    def to_device(self, a):
+        return np.array(a, copy=True)
+
+    def to_host(self, d, dtype):
+        return np.array(d, dtype=dtype)
+
+    def stream(self):
+        return "stream"
+
+    def synchronize(self):
+        pass
+
+
+def _install(monkeypatch, stand):
+    """``import cuda.tile`` gives ``stand`` until the test ends."""
+    parent = types.ModuleType("cuda")
+    parent.__path__ = []
+    parent.tile = stand
+    monkeypatch.setitem(sys.modules, "cuda", parent)
+    monkeypatch.setitem(sys.modules, "cuda.tile", stand)
+
+
+@pytest.fixture
+def cutile_as_the_gpu(monkeypatch):
+    """cuda.tile stood in for by cutile's objects with a recording ``launch`` that may corrupt
+    its outputs afterwards (a cuTile bug); arrays go "to the device" as host copies."""
+    stand = types.ModuleType("cuda.tile")
+    vars(stand).update({n: v for n, v in vars(ct).items() if not n.startswith("__")})
+    stand.calls, stand.corrupt = [], None
+
+    def launch(stream, grid, kernel, args):
+        stand.calls.append((stream, grid, kernel, args))
+        ct.launch(None, grid, kernel, args)
+        if stand.corrupt:
+            stand.corrupt(args)
+
+    stand.launch = launch
+    _install(monkeypatch, stand)
+    monkeypatch.setattr(cuda_tile, "Device", _HostDevice)
+    monkeypatch.setattr(scale, "_as_cuda_tile", None, raising=False)   # no cached rebuild
+    return stand
+
+
+@ct.kernel
+def scale(x, out, alpha, T: ct.Constant[int]):
+    i, j = ct.bid(0), ct.bid(1)
+    t = ct.load(x, (i, j), (T, T), padding_mode=ct.PaddingMode.ZERO)
+    ct.store(out, (i, j), t * alpha)
+
+
+def _scale_args():
+    x = np.arange(6 * 10, dtype=np.float32).reshape(6, 10) - 7
+    return (x, np.zeros((6, 10), np.float32), np.float32(1.5), 4), (2, 3)
+
+
+def test_cuda_tile_executor_launches_the_rebuilt_kernel_on_aligned_views(cutile_as_the_gpu):
+    args, grid = _scale_args()
+    out = assert_executors_agree(scale, grid, args, executors=("interp", "cuda.tile"))["out"]
+    assert np.array_equal(out, args[0] * np.float32(1.5))
+    [(stream, g, kernel, call)] = cutile_as_the_gpu.calls
+    assert stream == "stream" and g == (2, 3)
+    assert kernel is not scale and kernel.function.__globals__["ct"] is cutile_as_the_gpu
+    assert type(call[2]) is float and type(call[3]) is int     # no NumPy scalar reaches it
+    for view in call[:2]:                    # guard band of 16 bytes: the base stays aligned
+        assert view.shape == (6, 10) and (view.ctypes.data - view.base.ctypes.data) % 16 == 0
+    assert not np.isnan(call[1]).any()       # out went poisoned (NaN), came back written
+
+
+def test_a_cuda_tile_disagreement_names_element_values_and_the_writing_block(cutile_as_the_gpu):
+    def bug(args):                             # "cuTile" gets one element wrong
+        args[1][4, 9] += 1
+    cutile_as_the_gpu.corrupt = bug
+    args, grid = _scale_args()
+    with pytest.raises(ExecutorMismatch) as e:
+        assert_executors_agree(scale, grid, args, executors=("interp", "cuda.tile"))
+    [m] = e.value.mismatches
+    assert (m.array, m.index, m.block) == ("out", (4, 9), (1, 2, 0))
+    assert m.expected == np.float32(63) and m.actual == np.float32(64)     # x[4, 9] = 42
+    assert "interp vs cuda.tile" in str(e.value) and "0x427c0000" in str(e.value)
+
+
+def test_assert_matches_on_cuda_tile_asks_the_interpreter_for_the_block(cutile_as_the_gpu):
+    def bug(args):
+        args[1][0, 0] = 0
+    cutile_as_the_gpu.corrupt = bug
+    args, grid = _scale_args()
+    with pytest.raises(ExecutorMismatch) as e:
+        assert_matches(scale, grid, args, lambda x, out, a, t: x * a, executor="cuda.tile")
+    [m] = e.value.mismatches
+    assert (m.index, m.block, m.actual) == ((0, 0), (0, 0, 0), 0)
+
+
+def test_cuda_tile_gets_no_half_precision_scalar():
+    with pytest.raises(TypeError, match="no float16 scalar"):
+        cuda_tile.scalar(np.float16(1))
+    assert type(cuda_tile.scalar(np.float64(0.1))) is float and cuda_tile.scalar(None) is None
+    assert [cuda_tile.guard_for(d, 2) for d in ("f4", "f2", "f8", "i1", "?")] == [4, 8, 2, 16, 16]
+
+
+# --- the reverse: a kernel written against cuda.tile, run on the interpreter -----------------
+
+def _stand_in_cuda_tile():
+    """A cuda.tile look-alike whose every object is its own (not cutile's): its functions fail
+    if called, so a kernel only runs on the interpreter if its globals were rebound."""
+    import dataclasses
+    stand = types.ModuleType("cuda.tile")
+
+    def refuse(*a, **k):
+        raise AssertionError("the stand-in cuda.tile was called: the kernel was not rebound")
+
+    for name in ("bid", "load", "store", "launch", "astype"):
+        setattr(stand, name, types.FunctionType(refuse.__code__, {}, name))
+
+    class ConstantAnnotation:
+        __module__ = "cuda.tile._annotations"
+
+    class Constant:
+        def __class_getitem__(cls, t):
+            return typing.Annotated[t, ConstantAnnotation()]
+
+    @dataclasses.dataclass
+    class CompilerOptions:
+        num_ctas: object = None
+        occupancy: object = None
+        opt_level: object = 3
+        num_worker_warps: object = None
+
+    class kernel:  # noqa: N801 - cuda.tile's spelling
+        __module__ = "cuda.tile._execution"
+
+        def __new__(cls, fn=None, **options):
+            if fn is None:
+                return lambda f: cls(f, **options)
+            return super().__new__(cls)
+
+        def __init__(self, fn, **options):
+            self._pyfunc, self._compiler_options = fn, CompilerOptions(**options)
+
+    stand.Constant, stand.ConstantAnnotation, stand.kernel = Constant, ConstantAnnotation, kernel
+    stand.PaddingMode = types.SimpleNamespace(ZERO=object())
+    return stand
+
+
+def test_a_cuda_tile_kernel_object_runs_on_the_interpreter(monkeypatch, tmp_path):
+    stand = _stand_in_cuda_tile()
+    _install(monkeypatch, stand)
+    (tmp_path / "users_kernels.py").write_text(textwrap.dedent("""
+        import cuda.tile as ct
+        from cuda.tile import bid
+
+        @ct.kernel(occupancy=2)
+        def double(x, T: ct.Constant[int]):
+            b = bid(0)
+            ct.store(x, (b,), ct.load(x, (b,), (T,), padding_mode=ct.PaddingMode.ZERO) * 2)
+    """))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "users_kernels", raising=False)
+    import users_kernels as mod
+    assert cuda_tile.is_cuda_tile_kernel(mod.double)
+    x = np.arange(10, dtype=np.int32)
+    out = run_on(mod.double, (3,), (x, 4)).arrays["x"]
+    assert out.tolist() == (x * 2).tolist()
+    k = cuda_tile.to_cutile(mod.double)
+    assert k.function.__code__ is mod.double._pyfunc.__code__ and k.options["occupancy"] == 2
+    assert k.function.__globals__["ct"] is ct and k.function.__globals__["bid"] is ct.bid
+    hint = typing.get_type_hints(k.function, include_extras=True)["T"]
+    assert hint.__origin__ is int and type(hint.__metadata__[0]) is ct.ConstantAnnotation
+    assert mod.double._pyfunc.__globals__["ct"] is stand          # the user's module untouched

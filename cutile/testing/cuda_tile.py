@@ -152,8 +152,19 @@ class _Rebinder:
         new.__annotations__ = {k: self.value(a) for k, a in fn.__annotations__.items()}
         return new
 
+    def option(self, v):
+        """A kernel option as ``dst`` takes it: a ``ByTarget`` rebuilt from its values (both
+        modules build one as ``ByTarget(default=..., sm_NN=...)``), the rest as is."""
+        if type(v).__name__ != "ByTarget":
+            return v
+        default = getattr(v, "default", getattr(v, "_default", None))
+        by_arch = getattr(v, "by_arch", getattr(v, "_by_target", {}))
+        unset = default is None or type(default).__name__ == "_UnspecifiedType"
+        return self.dst.ByTarget(**by_arch, **({} if unset else {"default": default}))
+
     def kernel(self, k):
-        return self.make_kernel(self.function(_pyfunc(k)), _options(k))
+        opts = {n: self.option(v) for n, v in _options(k).items()}
+        return self.make_kernel(self.function(_pyfunc(k)), opts)
 
 
 _EMPTY = object()
@@ -281,11 +292,33 @@ class Device:
             self.mod.cuda.get_current_stream().synchronize()
 
 
+def guard_for(dtype, guard: int) -> int:
+    """The guard band (elements) around an array handed to cuda.tile: at least ``guard``, and
+    a whole number of 16 bytes, so the inner view's base pointer keeps the 16-byte alignment
+    of the allocation.  cuda.tile specialises kernels on that alignment (and on strides
+    divisible by 16 bytes, which then hold as they would for a plain array of the shape):
+    a misaligned view would test a slower path than production launches take."""
+    step = 16 // np.gcd(16, np.dtype(dtype).itemsize)
+    return -(-guard // step) * step
+
+
+def scalar(a):
+    """A launch argument as cuda.tile takes it: NumPy scalars as Python ``bool``/``int``/
+    ``float`` (cuda.tile accepts no NumPy scalar; it passes a float as float32), the rest as is.
+    float16/bfloat16/float8 scalars have no cuda.tile form: a clear error instead of a cast."""
+    if isinstance(a, (np.bool_, np.integer)) or \
+            isinstance(a, np.floating) and a.dtype.itemsize >= 4:
+        return a.item()
+    if isinstance(a, np.generic) and not isinstance(a, (np.str_, np.bytes_)):
+        raise TypeError(f"cuda.tile takes no {a.dtype.name} scalar argument (a float "
+                        f"argument is float32 there); pass a float32 scalar or a 1-element array")
+    return a
+
+
 def launch(grid, kernel, args: tuple, device: Device | None = None) -> None:
     """Launch ``kernel`` (cutile or cuda.tile) on the real cuda.tile over host arguments:
     NumPy arrays (in lists and tuples too) go to the device and their contents come back
-    into them; device arrays and scalars pass as they are."""
-    import cuda.tile as ctt
+    into them; the rest as ``launch_device`` passes it."""
     dev = device or Device()
     pairs = []
 
@@ -298,12 +331,23 @@ def launch(grid, kernel, args: tuple, device: Device | None = None) -> None:
             return type(a)(down(x) for x in a)
         return a
 
-    call = tuple(down(a) for a in args)
-    grid = grid if isinstance(grid, tuple) else (grid,)
-    ctt.launch(dev.stream(), grid, to_cuda_tile(kernel), call)
-    dev.synchronize()
+    launch_device(grid, kernel, tuple(down(a) for a in args), dev)
     for a, d in pairs:
         a[...] = dev.to_host(d, a.dtype)
+
+
+def launch_device(grid, kernel, args: tuple, device: Device) -> None:
+    """Launch ``kernel`` (cutile or cuda.tile, rebuilt as cuda.tile's) on the real cuda.tile
+    over arguments already on the device, on ``device``'s current stream, and wait for it.
+    NumPy scalars (in lists and tuples too) go as ``scalar`` makes them; the rest as is."""
+    import cuda.tile as ctt
+
+    def up(a):
+        return type(a)(up(x) for x in a) if isinstance(a, (list, tuple)) else scalar(a)
+
+    grid = grid if isinstance(grid, tuple) else (grid,)
+    ctt.launch(device.stream(), grid, to_cuda_tile(kernel), tuple(up(a) for a in args))
+    device.synchronize()
 
 
 # --- the reverse switch ----------------------------------------------------------------------

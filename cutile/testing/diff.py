@@ -123,13 +123,16 @@ def run_on(kernel: Any, grid: int | tuple[int, ...], args: tuple, executor: str 
     call, bufs = args, []
     on_device = device and executor == "numba"
     gpu = cuda_tile.Device() if executor == cuda_tile.NAME else None
+    guards = []
     for name, a, path in found:
         start = poison(a.shape, a.dtype) if id(a) in outputs else a
-        buf, view = embed(np.asarray(start), guard)
+        g = cuda_tile.guard_for(a.dtype, guard) if gpu is not None else guard
+        guards.append(g)
+        buf, view = embed(np.asarray(start), g)
         if gpu is not None:                      # the whole guarded buffer, then its view
             dbuf = gpu.to_device(buf)
             bufs.append((name, dbuf, a.shape))
-            call = _replace(call, path, inner(dbuf, a.shape, guard))
+            call = _replace(call, path, inner(dbuf, a.shape, g))
             continue
         if on_device and a.ndim > 0:
             from numba import cuda
@@ -155,18 +158,18 @@ def run_on(kernel: Any, grid: int | tuple[int, ...], args: tuple, executor: str 
             elif g == (1, 1, 1):
                 run.writer[name] = lambda i: (0, 0, 0)
     elif gpu is not None:
-        cuda_tile.launch(grid, kernel, call, gpu)
+        cuda_tile.launch_device(grid, kernel, call, gpu)
     else:
         opts = {"threads": threads, "mma_acc": mma_acc} if executor == "numba" else {}
         with backend(executor, **opts):
             ct.launch(None, grid, kernel, call)
-    for (name, buf, shape), (_, a, _) in zip(bufs, found):
+    for (name, buf, shape), (_, a, _), g in zip(bufs, found, guards):
         if gpu is not None:
             buf = gpu.to_host(buf, a.dtype)
         elif not isinstance(buf, np.ndarray):        # a device buffer (device=True)
             buf = buf.copy_to_host()
-        run.arrays[name] = inner(buf, shape, guard).copy()
-        run.guard_ok[name] = guard_intact(buf, shape, guard)
+        run.arrays[name] = inner(buf, shape, g).copy()
+        run.guard_ok[name] = guard_intact(buf, shape, g)
     return run
 
 
@@ -190,7 +193,8 @@ def _compare(ref: Run, got: Run, *, ulps, atol, rtol, signed_zero, limit: int,
         bad = disagreeing(r, g, ulps=ulps, atol=atol, rtol=rtol, signed_zero=signed_zero)
         if bad.any():
             counts[name] = (int(bad.sum()), r.size)
-            mism += first_mismatches(name, r, g, bad, limit - len(mism), ref.writer.get(name))
+            writer = ref.writer.get(name) or got.writer.get(name)   # the interpreter's
+            mism += first_mismatches(name, r, g, bad, limit - len(mism), writer)
     if counts:
         raise ExecutorMismatch(_report(f"{ref_name} vs {got.executor}: outputs disagree "
                                        f"(values shown as {ref_name} vs {got.executor})",
@@ -240,6 +244,7 @@ def assert_matches(kernel: Any, grid: int | tuple[int, ...], args: tuple,
     >>> assert_matches(vec_add, (4,), (a, b, c, 1024), lambda a, b, c, n: {"c": a + b})
     """
     import copy
+    kernel = cuda_tile.to_cutile(kernel)          # param_names below; a cuda.tile kernel too
     run = run_on(kernel, grid, args, executor or "interp")
     bad = [n for n, ok in run.guard_ok.items() if not ok]
     if bad:
