@@ -58,6 +58,16 @@ def test_missing_cuda_tile_is_one_line_and_left_out(monkeypatch):
     assert "\n" not in why and "cuda.tile" not in available_executors()
 
 
+def test_naming_a_missing_cuda_tile_skips_the_test_or_raises_saying_why(monkeypatch):
+    monkeypatch.setattr(cuda_tile, "_installed", lambda name: name != "cuda.tile")
+    args = (np.zeros(4, np.int32), np.zeros(4, np.float32), 4)
+    with pytest.raises(pytest.skip.Exception, match="cuda.tile is not installed"):
+        assert_executors_agree(widen, (1,), args, executors=("interp", "cuda.tile"))
+    monkeypatch.delenv("PYTEST_CURRENT_TEST")                 # a script, not a test
+    with pytest.raises(RuntimeError, match="cuda.tile is not installed"):
+        run_on(widen, (1,), args, "cuda.tile")
+
+
 def test_cuda_tile_without_torch_or_cupy_says_so(monkeypatch):
     monkeypatch.setattr(cuda_tile, "_installed", lambda name: name == "cuda.tile")
     assert cuda_tile.unavailable() == ("cuda.tile: skipped (neither torch nor CuPy is installed "
@@ -200,6 +210,7 @@ def cutile_as_the_gpu(monkeypatch):
     stand.launch = launch
     _install(monkeypatch, stand)
     monkeypatch.setattr(cuda_tile, "Device", _HostDevice)
+    monkeypatch.setattr(cuda_tile, "unavailable", lambda: None)
     monkeypatch.setattr(scale, "_as_cuda_tile", None, raising=False)   # no cached rebuild
     return stand
 

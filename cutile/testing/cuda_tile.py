@@ -19,6 +19,7 @@ pytest plugin call it before any test file is imported).
 from __future__ import annotations
 
 import importlib.util
+import os
 import sys
 import types
 import typing
@@ -79,6 +80,19 @@ def unavailable() -> str | None:
         except Exception:  # noqa: BLE001 - any failure to reach a driver means no GPU
             _gpu = False
     return None if _gpu else f"cuda.tile: skipped (no usable GPU; {lib} sees none)"
+
+
+def require() -> None:
+    """Stop a launch on the cuda.tile executor where it cannot run, with ``unavailable``'s one
+    line: inside a pytest test, the test is skipped (a test naming ``executors=("interp",
+    "cuda.tile")`` skips on a laptop); elsewhere a RuntimeError."""
+    why = unavailable()
+    if why is None:
+        return
+    if os.environ.get("PYTEST_CURRENT_TEST"):
+        import pytest
+        pytest.skip(why)
+    raise RuntimeError(why)
 
 
 # --- one kernel function, two modules -------------------------------------------------------

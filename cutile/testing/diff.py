@@ -122,7 +122,10 @@ def run_on(kernel: Any, grid: int | tuple[int, ...], args: tuple, executor: str 
     outputs = pure_outputs(kernel, args) if poison_outputs else set()
     call, bufs = args, []
     on_device = device and executor == "numba"
-    gpu = cuda_tile.Device() if executor == cuda_tile.NAME else None
+    gpu = None
+    if executor == cuda_tile.NAME:
+        cuda_tile.require()
+        gpu = cuda_tile.Device()
     guards = []
     for name, a, path in found:
         start = poison(a.shape, a.dtype) if id(a) in outputs else a
