@@ -146,6 +146,12 @@ def test_cuda_tile_import_gives_cutile_under_the_env_var(tmp_path):
                                                  "CUTILE_BACKEND": "interp",
                                                  "CUTILE_TEST_EXECUTORS": "interp"})
     assert "3 passed" in r.stdout, r.stdout + r.stderr
+    # the same suite switched by its conftest.py's one line instead of the variable
+    (tmp_path / "conftest.py").write_text(
+        "import cutile.testing; cutile.testing.pose_as_cuda_tile()\n")
+    r = subprocess.run(_pytest(str(tmp_path / "test_suite.py")), capture_output=True,
+                       text=True, cwd=tmp_path, env={**ENV, "CUTILE_BACKEND": "interp"})
+    assert "1 passed" in r.stdout, r.stdout + r.stderr
 
 
 def test_torch_bit_view_transfers_round_trip():
