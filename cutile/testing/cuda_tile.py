@@ -18,6 +18,7 @@ pytest plugin call it before any test file is imported).
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.util
 import os
 import sys
@@ -25,6 +26,8 @@ import types
 import typing
 
 import numpy as np
+
+import cutile
 
 NAME = "cuda.tile"
 _gpu: bool | None = None
@@ -72,10 +75,10 @@ def unavailable() -> str | None:
     if _gpu is None:
         try:
             if lib == "torch":
-                import torch
+                import torch  # lazy: optional, probed only when cuda.tile is installed
                 _gpu = bool(torch.cuda.is_available())
             else:
-                import cupy
+                import cupy  # lazy: optional, probed only when cuda.tile is installed
                 _gpu = cupy.cuda.runtime.getDeviceCount() > 0
         except Exception:  # noqa: BLE001 - any failure to reach a driver means no GPU
             _gpu = False
@@ -90,7 +93,7 @@ def require() -> None:
     if why is None:
         return
     if os.environ.get("PYTEST_CURRENT_TEST"):
-        import pytest
+        import pytest  # lazy: only inside a running pytest test
         pytest.skip(why)
     raise RuntimeError(why)
 
@@ -198,7 +201,6 @@ def _pyfunc(k):
 def _options(k) -> dict:
     if _is_cutile_kernel(k):
         return dict(k.options)
-    import dataclasses
     return dataclasses.asdict(k._compiler_options)
 
 
@@ -213,9 +215,8 @@ def to_cuda_tile(kernel):
     cached = getattr(kernel, "_as_cuda_tile", None)
     if cached is not None:
         return cached
-    import cuda.tile as ctt
+    import cuda.tile as ctt  # lazy: only where it runs (a GPU), never at import
 
-    import cutile
     out = rebind(kernel, cutile, ctt, lambda fn, o: ctt.kernel(fn, **{
         k: v for k, v in o.items() if k != "numba_threads"}))     # a cutile-only hint
     kernel._as_cuda_tile = out
@@ -230,9 +231,8 @@ def to_cutile(kernel):
     cached = _cutile_of.get(id(kernel))
     if cached is not None and cached._cuda_tile_origin is kernel:
         return cached
-    import cuda.tile as ctt
+    import cuda.tile as ctt  # lazy: only where it runs (a GPU), never at import
 
-    import cutile
     out = rebind(kernel, ctt, cutile, lambda fn, o: cutile.kernel(fn, **o))
     out._cuda_tile_origin = kernel
     _cutile_of[id(kernel)] = out
@@ -354,7 +354,7 @@ def launch_device(grid, kernel, args: tuple, device: Device) -> None:
     """Launch ``kernel`` (cutile or cuda.tile, rebuilt as cuda.tile's) on the real cuda.tile
     over arguments already on the device, on ``device``'s current stream, and wait for it.
     NumPy scalars (in lists and tuples too) go as ``scalar`` makes them; the rest as is."""
-    import cuda.tile as ctt
+    import cuda.tile as ctt  # lazy: only where it runs (a GPU), never at import
 
     def up(a):
         return type(a)(up(x) for x in a) if isinstance(a, (list, tuple)) else scalar(a)
@@ -371,7 +371,6 @@ def pose_as_cuda_tile() -> None:
     written for NVIDIA's cuda.tile to run on cutile's interpreter.  Call it before the suite
     imports cuda.tile (a conftest.py's first line), or set ``CUTILE_AS_CUDA_TILE=1`` under
     pytest.  A real ``cuda`` package (cuda-python) keeps its other modules."""
-    import cutile
     cuda = sys.modules.get("cuda")
     if cuda is None:
         try:
