@@ -1,7 +1,8 @@
-"""The cuda.tile executor of cutile.testing on a GPU, in three checks (< 2 minutes):
+"""The cuda.tile executor of cutile.testing on a GPU, in three checks (a few minutes at most):
 
-1. correct kernels agree on ("interp", "cuda.tile") for shapes that are and are not multiples
-   of the tile, float32 and bfloat16 (bit-view transfers);
+1. a correct kernel agrees on ("interp", "cuda.tile"), bit for bit, on fixed ragged shapes and
+   in a Hypothesis property test (drawn shapes, tiles and special values), float32 and
+   bfloat16 (bit-view transfers);
 2. a planted off-by-one tile index fails with the element, both values and the block;
 3. a kernel that relies on UNDETERMINED padding is reported as undefined behaviour by the
    interpreter, not as a disagreement with cuTile.
@@ -62,16 +63,38 @@ def grid2(shape, tile):
 
 
 def check_correct() -> str:
+    """Fixed ragged shapes, then a Hypothesis property test (drawn shapes, tiles and values:
+    NaN, inf, -0.0, subnormals), float32 and bfloat16, every output bit compared."""
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
+
+    from cutile.testing import strategies as cts
     rng = np.random.default_rng(0)
-    n = 0
+    n = [0]
     for shape in [(16, 16), (1, 1), (7, 5), (33, 17), (64, 48), (100, 3)]:
         for dtype in (np.float32, ml_dtypes.bfloat16):
             x = rng.standard_normal(shape).astype(dtype)
             y = rng.standard_normal(shape).astype(dtype)
             args = (x, y, np.zeros(shape, dtype), 16, 16)
             assert_executors_agree(scale_add, grid2(shape, (16, 16)), args, executors=BOTH)
-            n += 1
-    return f"PASS correct kernel agrees on {BOTH}: {n} launches (6 shapes x float32, bfloat16)"
+            n[0] += 1
+
+    @settings(max_examples=40, deadline=None, database=None,
+              suppress_health_check=list(HealthCheck))
+    @given(tiled=cts.tiled_shapes(ndim=2, max_side=70, max_tile=32),
+           dtype=st.sampled_from([np.dtype(np.float32), np.dtype(ml_dtypes.bfloat16)]),
+           data=st.data())
+    def prop(tiled, dtype, data):
+        x = data.draw(cts.arrays(dtype, tiled.shape))
+        y = data.draw(cts.arrays(dtype, tiled.shape))
+        args = (x, y, np.zeros(tiled.shape, dtype), *tiled.tile)
+        # a*2 is exact, so cuTile's fused a*2+b rounds as the interpreter's two steps do
+        assert_executors_agree(scale_add, tiled.grid, args, executors=BOTH)
+        n[0] += 1
+
+    prop()
+    return (f"PASS correct kernel agrees on {BOTH}: {n[0]} launches (6 fixed shapes and "
+            f"Hypothesis-drawn shapes/tiles/values; float32, bfloat16)")
 
 
 def check_planted() -> str:
