@@ -346,3 +346,38 @@ def test_a_cuda_tile_kernel_object_runs_on_the_interpreter(monkeypatch, tmp_path
     hint = typing.get_type_hints(k.function, include_extras=True)["T"]
     assert hint.__origin__ is int and type(hint.__metadata__[0]) is ct.ConstantAnnotation
     assert mod.double._pyfunc.__globals__["ct"] is stand          # the user's module untouched
+
+
+@ct.kernel
+def wide_index(x: typing.Annotated[ct.Array, ct.ArrayAnnotation(index_dtype=ct.int64)],
+               T: ct.Constant[int]):
+    ct.store(x, (0,), ct.load(x, (0,), (T,)))
+
+
+def test_array_annotations_are_rebuilt_as_the_other_modules():
+    stand = types.ModuleType("stand")
+
+    class ArrayAnnotation:
+        def __init__(self, **kw):
+            self.kw = kw
+
+    stand.ArrayAnnotation, stand.Array, stand.int64 = ArrayAnnotation, type("Array", (), {}), 7
+    stand.Constant = ct.Constant
+    # this file's hints are strings: evaluated later, in the rebound globals
+    hint = typing.get_type_hints(cuda_tile.rebind(wide_index, ct, stand, lambda fn, o: fn),
+                                 include_extras=True)["x"]
+    assert hint.__origin__ is stand.Array
+    assert type(hint.__metadata__[0]) is ArrayAnnotation
+    assert hint.__metadata__[0].kw == {"index_dtype": stand.int64}
+    # hints evaluated at definition (no `from __future__ import annotations`): rebuilt
+    anns = wide_index.function.__annotations__
+    saved = dict(anns)
+    anns["x"] = typing.get_type_hints(wide_index.function, include_extras=True)["x"]
+    try:
+        hint = cuda_tile.rebind(wide_index, ct, stand, lambda fn, o: fn).__annotations__["x"]
+    finally:
+        anns.update(saved)
+    assert hint.__origin__ is stand.Array
+    [meta] = hint.__metadata__
+    assert type(meta) is ArrayAnnotation and meta.kw["index_dtype"] is stand.int64
+    assert meta.kw["static_shape_dims"] == ()

@@ -143,7 +143,8 @@ class _Rebinder:
         if typing.get_origin(v) is typing.Annotated:
             meta = tuple(self.value(m) for m in v.__metadata__)
             return typing.Annotated[(self.value(v.__origin__), *meta)]
-        if type(v).__module__.startswith(self.pkg) and type(v).__name__.endswith("Annotation"):
+        if type(v).__module__.startswith(self.pkg) and type(v).__name__.endswith("Annotation") \
+                and hasattr(self.dst, type(v).__name__):   # ConstantAnnotation, ArrayAnnotation
             cls = getattr(self.dst, type(v).__name__)
             return cls(**{k: self.value(x) for k, x in vars(v).items()})
         if isinstance(v, tuple) and type(v) is tuple:
