@@ -7,8 +7,13 @@
 3. a kernel that relies on UNDETERMINED padding is reported as undefined behaviour by the
    interpreter, not as a disagreement with cuTile.
 
-On the GPU machine, with the real cuTile importable (../shared/GPU.md):
-    python3 tools/oracle/check_executor.py
+On the GPU machine, with the real cuTile importable (../shared/GPU.md; one call carrying
+.gpu/oracle):
+    python3 -m pip install -q --no-index --no-deps --target /tmp/ct .gpu/oracle/*.whl \
+      && mkdir -p /tmp/ctk && tar xJf .gpu/oracle/ctk134.tar.xz -C /tmp/ctk \
+      && export PATH=/tmp/ctk/nvidia/cu13/bin:$PATH PYTHONPATH=/tmp/ct:$PWD \
+      && unset CUDA_HOME CUDA_PATH && python3 tools/oracle/check_executor.py
+It ends with "summary: 3 of 3 checks passed" (exit status 0), or names the failed check.
 """
 
 from __future__ import annotations
