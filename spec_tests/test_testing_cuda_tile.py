@@ -257,6 +257,9 @@ def test_a_cuda_tile_disagreement_names_element_values_and_the_writing_block(cut
     assert (m.array, m.index, m.block) == ("out", (4, 9), (1, 2, 0))
     assert m.expected == np.float32(63) and m.actual == np.float32(64)     # x[4, 9] = 42
     assert "interp vs cuda.tile" in str(e.value) and "0x427c0000" in str(e.value)
+    with pytest.raises(ExecutorMismatch) as e:   # cuTile first: the block is still named
+        assert_executors_agree(scale, grid, args, executors=("cuda.tile", "interp"))
+    assert [(m.index, m.block) for m in e.value.mismatches] == [((4, 9), (1, 2, 0))]
 
 
 def test_assert_matches_on_cuda_tile_asks_the_interpreter_for_the_block(cutile_as_the_gpu):
@@ -381,3 +384,12 @@ def test_array_annotations_are_rebuilt_as_the_other_modules():
     [meta] = hint.__metadata__
     assert type(meta) is ArrayAnnotation and meta.kw["index_dtype"] is stand.int64
     assert meta.kw["static_shape_dims"] == ()
+
+
+def test_by_target_options_are_rebuilt_as_the_other_modules():
+    stand = types.ModuleType("stand")
+    stand.ByTarget = lambda **kw: ("stand ByTarget", kw)
+    k = widen.replace_hints(num_ctas=ct.ByTarget(sm_100=2, default=1), occupancy=2)
+    opts = cuda_tile.rebind(k, ct, stand, lambda fn, o: o)
+    assert opts["num_ctas"] == ("stand ByTarget", {"sm_100": 2, "default": 1})
+    assert opts["occupancy"] == 2
