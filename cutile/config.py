@@ -37,8 +37,10 @@
   on Windows); ``0``/``off``/``none`` also turn it off, as ``CUDA_TILE_CACHE_DIR`` does.
 - ``CUTILE_CACHE_SIZE``: size cap of the cache, bytes or ``512M``/``2G`` (default ``1G``);
   least recently used entries are evicted past it.
-- ``CUTILE_TEST_EXECUTORS``: ``interp,numba`` (comma list) overrides which executors
-  ``cutile.testing`` runs tests on (default: the interpreter, plus Numba where it can run).
+- ``CUTILE_TEST_EXECUTORS``: ``interp,numba,cuda.tile`` (comma list) overrides which
+  executors ``cutile.testing`` runs tests on (default: the interpreter, plus Numba and NVIDIA's
+  cuda.tile where they can run).
+- ``CUTILE_AS_CUDA_TILE``: ``1`` makes ``import cuda.tile`` give cutile under pytest.
 - ``CUTILE_BREAK_BLOCKS``: ``3,0;1,2`` makes ``breakpoint()`` in kernels stop only in these
   blocks on the interpreter (``cutile.debug.break_in`` does the same in code).
 - ``CUDA_TILE_COMPILER_TIMEOUT_SEC``: seconds one kernel compilation may take (1.7's name;
@@ -237,15 +239,25 @@ def _byte_size(name: str, default: str) -> int:
 
 
 def test_executors() -> tuple[str, ...]:
-    """``CUTILE_TEST_EXECUTORS=interp,numba``: the executors ``cutile.testing`` uses (empty:
-    decide from what can run)."""
+    """``CUTILE_TEST_EXECUTORS=interp,numba,cuda.tile``: the executors ``cutile.testing`` uses
+    (empty: decide from what can run)."""
     v = os.environ.get("CUTILE_TEST_EXECUTORS", "").strip()
     names = tuple(n.strip().lower() for n in v.split(",") if n.strip())
-    bad = [n for n in names if n not in ("interp", "numba")]
+    bad = [n for n in names if n not in TEST_EXECUTORS]
     if bad:
         raise ValueError(f"CUTILE_TEST_EXECUTORS names unknown executor(s) {bad}; "
-                         "expected 'interp' and/or 'numba'")
+                         f"expected some of {', '.join(TEST_EXECUTORS)}")
     return names
+
+
+# the executors of cutile.testing: cutile's two, and NVIDIA's cuda.tile on a GPU
+TEST_EXECUTORS = ("interp", "numba", "cuda.tile")
+
+
+def as_cuda_tile() -> bool:
+    """``CUTILE_AS_CUDA_TILE=1``: under pytest, ``import cuda.tile`` gives cutile (a cuTile
+    test suite runs on the interpreter; ``cutile.testing.pose_as_cuda_tile``)."""
+    return os.environ.get("CUTILE_AS_CUDA_TILE", "0").strip() not in ("", "0")
 
 
 def break_blocks() -> set | None:

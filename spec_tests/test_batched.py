@@ -17,9 +17,9 @@ from cutile.interp import batch
 from cutile.ir.core import OPS
 
 EXAMPLES_DIR = os.path.join(os.path.dirname(__file__), "..", "examples")
-# Every example module with a ``run(launch=...)`` (demo.py runs them; test_my_kernel is a test).
+# Every example module with a ``run(launch=...)`` (demo.py runs them; test_*.py are tests).
 EXAMPLES = sorted(f[:-3] for f in os.listdir(EXAMPLES_DIR)
-                  if f.endswith(".py") and f not in ("demo.py", "test_my_kernel.py"))
+                  if f.endswith(".py") and f != "demo.py" and not f.startswith("test_"))
 
 
 def _snap(x):

@@ -104,7 +104,7 @@ def test_demo_runs_on_the_simulator_when_it_is_on(monkeypatch, capsys):
 
 
 def test_pytest_plugin_names_the_executors(monkeypatch):
-    from cutile.testing import pytest_plugin
+    from cutile.testing import cuda_tile, pytest_plugin
 
     class Item:
         fixturenames = ("cutile_executor",)
@@ -112,11 +112,17 @@ def test_pytest_plugin_names_the_executors(monkeypatch):
     monkeypatch.delenv("CUTILE_TEST_EXECUTORS", raising=False)
     monkeypatch.setenv("NUMBA_ENABLE_CUDASIM", "0")
     monkeypatch.setattr(executors, "_gpu_usable", False)
+    monkeypatch.setattr(cuda_tile, "unavailable", lambda: "cuda.tile: skipped (why)")
     hook = pytest_plugin.pytest_report_collectionfinish
     assert hook(None, None, [Item()]) == ("cutile executors: interp; numba: skipped (no GPU; "
-                                          "NUMBA_ENABLE_CUDASIM=1 runs the simulator)")
+                                          "NUMBA_ENABLE_CUDASIM=1 runs the simulator); "
+                                          "cuda.tile: skipped (why)")
     monkeypatch.setenv("NUMBA_ENABLE_CUDASIM", "1")
-    assert hook(None, None, [Item()]) == "cutile executors: interp, numba (CUDA simulator)"
+    assert hook(None, None, [Item()]) == ("cutile executors: interp, numba (CUDA simulator); "
+                                          "cuda.tile: skipped (why)")
+    monkeypatch.setattr(cuda_tile, "unavailable", lambda: None)
+    assert hook(None, None, [Item()]) == ("cutile executors: interp, numba (CUDA simulator), "
+                                          "cuda.tile")
     assert hook(None, None, [object()]) is None          # sessions not using the fixture
 
 

@@ -7,7 +7,10 @@ the name on, ``assert_matches(..., executor=cutile_executor)``, or launch inside
 under "collected N items" and draws ``cutile.progress``'s status line of long tests on the
 terminal.
 
->>> def test_vec_add(cutile_executor):        # runs as [interp] and, where possible, [numba]
+``CUTILE_AS_CUDA_TILE=1`` makes ``import cuda.tile`` give cutile from the start of the session
+(``cuda_tile.pose_as_cuda_tile``), for a cuTile test suite to run on the interpreter.
+
+>>> def test_vec_add(cutile_executor):   # [interp] and, where possible, [numba], [cuda.tile]
 ...     assert_matches(vec_add, grid, args, ref, executor=cutile_executor)
 """
 
@@ -20,7 +23,11 @@ import pytest
 
 from .. import config as cfg
 from .. import progress
-from .executors import available_executors, describe
+from . import cuda_tile
+from .executors import available_executors, describe, unavailable
+
+if cfg.as_cuda_tile():            # before any conftest or test file imports cuda.tile
+    cuda_tile.pose_as_cuda_tile()
 
 _terminal = None                      # our own handle on the terminal, for progress.py
 
@@ -82,5 +89,10 @@ def pytest_report_collectionfinish(config, start_path, items):
 
 @pytest.fixture(scope="session")
 def cutile_executor(request) -> str:
-    """The executor name, "interp" or "numba" (see ``available_executors``)."""
-    return getattr(request, "param", "interp")
+    """The executor name, "interp", "numba" or "cuda.tile" (see ``available_executors``); one
+    that ``CUTILE_TEST_EXECUTORS`` names but cannot run here skips the test, saying why."""
+    name = getattr(request, "param", "interp")
+    why = unavailable(name)
+    if why:
+        pytest.skip(why)
+    return name

@@ -24,34 +24,14 @@ EXAMPLES = ["vector_add", "matmul", "softmax", "layer_norm", "transpose", "atten
             "splitk_matmul", "topk", "fft", "prefix_sum", "grouped_gemm", "static_helpers"]
 
 
-def _torch_launch(ct):
-    import torch
-
-    def to_dev(a):
-        if isinstance(a, np.ndarray):
-            if a.dtype.name == "bfloat16":
-                return torch.from_numpy(a.view(np.uint16).copy()).cuda().view(torch.bfloat16)
-            return torch.from_numpy(np.ascontiguousarray(a)).cuda()
-        if isinstance(a, (list, tuple)):          # lists/tuples of arrays (grouped_gemm)
-            return type(a)(to_dev(x) for x in a)
-        return a
-
-    def back(a, d):
-        if isinstance(a, np.ndarray):
-            if a.dtype.name == "bfloat16":
-                a.view(np.uint16)[...] = d.view(torch.int16).cpu().numpy().view(np.uint16)
-            else:
-                a[...] = d.cpu().numpy()
-        elif isinstance(a, (list, tuple)):
-            for x, y in zip(a, d):
-                back(x, y)
+def _oracle_launch():
+    """``launch(stream, grid, kernel, args)`` on the real cuda.tile over host NumPy arrays
+    (cutile.testing's cuda.tile executor moves them to the GPU and back)."""
+    from cutile.testing import cuda_tile
+    dev = cuda_tile.Device()
 
     def launch(stream, grid, kernel, args):
-        dev = [to_dev(a) for a in args]
-        ct.launch(torch.cuda.current_stream(), grid, kernel, tuple(dev))
-        torch.cuda.synchronize()
-        for a, d in zip(args, dev):
-            back(a, d)
+        cuda_tile.launch(grid, kernel, args, dev)
 
     return launch
 
@@ -143,9 +123,10 @@ def main():
         compare(*args.compare)
         return
     if args.oracle:
+        launch = _oracle_launch()              # imports cutile.testing while it is cutile
         import cuda.tile as ct
-        sys.modules["cutile"] = ct
-        save(collect(_torch_launch(ct), parts), args.oracle)
+        sys.modules["cutile"] = ct             # the probes' `import cutile as ct`
+        save(collect(launch, parts), args.oracle)
         return
     import cutile as ct
     save(collect(ct.launch, parts), args.local)
