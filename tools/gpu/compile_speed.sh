@@ -6,8 +6,9 @@
 #                                      (PROGEN_N, default 500) beside NVIDIA's
 #                                      test_reduction.py on the Numba backend, timed
 #   tools/gpu/compile_speed.sh speed   benchmarks/gpu.py's mma workloads, direct path then Numba's
-#   tools/gpu/compile_speed.sh final   GPU tests of the direct path and the disk cache, random
-#                                      programs, benchmarks/gpu.py with the disk cache off
+#   tools/gpu/compile_speed.sh final   which ptxas, GPU tests of the direct path and the disk
+#                                      cache, benchmarks/gpu.py with the disk cache off, then
+#                                      random programs beside test_reduction.py
 #   tools/gpu/compile_speed.sh bench   benchmarks/compile.py beside the real cuTile: run after
 #                                      installing it per ../shared/GPU.md (PYTHONPATH has it)
 #
@@ -42,14 +43,25 @@ case "${1:?check|speed|final|bench}" in
         --only "${BENCH_ONLY:-mm_f16,mm_bf16,attention}" 2>&1 | grep -v "^\s*$" | tail -9
     done
     ;;
-  final)       # after a change: GPU tests, random programs, the speed table (cache off)
-    python3 -m spec_tests.diff.progen --n "${PROGEN_N:-500}" --seed "${PROGEN_SEED:-64}" \
-      --jobs 8 --profile gpu > "$out/progen.txt" 2>&1 &
-    python3 -m pytest spec_tests/test_backend_direct.py spec_tests/test_backend_cache.py -q \
-      -p no:cacheprovider 2>&1 | tail -3
-    CUTILE_CACHE=0 python3 benchmarks/gpu.py --no-first-call \
-      --only "${BENCH_ONLY:-vadd,softmax,layernorm,mm_f32,mm_f16,mm_bf16,bmm,attention}" 2>&1 \
-      | grep -v "^\s*$" | tail -16
+  final)       # after a change: which ptxas, GPU tests, the speed table (cache off), then
+               # random programs beside NVIDIA's test_reduction.py (timed)
+    python3 -c "from cutile.numba_backend import direct; print('ptxas:', direct._ptxas())"
+    ptxas --version 2>/dev/null | tail -1
+    timeout 150 python3 -m pytest spec_tests/test_backend_direct.py \
+      spec_tests/test_backend_cache.py -q -p no:cacheprovider 2>&1 | tail -3
+    CUTILE_CACHE=0 timeout 240 python3 benchmarks/gpu.py --no-first-call \
+      --only "${BENCH_ONLY:-vadd,softmax,layernorm,mm_f32,mm_f16,mm_bf16,bmm,attention}" \
+      > "$out/gpu.txt" 2>&1
+    grep -v "^\s*$" "$out/gpu.txt" | grep -v "^\[inspect\]" | tail -14
+    grep "^\[inspect\]" "$out/gpu.txt"
+    timeout 230 python3 -m spec_tests.diff.progen --n "${PROGEN_N:-500}" \
+      --seed "${PROGEN_SEED:-64}" --jobs 8 --profile gpu > "$out/progen.txt" 2>&1 &
+    local_start=$(date +%s)
+    CUTILE_CACHE=0 timeout 240 python3 tools/nvidia_suite/run.py --tests .gpu/nvtests \
+      --mode gpu --backend numba --jobs 1 --only test_reduction.py --timeout 230 \
+      --out "$out/nvs" > "$out/reduction.txt" 2>&1
+    echo "test_reduction.py (one process, beside progen): $(( $(date +%s) - local_start )) s"
+    tail -4 "$out/reduction.txt"
     wait
     tail -3 "$out/progen.txt"
     ;;

@@ -19,6 +19,9 @@ directly.  The same source stays what the simulator runs.
 from __future__ import annotations
 
 import ast
+import contextlib
+import gc
+import threading
 
 from llvmlite import ir
 
@@ -47,6 +50,7 @@ class Emitter:
         self.b = ir.IRBuilder(entry)
         self._allocas = ir.IRBuilder(allocas)
         self.slots: dict = {}
+        self._known: dict = {}          # slot -> (basic block, its value there): _load
         self.objs: dict = {}            # range variables: values, not slots
         self.env: dict = {}
         self._loops: list = []          # (continue block, break block, exit env)
@@ -89,26 +93,42 @@ class Emitter:
         array picked by a branch) holds the value of the path taken."""
         if isinstance(t, Scalar):
             if not t.literal:               # a literal's value is its type's
-                self.b.store(v, self._slot(key, t))
+                self._store(v, self._slot(key, t))
         elif isinstance(t, Tuple):
             for i, (it, iv) in enumerate(zip(t.items, v)):
                 self._put(f"{key}.{i}", it, iv)
         elif isinstance(t, Array):
             for i, p in enumerate([v.data, *v.shape, *v.strides]):
-                self.b.store(p, self._raw_slot(f"{key}.{i}", p.type))
+                self._store(p, self._raw_slot(f"{key}.{i}", p.type))
         else:                               # a range: only ever read where it was made
             self.objs[key] = v
 
     def _get(self, key: str, t):
         if isinstance(t, Scalar):
-            return ops.const(t) if t.literal else self.b.load(self._slot(key, t))
+            return ops.const(t) if t.literal else self._load(self._slot(key, t))
         if isinstance(t, Tuple):
             return tuple(self._get(f"{key}.{i}", it) for i, it in enumerate(t.items))
         if isinstance(t, Array):
-            parts = [self.b.load(self._raw_slot(f"{key}.{i}", ty)) for i, ty in
+            parts = [self._load(self._raw_slot(f"{key}.{i}", ty)) for i, ty in
                      enumerate(self._array_parts(t))]
             return ArrayValue(t, parts[0], parts[1:1 + t.ndim], parts[1 + t.ndim:])
         return self.objs[key]
+
+    def _store(self, v, slot) -> None:
+        self.b.store(v, slot)
+        self._known[slot] = (self.b.block, v)
+
+    def _load(self, slot):
+        """The slot's value: within one basic block the value last stored or loaded (a slot
+        is a private ``alloca`` whose address never escapes), so a variable read many times
+        costs one ``load``: a third of the matmul's IR was repeated loads, and the IR's size
+        is what the translation, its printing and NVVM's parsing cost."""
+        known = self._known.get(slot)
+        if known is not None and known[0] is self.b.block:
+            return known[1]
+        v = self.b.load(slot)
+        self._known[slot] = (self.b.block, v)
+        return v
 
     def _array_parts(self, t: Array) -> list:
         """LLVM types of an array variable's slots: data pointer, shape, strides."""
@@ -131,7 +151,7 @@ class Emitter:
         """Convert the live variables to their types in ``target`` (a join point)."""
         for k, t in target.items():
             cur = self.env.get(k)
-            if cur is None or cur == t:
+            if cur is t or cur is None or cur == t:
                 continue
             self._put(k, t, self._converted(self.get_var(k), cur, t))
 
@@ -483,6 +503,31 @@ def translate(source: str, fn_name: str, params: list, max_threads: int | None =
     """NVVM IR text of the generated kernel ``fn_name`` for parameter types ``params``
     (``types.Array`` / ``types.Scalar``) with ``cuda.jit``'s launch bounds; raises
     ``Unsupported``."""
-    fn, inf = infer(source, fn_name, params)
-    em = Emitter(fn, inf, params, fn_name, max_threads, min_blocks)
-    return str(em.module)
+    with _gc_paused():
+        fn, inf = infer(source, fn_name, params)
+        em = Emitter(fn, inf, params, fn_name, max_threads, min_blocks)
+        return str(em.module)
+
+
+_gc_lock = threading.Lock()
+_gc_state = {"holders": 0, "was_enabled": False}
+
+
+@contextlib.contextmanager
+def _gc_paused():
+    """Python's cyclic garbage collector off while a translation runs (back as it was when
+    the last concurrent one ends).  Why: a translation allocates tens of thousands of
+    llvmlite objects that all stay alive until it returns, and the collector walked them
+    again and again: 40 % of the float16 matmul's translation time went to it."""
+    with _gc_lock:
+        if _gc_state["holders"] == 0:
+            _gc_state["was_enabled"] = gc.isenabled()
+            gc.disable()
+        _gc_state["holders"] += 1
+    try:
+        yield
+    finally:
+        with _gc_lock:
+            _gc_state["holders"] -= 1
+            if _gc_state["holders"] == 0 and _gc_state["was_enabled"]:
+                gc.enable()

@@ -64,7 +64,12 @@ def _join(a: Env | None, b: Env | None) -> Env | None:
         return None if b is None else dict(b)
     if b is None:
         return dict(a)
-    return {k: unify(a.get(k), b.get(k)) for k in a.keys() | b.keys()}
+    out = dict(a)               # most variables hold the same type object on both paths
+    for k, t in b.items():
+        cur = out.get(k)
+        if cur is not t:
+            out[k] = unify(cur, t)
+    return out
 
 
 class Infer:
