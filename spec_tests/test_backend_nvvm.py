@@ -191,6 +191,62 @@ def test_arrays_and_tuples_joined_from_several_paths_hold_the_path_taken(n):
         assert np.array_equal(a, b), (n, ours[:3], ref[:3])
 
 
+_FORWARD = '''
+def k(a0, n):
+    x = n * 2
+    y = x + 1
+    if n > 2:
+        y = x + 5
+        x = y * 3
+    elif n == 1:
+        z = x - y
+        x = z
+    a0[u64(0)] = i32(x + y)
+    s = 0
+    for i in range(n):
+        s = s + x
+        if s > 20 and i > 1:
+            x = x - 1
+        t = s if i % 2 == 0 else x
+        s = s + t
+    a0[u64(1)] = i32(s)
+    a0[u64(2)] = i32(x)
+    j = 0
+    w = y
+    while j < n + 3:
+        j = j + 1
+        if j == 4:
+            w = w * 2
+            continue
+        if (w > 40 or j > 5) and n > 0:
+            w = w + j
+            break
+        w = w + 1
+    a0[u64(3)] = i32(w + j + y)
+    u = x if n > 3 else y
+    a0[u64(4)] = i32(u + x + y)
+    d = x - 7 * n
+    a0[u64(5)] = i32(d // 4 + d % 4 * 10 + d // 3 * 100 + d % 3 * 1000 + d // 1 * 10000)
+    e = u64(n + 13)
+    a0[u64(6)] = i32(e // u64(4) + e % u64(8) * 100 + e // u64(5) * 1000 + e % u64(6) * 10000)
+'''
+
+
+@pytest.mark.parametrize("n", [0, 1, 2, 3, 4, 6, 9])
+def test_variables_read_across_branches_and_loops_hold_their_last_store(n):
+    """The translator forwards a slot's value instead of loading it again wherever the value
+    still holds (into branches and loop bodies, past a branch that did not store it): each
+    read gives the value of the last assignment that ran.  Also: ``//`` and ``%`` by positive
+    constants (shifts and masks for powers of two) floor as Python does, negative operands
+    included."""
+    pytest.importorskip("llvmlite")
+    from diff import nvvm_cpu
+    ours, ref = [np.zeros(7, np.int32), n], [np.zeros(7, np.int32), n]
+    nvvm_cpu.run_ir(_FORWARD, "k", [T.Array("i", 1, "C"), T.Scalar("l")], ours)
+    nvvm_cpu.run_python(_FORWARD, "k", ref)
+    assert np.array_equal(ours[0], ref[0]), (n, ours[0], ref[0])
+
+
 @needs_nvvm
 def test_bit_views_translate_with_numbas_types():
     """``a.view(np.uint32)`` (a float ``atomic_cas`` compares bits) is translated, typed as

@@ -47,10 +47,12 @@ class Emitter:
         self.func = ir.Function(self.module, ir.FunctionType(ir.VoidType(), argtys), name)
         allocas = self.func.append_basic_block("allocas")    # every alloca, then "entry"
         entry = self.func.append_basic_block("entry")
-        self.b = ir.IRBuilder(entry)
+        self.b = ops.Builder(entry)
         self._allocas = ir.IRBuilder(allocas)
         self.slots: dict = {}
-        self._known: dict = {}          # slot -> (basic block, its value there): _load
+        self._known: dict = {}          # slot -> its value where the builder is: _load
+        self._known_at = entry          # the block ``_known`` holds for
+        self._stored: list = []         # every slot stored, in order (what a region wrote)
         self.objs: dict = {}            # range variables: values, not slots
         self.env: dict = {}
         self._loops: list = []          # (continue block, break block, exit env)
@@ -116,19 +118,40 @@ class Emitter:
 
     def _store(self, v, slot) -> None:
         self.b.store(v, slot)
-        self._known[slot] = (self.b.block, v)
+        self._here()[slot] = v
+        self._stored.append(slot)
 
     def _load(self, slot):
-        """The slot's value: within one basic block the value last stored or loaded (a slot
+        """The slot's value: the value last stored or loaded where that still holds (a slot
         is a private ``alloca`` whose address never escapes), so a variable read many times
-        costs one ``load``: a third of the matmul's IR was repeated loads, and the IR's size
-        is what the translation, its printing and NVVM's parsing cost."""
-        known = self._known.get(slot)
-        if known is not None and known[0] is self.b.block:
-            return known[1]
-        v = self.b.load(slot)
-        self._known[slot] = (self.b.block, v)
+        costs one ``load``: 5374 of the float16 matmul's 14695 instructions were repeated
+        loads, and the IR's size is what the translation, its printing and NVVM cost."""
+        known = self._here()
+        v = known.get(slot)
+        if v is None:
+            v = known[slot] = self.b.load(slot)
         return v
+
+    def _here(self) -> dict:
+        """``_known`` for the builder's block: empty in a block entered without ``_enter``."""
+        if self._known_at is not self.b.block:
+            self._known, self._known_at = {}, self.b.block
+        return self._known
+
+    def _enter(self, block, known: dict | None = None, drop=()) -> None:
+        """Continue in ``block``, where the slot values ``known`` (minus the slots ``drop``)
+        still hold: the caller knows that the block they were read or stored in dominates
+        ``block`` and that no path to ``block`` stores those slots in between."""
+        self.b.position_at_end(block)
+        self._known = {k: v for k, v in (known or {}).items() if k not in drop}
+        self._known_at = block
+
+    def _region(self) -> tuple:
+        """(values known here, a mark): ``_written(mark)`` gives the slots stored since."""
+        return dict(self._here()), len(self._stored)
+
+    def _written(self, mark: int) -> set:
+        return set(self._stored[mark:])
 
     def _array_parts(self, t: Array) -> list:
         """LLVM types of an array variable's slots: data pointer, shape, strides."""
@@ -204,14 +227,15 @@ class Emitter:
         then, other, after = (self.func.append_basic_block(n) for n in ("then", "else", "endif"))
         self.b.cbranch(cond, then, other)
         env, join = dict(self.env), self.inf.joins[id(s)]
+        known, mark = self._region()
         for blk, body in ((then, s.body), (other, s.orelse)):
             self.env = dict(env)
-            self.b.position_at_end(blk)
+            self._enter(blk, known)
             self.block(body)
             if not self.b.block.is_terminated:
                 self.to_env(join)
                 self.b.branch(after)
-        self.b.position_at_end(after)
+        self._enter(after, known, drop=self._written(mark))
         if join is None:
             self.b.unreachable()
             self.env = env
@@ -226,10 +250,11 @@ class Emitter:
             "head", "body", "latch", "exit", "after"))
         self.to_env(head_env)
         self.b.branch(head)
-        self.b.position_at_end(head)
+        self._enter(head)
         self.env = dict(head_env)
         self.b.cbranch(head_code(), body, out)
-        self.b.position_at_end(body)
+        in_head, _ = self._region()
+        self._enter(body, in_head)
         body_start()
         self._loops.append((latch, after, head_env, exit_env))
         self.block(s.body)
@@ -242,7 +267,7 @@ class Emitter:
         if latch_code:
             latch_code()
         self.b.branch(head)
-        self.b.position_at_end(out)
+        self._enter(out, in_head)
         self.env = dict(head_env)
         if exit_env is not None:
             self.to_env(exit_env)
@@ -332,13 +357,14 @@ class Emitter:
         blocks = [self.func.append_basic_block(n) for n in ("t", "f")]
         after = self.func.append_basic_block("join")
         self.b.cbranch(test, *blocks)
+        known, mark = self._region()
         incoming = []
         for blk, arm in zip(blocks, arms):
-            self.b.position_at_end(blk)
+            self._enter(blk, known)
             v = arm()
             incoming.append((v, self.b.block))
             self.b.branch(after)
-        self.b.position_at_end(after)
+        self._enter(after, known, drop=self._written(mark))
         phi = self.b.phi(ops.lltype(rt.code))
         for v, blk in incoming:
             phi.add_incoming(v, blk)
@@ -350,12 +376,13 @@ class Emitter:
             key = f"_ifexp{id(e)}"
             then, other, after = (self.func.append_basic_block(n) for n in ("t", "f", "join"))
             self.b.cbranch(self.truth(e.test), then, other)
+            known, mark = self._region()
             for blk, n in ((then, e.body), (other, e.orelse)):
-                self.b.position_at_end(blk)
+                self._enter(blk, known)
                 v, t = self.expr(n), self._t(n)
                 self._put(key, rt, v if t == rt else self._converted(v, t, rt))
                 self.b.branch(after)
-            self.b.position_at_end(after)
+            self._enter(after, known, drop=self._written(mark))
             return self._get(key, rt)
 
         def arm(n):

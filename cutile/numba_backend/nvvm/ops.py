@@ -41,11 +41,35 @@ def const(t: Scalar):
     return ir.Constant(LL[t.code], int(t.value))
 
 
-def convert(b: ir.IRBuilder, v, src: str, dst: str):
+class Builder(ir.IRBuilder):
+    """An IRBuilder that remembers the conversions made in the current basic block: a value
+    read many times (``tid``, a loop index) is widened once per block, not at every use
+    (the float16 matmul's IR had 252 ``sext``s, mostly of the same few values)."""
+
+    def __init__(self, block=None):
+        super().__init__(block)
+        self.converted: dict = {}       # (id(value), src, dst) -> (block, value, result)
+
+
+def convert(b: Builder, v, src: str, dst: str):
     """``v`` of scalar code ``src`` as ``dst`` (Numba's ``context.cast`` between numbers)."""
     src, dst = base(src), base(dst)
     if src == dst:
         return v
+    key = (id(v), src, dst)
+    seen = b.converted.get(key)
+    if seen is not None and seen[0] is b.block and seen[1] is v:
+        return seen[2]
+    out = _convert(b, v, src, dst)
+    b.converted[key] = (b.block, v, out)
+    return out
+
+
+def _convert(b: ir.IRBuilder, v, src: str, dst: str):
+    if (isinstance(v, ir.Constant) and isinstance(v.constant, int) and src in INTS
+            and dst in INTS and BITS[dst] > BITS[src]):      # a widened literal: folded
+        c = v.constant if src in SIGNED else v.constant % (1 << BITS[src])
+        return ir.Constant(LL[dst], c)
     if dst == "b":
         if src in FLOATS:
             return b.fcmp_unordered("!=", v, ir.Constant(v.type, 0.0))
@@ -112,9 +136,24 @@ def binop(b, op: str, sig: tuple, x, y):
 
 def _divmod(b, code: str, x, y):
     """Python's floor division and modulo of integers, 0 for a zero divisor and for the
-    signed MIN // -1 (numba-cuda's ``_int_divmod_impl`` under the "numpy" error model)."""
+    signed MIN // -1 (numba-cuda's ``_int_divmod_impl`` under the "numpy" error model).
+    A positive constant divisor (tile sizes, strides: most divisions in generated code)
+    needs neither guard: a power of two is a shift and a mask (exactly Python's floor and
+    modulo in two's complement), any other a division fixed up when the remainder is
+    negative."""
     t = x.type
     zero, one = ir.Constant(t, 0), ir.Constant(t, 1)
+    d = y.constant if isinstance(y, ir.Constant) else None
+    if isinstance(d, int) and not isinstance(d, bool) and 0 < d < (1 << (t.width - 1)):
+        if d & (d - 1) == 0:
+            k = ir.Constant(t, d.bit_length() - 1)
+            return ((b.ashr if code in SIGNED else b.lshr)(x, k),
+                    b.and_(x, ir.Constant(t, d - 1)))
+        if code not in SIGNED:
+            return b.udiv(x, y), b.urem(x, y)
+        q, m = b.sdiv(x, y), b.srem(x, y)
+        fix = b.icmp_signed("<", m, zero)
+        return b.select(fix, b.sub(q, one), q), b.select(fix, b.add(m, y), m)
     ok = b.icmp_unsigned("!=", y, zero)
     ys = b.select(ok, y, one)                 # a divisor that cannot trap
     if code not in SIGNED:
