@@ -26,7 +26,7 @@ import threading
 from llvmlite import ir
 
 from . import calls, ops
-from .infer import BINOPS, CMPOPS, UNOPS, Infer, cast_code, dotted, infer
+from .infer import BINOPS, CMPOPS, UNOPS, Infer, cast_code, differing, dotted, infer
 from .types import Array, ArrayValue, Scalar, Tuple, Unsupported, binary, unary
 
 BOOL = Scalar("b")
@@ -172,9 +172,9 @@ class Emitter:
 
     def to_env(self, target: dict) -> None:
         """Convert the live variables to their types in ``target`` (a join point)."""
-        for k, t in target.items():
-            cur = self.env.get(k)
-            if cur is t or cur is None or cur == t:
+        for k in differing(target, self.env):
+            cur, t = self.env.get(k), target[k]
+            if cur is None or cur == t:
                 continue
             self._put(k, t, self._converted(self.get_var(k), cur, t))
 
