@@ -87,6 +87,37 @@ def test_benchmark_kernels_and_programs_compile_to_ptx():
     assert done >= len(jobs) * 3 // 4, (done, refused)
 
 
+@needs_nvvm
+def test_libdevice_is_added_only_where_the_kernel_calls_it_and_changes_no_ptx():
+    """nvvmc adds libdevice only when the IR names one of its ``__nv_`` functions (7 ms per
+    compile otherwise): the PTX is the one compiled with libdevice always added, for kernels
+    that call it (softmax: ``__nv_expf``) and kernels that do not (vector add, matmul)."""
+    from cuda.bindings import nvvm
+
+    from cutile.numba_backend.nvvm import nvvmc
+    with open(TK["libdevice"], "rb") as f:
+        lib = f.read()
+
+    def always_with_libdevice(ll: str) -> str:
+        prog = nvvm.create_program()
+        try:
+            data = ll.encode()
+            nvvm.add_module_to_program(prog, data, len(data), "cutile")
+            nvvm.lazy_add_module_to_program(prog, lib, len(lib), "libdevice")
+            nvvm.compile_program(prog, 2, ["-arch=compute_90", "-opt=3"])
+            out = bytearray(nvvm.get_compiled_result_size(prog))
+            nvvm.get_compiled_result(prog, out)
+            return bytes(out).rstrip(b"\0").decode()
+        finally:
+            nvvm.destroy_program(prog)
+    calls = []
+    for name, job in nvvmcheck.corpus(0, bench={"vadd", "softmax", "matmul:f16"}):
+        ll = emit.translate(job["source"], job["fn"], _params(job), 128)
+        calls.append("__nv_" in ll)
+        assert nvvmc.to_ptx(ll, lib, (9, 0)) == always_with_libdevice(ll), name
+    assert sorted(calls) == [False, False, True], calls
+
+
 @pytest.mark.parametrize("src", [
     "def k(a0):\n    x = 1\n    x += 2\n",                       # augmented assignment
     "def k(a0):\n    while a0 > 0:\n        pass\n    else:\n        pass\n",
