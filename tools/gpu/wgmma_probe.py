@@ -59,7 +59,7 @@ from hopper_layout import (  # noqa: E402
     unswizzle_tile,
 )
 from llvmlite import ir  # noqa: E402
-from numba import cuda, float32, int32, types, uint16, uint32, uint64  # noqa: E402
+from numba import cuda, int32, types, uint16, uint32, uint64  # noqa: E402
 
 try:
     from numba.cuda.extending import intrinsic
@@ -625,12 +625,252 @@ def offline(ns=NS) -> int:
                 continue
             used = [line.split("info    : ", 1)[-1] for line in log if "Used" in line
                     or "bytes stack frame" in line]
-            warn = [line for line in log if "warning" in line.lower()]
+            # ptxas says "(C7515) Potential Performance Loss: wgmma.mma_async instructions
+            # are serialized ..." as an info line when it cannot pipeline the wgmmas
+            warn = [line for line in log if "warning" in line.lower()
+                    or "Performance" in line or "serialized" in line]
             print(f"{name:20s} {' | '.join(used)}   [{ops}]")
             for w in warn:
                 print(f"{'':20s} {w}")
     print("offline:", "ok" if not failed else f"{failed} kernel(s) failed")
     return 1 if failed else 0
+
+
+# ---------------------------------------------------------------------------------------
+# on the GPU
+# ---------------------------------------------------------------------------------------
+
+RESULTS: list[tuple[str, str]] = []
+
+
+def note(key, value):
+    RESULTS.append((key, value))
+    print(f"{key:58s} {value}", flush=True)
+
+
+def f16_bits(x):
+    return cuda.to_device(np.ascontiguousarray(x.astype(np.float16).view(np.uint16)))
+
+
+def prepare(name, smem):
+    """The kernel compiled for its probe signature (sm_90a: see the module docstring) and
+    opted in to ``smem`` bytes of dynamic shared memory."""
+    from numba.cuda.cudadrv.driver import binding, driver
+    if name not in DISPATCHERS:
+        spec = ALL[name]
+        fn, sig = spec[0], spec[1]
+        disp = cuda.jit(launch_bounds=spec[2])(fn) if len(spec) > 2 else cuda.jit(fn)
+        DISPATCHERS[name] = (disp, disp.compile(sig))
+    disp, kern = DISPATCHERS[name]
+    cufunc = kern._codelibrary.get_cufunc()
+    attr = binding.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
+    try:                                # as cutile/numba_backend/compile.py does
+        driver.cuKernelSetAttribute(attr, smem, cufunc.kernel.handle,
+                                    cuda.get_current_device().id)
+    except Exception:  # noqa: BLE001 - older wrappers: the function-handle form
+        driver.cuFuncSetAttribute(cufunc.handle, attr, smem)
+    if not TARGET:
+        ptx = kern._codelibrary.get_asm_str()
+        m = re.search(r"^\.target (\S+)", ptx, flags=re.M)
+        TARGET.append(m.group(1) if m else "?")
+        note("target of launched kernels (needs sm_90a)", TARGET[0])
+    return disp, kern.regs_per_thread
+
+
+DISPATCHERS: dict = {}
+TARGET: list = []
+ALL: dict = {}
+
+
+def best_time(fn, reps=5):
+    fn()
+    cuda.synchronize()
+    best = float("inf")
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        fn()
+        cuda.synchronize()
+        best = min(best, time.perf_counter() - t0)
+    return best
+
+
+def guarded(title):
+    def deco(f):
+        def run(*a):
+            try:
+                f(*a)
+            except Exception as e:  # noqa: BLE001 - the probe reports and goes on
+                note(title, f"FAILED {type(e).__name__}: {str(e)[:300]}")
+        return run
+    return deco
+
+
+def tensor_map(arr, box_rows=64, box_cols=64):
+    """128 encoded bytes (16 uint64) of a 2-D float16 tensor map over the row-major device
+    array ``arr`` (uint16 bits), 128-byte swizzle, zero fill out of bounds."""
+    from cuda.bindings import driver as drv
+    rows, cols = arr.shape
+    u32, u64 = drv.cuuint32_t, drv.cuuint64_t
+    err, tm = drv.cuTensorMapEncodeTiled(
+        drv.CUtensorMapDataType.CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2,
+        arr.__cuda_array_interface__["data"][0],
+        [u64(cols), u64(rows)], [u64(cols * 2)], [u32(box_cols), u32(box_rows)],
+        [u32(1), u32(1)], drv.CUtensorMapInterleave.CU_TENSOR_MAP_INTERLEAVE_NONE,
+        drv.CUtensorMapSwizzle.CU_TENSOR_MAP_SWIZZLE_128B,
+        drv.CUtensorMapL2promotion.CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
+        drv.CUtensorMapFloatOOBfill.CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE)
+    if err != drv.CUresult.CUDA_SUCCESS:
+        raise RuntimeError(f"cuTensorMapEncodeTiled: {err}")
+    return np.array([int(v) for v in tm.opaque], dtype=np.uint64)
+
+
+def maps_on_device(*arrs):
+    return cuda.to_device(np.concatenate([tensor_map(a) for a in arrs]))
+
+
+def dev_addr(d):
+    return np.uint64(d.__cuda_array_interface__["data"][0])
+
+
+def probe_wgmma(n, rng):
+    @guarded(f"wgmma m64n{n}k16 exact")
+    def exact():
+        a = rng.integers(-3, 4, (64, 128)).astype(np.float32)
+        bt = rng.integers(-3, 4, (n, 128)).astype(np.float32)
+        for kblocks, ref in ((0, a[:, :16] @ bt[:, :16].T), (2, a @ bt.T)):
+            smem = max(kblocks, 1) * (TILE_BYTES + n * 128) + 1024
+            disp, regs = prepare(f"wgmma_check_n{n}", smem)
+            out = cuda.device_array(128 * n // 2, np.float32)
+            disp[1, 128, 0, smem](f16_bits(a), f16_bits(bt), out, np.int32(kblocks))
+            got = fragments_to_matrix(out.copy_to_host(), n)
+            bad = int(np.count_nonzero(got != ref))
+            k = 16 if kblocks == 0 else 64 * kblocks
+            note(f"wgmma m64n{n}k16 exact, K={k} ({regs} regs)",
+                 "exact" if bad == 0 else f"{bad} of {got.size} wrong, max err "
+                 f"{np.nanmax(np.abs(got - ref))}")
+
+    @guarded(f"wgmma m64n{n}k16 throughput")
+    def peak():
+        sms = cuda.get_current_device().MULTIPROCESSOR_COUNT
+        for wgs in (1, 2, 3):
+            smem = wgs * TILE_BYTES + n * 128 + 1024
+            disp, regs = prepare(f"wgmma_peak_n{n}", smem)
+            a = f16_bits(rng.integers(-2, 3, (64 * wgs, 64)) / 8)
+            bt = f16_bits(rng.integers(-2, 3, (n, 64)) / 8)
+            blocks = sms * 12
+            per_iter = blocks * wgs * 4 * 2 * 64 * n * 16
+            iters = max(16, int(2e13 / per_iter))
+            out = cuda.device_array(blocks * 128 * wgs, np.float32)
+            launch = disp[blocks, 128 * wgs, 0, smem]
+            args = (a, bt, out, np.int32(iters))
+            dt = best_time(lambda k=launch, x=args: k(*x), 3)
+            note(f"wgmma m64n{n}k16 smem-resident, {wgs} warpgroup(s)/block ({regs} regs)",
+                 f"{per_iter * iters / dt / 1e12:.0f} TFLOP/s")
+
+    exact()
+    peak()
+
+
+@guarded("TMA tile exact")
+def probe_tma_check():
+    src = np.arange(256 * 256, dtype=np.uint32).astype(np.uint16).reshape(256, 256)
+    d_src = cuda.to_device(src)
+    maps = maps_on_device(d_src)
+    coords = np.array([[64, 128], [0, 0], [224, 224]], dtype=np.int32)  # (col, row)
+    smem = TILE_BYTES + 1024 + 64
+    disp, regs = prepare("tma_check", smem)
+    out = cuda.device_array((len(coords), 64 * 64), np.uint16)
+    disp[1, 128, 0, smem](dev_addr(maps), out, cuda.to_device(coords))
+    got = out.copy_to_host()
+    pad = np.zeros((256 + 64, 256 + 64), np.uint16)
+    pad[:256, :256] = src
+    bad = 0
+    for t, (c, r) in enumerate(coords):
+        bad += int(np.count_nonzero(unswizzle_tile(got[t], 64) != pad[r:r + 64, c:c + 64]))
+    note(f"TMA 64x64 f16 box, 128B swizzle, 3 boxes incl. OOB ({regs} regs)",
+         "exact" if bad == 0 else f"{bad} elements wrong")
+
+
+@guarded("TMA copy")
+def probe_tma_copy():
+    rows = cols = 8192
+    nbytes = rows * cols * 2
+    src = cuda.to_device(np.random.default_rng(1).integers(0, 65535, (rows, cols),
+                                                            dtype=np.uint16))
+    dst = cuda.device_array((rows, cols), np.uint16)
+    maps = maps_on_device(src, dst)
+    smem = STAGES * TILE_BYTES + 1024 + 64
+    disp, regs = prepare("tma_copy", smem)
+    sms = cuda.get_current_device().MULTIPROCESSOR_COUNT
+    tiles_x, ntiles = cols // 64, (rows // 64) * (cols // 64)
+    for per_sm in (4, 8):
+        launch = disp[sms * per_sm, 32, 0, smem]
+        dt = best_time(lambda k=launch: k(dev_addr(maps), np.int32(tiles_x), np.int32(ntiles)))
+        ok = bool(np.array_equal(dst.copy_to_host(), src.copy_to_host()))
+        note(f"TMA load->TMA store copy, {STAGES} stages, {per_sm} blocks/SM",
+             f"{2 * nbytes / dt / 1e9:.0f} GB/s{'' if ok else ' WRONG DATA'}")
+    s64 = src.reshape(rows * cols).view(np.uint64)
+    d64 = dst.reshape(rows * cols).view(np.uint64)
+    pc = cuda.jit(plain_copy)[sms * 16, 512]
+    dt = best_time(lambda: pc(s64, d64))
+    note("plain copy kernel (8-byte words)", f"{2 * nbytes / dt / 1e9:.0f} GB/s")
+    dt = best_time(lambda: dst.copy_to_device(src))
+    note("device-to-device memcpy", f"{2 * nbytes / dt / 1e9:.0f} GB/s")
+
+
+@guarded("mini GEMM")
+def probe_gemm(size=4096):
+    rng = np.random.default_rng(2)
+    a = rng.integers(-2, 3, (size, size)).astype(np.float32)
+    bt = rng.integers(-2, 3, (size, size)).astype(np.float32)
+    da, dbt = f16_bits(a), f16_bits(bt)
+    c = cuda.device_array((size, size), np.float32)
+    maps = maps_on_device(da, dbt)
+    disp, regs = prepare("gemm", G_SMEM)
+    grid = (size // GB_N, size // GB_M)
+
+    def launch():
+        disp[grid, GEMM_THREADS, 0, G_SMEM](dev_addr(maps), c, np.int32(size // 64))
+
+    dt = best_time(launch)
+    ref = a @ bt.T                       # integers below 2**24: exact in float32
+    bad = int(np.count_nonzero(c.copy_to_host() != ref))
+    note(f"mini GEMM TMA {STAGES}-stage ring + wgmma 128x256 ({regs} regs), {size}^3",
+         f"{2 * size ** 3 / dt / 1e12:.0f} TFLOP/s, "
+         + ("exact" if bad == 0 else f"{bad} elements WRONG"))
+    try:
+        import torch
+        x = torch.from_numpy(a).half().cuda()
+        y = torch.from_numpy(bt).half().cuda().t()
+        torch.matmul(x, y)
+        torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        for _ in range(10):
+            torch.matmul(x, y)
+        torch.cuda.synchronize()
+        note("torch.matmul f16 (cuBLAS) same size",
+             f"{10 * 2 * size ** 3 / (time.perf_counter() - t0) / 1e12:.0f} TFLOP/s")
+    except Exception as e:  # noqa: BLE001
+        note("torch.matmul reference", f"unavailable: {type(e).__name__}")
+
+
+def run_gpu(args) -> int:
+    import numba
+    ALL.update(all_kernels(tuple(args.n)))
+    dev = cuda.get_current_device()
+    print("numba", numba.__version__, "numba-cuda", getattr(cuda, "__version__", "?"),
+          "device", dev.name, "cc", dev.compute_capability, "SMs", dev.MULTIPROCESSOR_COUNT)
+    rng = np.random.default_rng(0)
+    for n in args.n:
+        probe_wgmma(n, rng)
+    probe_tma_check()
+    probe_tma_copy()
+    if not args.skip_gemm:
+        probe_gemm()
+    print("\n== summary ==")
+    for k, v in RESULTS:
+        print(f"{k:58s} {v}")
+    return 0
 
 
 def main() -> int:
