@@ -555,10 +555,11 @@ def gemm(maps, c, ktiles):
             acc = wgmma_256(acc, da + uint64(4), db + uint64(4))
             acc = wgmma_256(acc, da + uint64(6), db + uint64(6))
             wgmma_commit()
-            wgmma_wait1()               # k tile kt-1's wgmmas are done: release its stage
-            if kt >= 1 and tid % 128 == 0:
-                mbar_arrive(empty + uint32(8 * ((kt - 1) % STAGES)))
-        wgmma_wait0()
+            # wait_group 1 here (release the stage of k tile kt-1, keep kt in flight) makes
+            # ptxas serialize every wgmma (C7515, measured offline); wait_group 0 does not
+            wgmma_wait0()
+            if tid % 128 == 0:
+                mbar_arrive(empty + uint32(8 * s))
         acc = acc_pin_256(acc)
         t = tid % 128
         frag_store(c, m0 + (wg - 1) * 64 + ROW0[t], n0 + COL0[t], acc)
