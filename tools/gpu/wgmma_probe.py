@@ -663,6 +663,9 @@ def prepare(name, smem):
         disp = cuda.jit(launch_bounds=spec[2])(fn) if len(spec) > 2 else cuda.jit(fn)
         DISPATCHERS[name] = (disp, disp.compile(sig))
     disp, kern = DISPATCHERS[name]
+    if os.environ.get("WGMMA_PROBE_CUBINS"):    # for `cuobjdump -sass`: HGMMA/UTMALDG present?
+        with open(os.path.join(os.environ["WGMMA_PROBE_CUBINS"], name + ".cubin"), "wb") as f:
+            f.write(kern._codelibrary.get_cubin())
     cufunc = kern._codelibrary.get_cufunc()
     attr = binding.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
     try:                                # as cutile/numba_backend/compile.py does
@@ -862,11 +865,17 @@ def run_gpu(args) -> int:
     print("numba", numba.__version__, "numba-cuda", getattr(cuda, "__version__", "?"),
           "device", dev.name, "cc", dev.compute_capability, "SMs", dev.MULTIPROCESSOR_COUNT)
     rng = np.random.default_rng(0)
-    for n in args.n:
-        probe_wgmma(n, rng)
-    probe_tma_check()
-    probe_tma_copy()
-    if not args.skip_gemm:
+    parts = set(args.parts.split(","))
+    if args.skip_gemm:
+        parts.discard("gemm")
+    if "wgmma" in parts:
+        for n in args.n:
+            probe_wgmma(n, rng)
+    if "tma" in parts:
+        probe_tma_check()
+    if "copy" in parts:
+        probe_tma_copy()
+    if "gemm" in parts:
         probe_gemm()
     print("\n== summary ==")
     for k, v in RESULTS:
@@ -881,6 +890,9 @@ def main() -> int:
     ap.add_argument("--n", type=int, nargs="+", default=list(NS), choices=NS,
                     help="wgmma N values to probe")
     ap.add_argument("--skip-gemm", action="store_true")
+    ap.add_argument("--parts", default="wgmma,tma,copy,gemm",
+                    help="comma-separated parts to run (a wrong barrier or descriptor can hang "
+                         "a kernel: run each part under `timeout` in its own process)")
     args = ap.parse_args()
     if args.offline:
         return offline(tuple(args.n))
