@@ -665,7 +665,8 @@ def prepare(name, smem):
     disp, kern = DISPATCHERS[name]
     if os.environ.get("WGMMA_PROBE_CUBINS"):    # for `cuobjdump -sass`: HGMMA/UTMALDG present?
         with open(os.path.join(os.environ["WGMMA_PROBE_CUBINS"], name + ".cubin"), "wb") as f:
-            f.write(kern._codelibrary.get_cubin())
+            cubin = kern._codelibrary.get_cubin()
+            f.write(bytes(getattr(cubin, "code", cubin)))   # cuda.core ObjectCode or bytes
     cufunc = kern._codelibrary.get_cufunc()
     attr = binding.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
     try:                                # as cutile/numba_backend/compile.py does
