@@ -102,3 +102,51 @@ def fragments_to_matrix(raw: np.ndarray, n: int) -> np.ndarray:
     out = np.full((64, n), np.nan, dtype=raw.dtype)
     out[rows, cols] = raw.reshape(128, n // 2)
     return out
+
+
+# -- operand layouts of any width (K-major A / B^T, MN-major B), as the backend stages them ----
+
+SWIZZLE_CODE = {128: 1, 64: 2, 32: 3}   # panel row bytes -> descriptor swizzle-mode code
+
+
+def panel_index(row, col, rows: int, cols: int, esize: int = 2):
+    """Element index of (``row``, ``col``) of a ``rows`` x ``cols`` tile of ``esize``-byte
+    elements stored as column panels at most 128 bytes wide (``cols`` split into panels of
+    ``pw = min(cols, 128 // esize)`` elements, panel ``p`` at element ``p * rows * pw``), each
+    panel row-major with its 16-byte chunks XOR-swizzled by the row as the 128/64/32-byte
+    swizzle of a ``pw * esize``-byte row does (chunk ``c ^ ((row >> s) & m)``)."""
+    epc = 16 // esize
+    pw = min(cols, 128 // esize)
+    cpr = pw // epc                       # chunks per panel row: 8, 4 or 2
+    m = cpr - 1
+    s = {8: 0, 4: 1, 2: 2}[cpr]
+    p, c = col // pw, col % pw
+    ch = (c // epc) ^ ((row >> s) & m)
+    return p * rows * pw + row * pw + ch * epc + c % epc
+
+
+def kmajor_desc(rows: int, k: int, esize: int = 2) -> tuple[int, int, int]:
+    """(lbo, sbo, swizzle code) of a K-major operand (``rows`` x ``k``, ``panel_index``)."""
+    pw = min(k, 128 // esize)
+    return 16, 8 * pw * esize, SWIZZLE_CODE[pw * esize]
+
+
+def kmajor_step(rows: int, k: int, kk: int, esize: int = 2) -> int:
+    """Byte offset of k16 step ``kk`` of a K-major operand from its start."""
+    pw = min(k, 128 // esize)
+    return ((16 * kk) // pw) * rows * pw * esize + ((16 * kk) % pw) * esize
+
+
+def mnmajor_desc(k: int, n: int, esize: int = 2, swapped: bool = False):
+    """(lbo, sbo, swizzle code) of an MN-major B (``k`` x ``n``, ``panel_index``): the stride
+    between 64-wide N panels and between 8-row k groups (``swapped``: the other assignment,
+    for the probe to tell which one the hardware reads)."""
+    pw = min(n, 128 // esize)
+    panel, group = k * pw * esize, 8 * pw * esize
+    lbo, sbo = (group, panel) if swapped else (panel, group)
+    return lbo, sbo, SWIZZLE_CODE[pw * esize]
+
+
+def mnmajor_step(k: int, n: int, kk: int, esize: int = 2) -> int:
+    """Byte offset of k16 step ``kk`` of an MN-major B from its start (16 rows down)."""
+    return 16 * kk * min(n, 128 // esize) * esize

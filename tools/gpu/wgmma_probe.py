@@ -162,15 +162,15 @@ def smem_u32(typingctx, buf):
     return types.uint32(buf), codegen
 
 
-def _wgmma(n: int):
-    """``acc = wgmma_n(acc, desc_a, desc_b)``: one m64nNk16 f32 += f16 * f16, both operands
-    K-major in shared memory; ``acc`` a UniTuple of N/2 float32 (this thread's fragment),
-    passed in tied registers (``scale-d`` = 1: D = A B + D)."""
+def _wgmma(n: int, trans_b: int = 0):
+    """``acc = wgmma_n(acc, desc_a, desc_b)``: one m64nNk16 f32 += f16 * f16, A K-major in
+    shared memory, B K-major (``trans_b`` 0) or MN-major (1); ``acc`` a UniTuple of N/2
+    float32 (this thread's fragment), passed in tied registers (``scale-d`` = 1: D = A B + D)."""
     k = n // 2
     outs = ",".join(f"${i}" for i in range(k))
     text = ("{ .reg .pred p; setp.ne.b32 p, $" + str(k + 2) + ", 0; "
             f"wgmma.mma_async.sync.aligned.m64n{n}k16.f32.f16.f16 "
-            "{" + outs + "}, $" + str(k) + ", $" + str(k + 1) + ", p, 1, 1, 0, 0; }")
+            "{" + outs + "}, $" + str(k) + ", $" + str(k + 1) + f", p, 1, 1, 0, {trans_b}; }}")
     # operands: outputs 0..k-1, descriptors k, k+1, scale-d k+2, then the tied inputs
     constraints = ",".join(["=f"] * k + ["l", "l", "r"] + [str(i) for i in range(k)])
     tup = types.UniTuple(types.float32, k)
@@ -191,7 +191,7 @@ def _wgmma(n: int):
 
         return tup(tup, types.uint64, types.uint64), codegen
 
-    impl.__name__ = f"wgmma_{n}"
+    impl.__name__ = f"wgmma_{n}{'_t' * trans_b}"
     return intrinsic(impl)
 
 
@@ -301,9 +301,11 @@ def acc_sum(typingctx, acc):
     return types.float32(acc), codegen
 
 
+LAYOUT_NS = (16, 32, 64, 128)          # N of the operand-layout checks
 WGMMA = {n: _wgmma(n) for n in NS}
-PIN = {n: _acc_pin(n) for n in NS}
-ZEROS = {n: _acc_zeros(n) for n in NS}
+WGMMA_T = {n: _wgmma(n, 1) for n in LAYOUT_NS}
+PIN = {n: _acc_pin(n) for n in sorted(set(NS) | set(LAYOUT_NS))}
+ZEROS = {n: _acc_zeros(n) for n in sorted(set(NS) | set(LAYOUT_NS))}
 wgmma_256, acc_pin_256, acc_zeros_256 = WGMMA[256], PIN[256], ZEROS[256]
 sw128_dev = cuda.jit(device=True, inline=True)(sw128)
 desc_dev = cuda.jit(device=True, inline=True)(desc_encode)
@@ -407,6 +409,41 @@ def make_wgmma_kernels(n: int):
     f32_1d = types.Array(types.float32, 1, "C")
     return {f"wgmma_check_n{n}": (wgmma_check, (u16_2d, u16_2d, f32_1d, types.int32)),
             f"wgmma_peak_n{n}": (wgmma_peak, (u16_2d, u16_2d, f32_1d, types.int32))}
+
+
+def make_layout_kernels(n: int):
+    """Operand layouts of any width as the backend stages them (``hopper_layout.panel_index``):
+    the host builds both shared-memory images and every k16 step's descriptor offsets, the
+    kernel copies the images in verbatim (1024-byte aligned) and runs the wgmmas."""
+    mma_k, mma_t, pin, zeros = WGMMA.get(n), WGMMA_T[n], PIN[n], ZEROS[n]
+
+    def make(mma):
+        def layout(img, nbytes_a, da, db, steps, out):
+            buf = cuda.shared.array(0, uint16)
+            tid = cuda.threadIdx.x
+            addr, off = aligned_base(buf)
+            for i in range(tid, img.shape[0], 128):
+                buf[off + i] = img[i]
+            fence_proxy_async()
+            cuda.syncthreads()
+            acc = zeros()
+            wgmma_fence()
+            for s in range(steps.shape[0]):
+                a = da + uint64((addr + uint32(steps[s, 0])) >> uint32(4))
+                b = db + uint64((addr + uint32(nbytes_a) + uint32(steps[s, 1])) >> uint32(4))
+                acc = mma(acc, a, b)
+            wgmma_commit()
+            wgmma_wait0()
+            acc = pin(acc)
+            acc_store(out, tid * (n // 2), acc)
+        return layout
+
+    sig = (types.Array(types.uint16, 1, "C"), types.int32, types.uint64, types.uint64,
+           types.Array(types.int32, 2, "C"), types.Array(types.float32, 1, "C"))
+    out = {f"layout_t_n{n}": (make(mma_t), sig)}
+    if mma_k is not None:
+        out[f"layout_k_n{n}"] = (make(mma_k), sig)
+    return out
 
 
 # ---------------------------------------------------------------------------------------
@@ -578,6 +615,8 @@ def all_kernels(ns=NS):
     out = {}
     for n in ns:
         out.update(make_wgmma_kernels(n))
+    for n in LAYOUT_NS:
+        out.update(make_layout_kernels(n))
     out.update(tma_kernels())
     out.update(gemm_kernels())
     return out
@@ -776,6 +815,59 @@ def probe_wgmma(n, rng):
     peak()
 
 
+def probe_layouts(rng):
+    """Every (K, N) below, A (64 x K, K-major) and B (K x N MN-major with the transposed
+    flag, and N x K K-major) in ``panel_index`` layout: exact against NumPy?  The MN-major
+    case is run with both assignments of (panel stride, 8-row group stride) to (LBO, SBO)."""
+    import hopper_layout as hl
+    cases = [(16, 16), (16, 32), (16, 64), (16, 128), (32, 64), (32, 128), (64, 32),
+             (64, 128), (128, 64), (128, 128), (256, 32)]
+    for K, n in cases:
+        @guarded(f"layout K={K} N={n}")
+        def one():
+            a = rng.integers(-3, 4, (64, K)).astype(np.float32)
+            b = rng.integers(-3, 4, (K, n)).astype(np.float32)
+            ref = a @ b
+            r, c = np.meshgrid(np.arange(64), np.arange(K), indexing="ij")
+            img_a = np.zeros(64 * K, np.uint16)
+            img_a[hl.panel_index(r, c, 64, K)] = a.astype(np.float16).view(np.uint16)
+            variants = []
+            # B MN-major (K x N), transposed flag; both (LBO, SBO) assignments
+            r, c = np.meshgrid(np.arange(K), np.arange(n), indexing="ij")
+            img_b = np.zeros(K * n, np.uint16)
+            img_b[hl.panel_index(r, c, K, n)] = b.astype(np.float16).view(np.uint16)
+            for swapped in (False, True):
+                db = hl.mnmajor_desc(K, n, swapped=swapped)
+                st = [hl.mnmajor_step(K, n, kk) for kk in range(K // 16)]
+                variants.append((f"B MN-major{' (swapped LBO/SBO)' if swapped else ''}",
+                                 f"layout_t_n{n}", img_b, db, st))
+            if n in NS:                      # B^T K-major (N x K)
+                r, c = np.meshgrid(np.arange(n), np.arange(K), indexing="ij")
+                img_bt = np.zeros(K * n, np.uint16)
+                img_bt[hl.panel_index(r, c, n, K)] = b.T.astype(np.float16).view(np.uint16)
+                variants.append(("B^T K-major", f"layout_k_n{n}", img_bt,
+                                 hl.kmajor_desc(n, K),
+                                 [hl.kmajor_step(n, K, kk) for kk in range(K // 16)]))
+            la, sa, ma = hl.kmajor_desc(64, K)
+            da = int(hl.desc_encode(0, la, sa, ma))
+            for label, kname, img_b_, (lb, sb, mb), bsteps in variants:
+                nbytes_a = 64 * K * 2
+                img = np.concatenate([img_a, img_b_])
+                smem = img.size * 2 + 1024
+                disp, _ = prepare(kname, smem)
+                steps = np.array([[hl.kmajor_step(64, K, kk), bsteps[kk]]
+                                  for kk in range(K // 16)], dtype=np.int32)
+                db = int(hl.desc_encode(0, lb, sb, mb))
+                out = cuda.device_array(128 * n // 2, np.float32)
+                disp[1, 128, 0, smem](cuda.to_device(img), np.int32(nbytes_a), np.uint64(da),
+                                      np.uint64(db), cuda.to_device(steps), out)
+                got = fragments_to_matrix(out.copy_to_host(), n)
+                bad = int(np.count_nonzero(got != ref))
+                note(f"layout K={K} N={n}: A K-major sw{2 * min(K, 64)}, {label}",
+                     "exact" if bad == 0 else f"{bad} of {got.size} wrong")
+        one()
+
+
 @guarded("TMA tile exact")
 def probe_tma_check():
     src = np.arange(256 * 256, dtype=np.uint32).astype(np.uint16).reshape(256, 256)
@@ -872,6 +964,8 @@ def run_gpu(args) -> int:
     if "wgmma" in parts:
         for n in args.n:
             probe_wgmma(n, rng)
+    if "layouts" in parts:
+        probe_layouts(rng)
     if "tma" in parts:
         probe_tma_check()
     if "copy" in parts:
@@ -891,7 +985,7 @@ def main() -> int:
     ap.add_argument("--n", type=int, nargs="+", default=list(NS), choices=NS,
                     help="wgmma N values to probe")
     ap.add_argument("--skip-gemm", action="store_true")
-    ap.add_argument("--parts", default="wgmma,tma,copy,gemm",
+    ap.add_argument("--parts", default="wgmma,layouts,tma,copy,gemm",
                     help="comma-separated parts to run (a wrong barrier or descriptor can hang "
                          "a kernel: run each part under `timeout` in its own process)")
     args = ap.parse_args()
