@@ -164,6 +164,13 @@ def numba_tensor_cores() -> bool:
         "0", "false", "no")
 
 
+def numba_wgmma() -> bool:
+    """``CUTILE_NUMBA_WGMMA=0``: float16/bfloat16 mma keeps ``mma.sync`` on an sm_90 GPU
+    (default ``1``: Hopper's wgmma where its plan applies, ``numba_backend/wgmma.py``)."""
+    return os.environ.get("CUTILE_NUMBA_WGMMA", "1").strip().lower() not in (
+        "0", "false", "no")
+
+
 def numba_tensor_cores_sim() -> bool:
     """``CUTILE_NUMBA_TENSOR_CORES=sim``: the tensor-core path under the simulator too, with
     ``numba_backend/ptx_sim.py``'s models of the instructions (tests)."""

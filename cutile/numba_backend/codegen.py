@@ -27,14 +27,16 @@ from .barriers import BarrierState
 from .emitter import Emitter, describe_op
 from .global_order import GlobalAccesses
 from .lower import load_lowerings
-from .mma_plan import ffma_usable, tensor_cores_usable
+from .device_limits import device_compute_capability
+from .mma_plan import ffma_usable, tensor_cores_usable, wgmma_usable
 from .smem import SmemPlan
 from .values import AV, TV, LoopFrame, row_major_strides
 
 
 class Gen:
     def __init__(self, ir: KernelIR, T: int, *, mma_acc: str = "f32", shared_smem=False,
-                 tensor_cores: bool | None = None, full: frozenset = frozenset()):
+                 tensor_cores: bool | None = None, full: frozenset = frozenset(),
+                 wgmma: bool | None = None):
         self.ir = ir
         # (param, rows, cols) of cp.async-staged loads whose tiles are all full (fulltile.py)
         self.full = full
@@ -49,8 +51,12 @@ class Gen:
         # cp.async operand staging and 32-bit shared addresses (CUTILE_NUMBA_CP_ASYNC)
         self.cp_async = (bool(tensor_cores) or self.ffma) and config.numba_cp_async()
         self.e = Emitter(indent=1)
+        # Hopper's wgmma for float16/bfloat16 mma (an sm_90 device; CUTILE_NUMBA_WGMMA)
+        if wgmma is None:
+            wgmma = wgmma_usable(mma_acc, device_compute_capability())
+        self.wgmma = bool(wgmma) and bool(tensor_cores) and self.cp_async
         self.assign = Assignment(ir, T, tensor_cores=tensor_cores, cp_async=self.cp_async,
-                                 ffma=self.ffma)
+                                 ffma=self.ffma, wgmma=self.wgmma)
         self.mma = self.assign.mma             # each Mma's path and operand staging
         # alignment= is refused by the simulator (where 16-byte alignment does not matter)
         self.smem = SmemPlan(shared=shared_smem, aligned=not rt.simulator())
@@ -269,8 +275,9 @@ class Gen:
         return names
 
     # -- shared memory and barriers ----------------------------------------------------------
-    def buffer(self, site, slot: int, dtype, nelems: int, align16: bool = False) -> str:
-        return self.smem.buffer(site, slot, exprs.cast(dtype), nelems, align16)
+    def buffer(self, site, slot: int, dtype, nelems: int, align16: bool = False,
+               align1024: bool = False) -> str:
+        return self.smem.buffer(site, slot, exprs.cast(dtype), nelems, align16, align1024)
 
     def barrier(self) -> None:
         self.line("cuda.syncthreads()")

@@ -118,9 +118,11 @@ class Compiled:
         why = "off (CUTILE_NUMBA_DIRECT=0 or line information)"
         if direct.wanted(self.lineinfo):
             try:
+                cc = device_compute_capability()
+                if "wgmma_" in self.source:     # Hopper's wgmma: the sm_90a target
+                    cc = (*cc[:2], "a")
                 loaded = direct.compile_variant(self.source, kernel_fn_name(self.ir),
-                                                argtypes, self.bounds,
-                                                device_compute_capability())
+                                                argtypes, self.bounds, cc)
                 direct.stats.note(None)
                 self.path = "direct"
                 return Variant(argtypes, None, Packer(argtypes), loaded)
@@ -192,15 +194,16 @@ def env_mma_acc() -> str:
 
 
 def generate(ir: KernelIR, T: int, mma_acc: str = "f32", tensor_cores: bool | None = None,
-             full: frozenset = frozenset(), smem_limit: int | None = None) -> Gen:
+             full: frozenset = frozenset(), smem_limit: int | None = None,
+             wgmma: bool | None = None) -> Gen:
     """Run the generator; retry with shared buffers if private ones exceed the soft budget;
     move buffers to the global workspace if they still exceed ``smem_limit`` (default
     ``smem_budget()``; smem.py).  ``full``: the launch's full-tile facts (``fulltile.py``)."""
-    gen = Gen(ir, T, mma_acc=mma_acc, tensor_cores=tensor_cores, full=full)
+    gen = Gen(ir, T, mma_acc=mma_acc, tensor_cores=tensor_cores, full=full, wgmma=wgmma)
     gen.source = gen.generate()
     if gen.smem.total_bytes > SOFT_BUDGET:
         g2 = Gen(ir, T, mma_acc=mma_acc, shared_smem=True, tensor_cores=tensor_cores,
-                 full=full)
+                 full=full, wgmma=wgmma)
         g2.source = g2.generate()
         if g2.smem.total_bytes < gen.smem.total_bytes:
             gen = g2
@@ -214,7 +217,7 @@ def compile_kernel(ir: KernelIR, T: int, mma_acc: str | None = None,
     mma_acc = mma_acc or env_mma_acc()
     key = (T, mma_acc, rt.simulator(), config.numba_tensor_cores(),
            config.numba_tensor_cores_sim(), config.numba_cp_async(), config.numba_ffma(),
-           config.numba_ffma_sim(), full,
+           config.numba_ffma_sim(), config.numba_wgmma(), full,
            min_blocks(ir, T), config.numba_smem_limit(), config.numba_lineinfo(),
            config.numba_direct())
     ck = _cache.get(ir, {}).get(key)

@@ -21,7 +21,7 @@ from ..enums import MemoryOrder, PaddingMode
 from ..ir import ops
 from ..ir.core import Region, Value
 from ..ir.effects import writes_memory
-from . import ffma, rt, tensorcore
+from . import ffma, rt, tensorcore, wgmma
 from .irindex import IRIndex
 
 # shared memory the stages of a pipelined tensor-core mma may take: tiles whose two stages do
@@ -41,6 +41,14 @@ def tensor_cores_usable(mma_acc: str) -> bool:
     return mma_acc == "f32" and config.numba_tensor_cores()
 
 
+def wgmma_usable(mma_acc: str, cc) -> bool:
+    """Whether float16/bfloat16 mma may take Hopper's wgmma (``wgmma.py``): the tensor cores
+    are usable on a real GPU, the device is sm_90 (the instructions exist on sm_90a only:
+    not on later architectures' targets), and ``CUTILE_NUMBA_WGMMA=0`` does not turn it off."""
+    return (not rt.simulator() and tensor_cores_usable(mma_acc) and config.numba_wgmma()
+            and cc is not None and tuple(cc)[:2] == (9, 0))
+
+
 def ffma_usable(mma_acc: str) -> bool:
     """Whether float32 mma may take ``ffma.py``'s schedule (vector shared loads, cp.async):
     the default float32 accumulation mode (``exact`` keeps the seeds' float64 sum), not
@@ -53,10 +61,11 @@ def ffma_usable(mma_acc: str) -> bool:
 
 class MmaPlanner:
     def __init__(self, index: IRIndex, T: int, tensor_cores: bool = False,
-                 cp_async: bool = False, ffma: bool = False):
+                 cp_async: bool = False, ffma: bool = False, wgmma: bool = False):
         self.ix = index
         self.T = T
         self.tensor_cores = tensor_cores
+        self.wgmma = wgmma and tensor_cores     # Hopper: wgmma plans first (wgmma.py)
         self.ffma = ffma                        # float32 mma: ffma.py's plan where it applies
         self.cp_async = cp_async
         self._direct: dict[int, tuple] | None = None
@@ -66,7 +75,11 @@ class MmaPlanner:
         """An ``Mma``'s plan before the transposed-B decision: the tensor cores' where they
         apply, else ``ffma.py``'s (None: the seeds' schedule).  ``_direct_map`` needs it
         without ``bt``, which it decides."""
-        plan = tensorcore.plan(op, self.T, self.ix.rows_in_warps()) if self.tensor_cores else None
+        plan = None
+        if self.wgmma:
+            plan = wgmma.plan(op, self.T)
+        if plan is None and self.tensor_cores:
+            plan = tensorcore.plan(op, self.T, self.ix.rows_in_warps())
         if plan is None and self.ffma:
             plan = ffma.plan(op, self.T)
         return plan

@@ -32,6 +32,8 @@ from llvmlite import ir
 from numba import types
 
 from .ptx_text import (
+    ASM,
+    SIDE_EFFECT,
     CP_ASYNC16_CONSTRAINTS,
     CP_ASYNC16_TEXT,
     MMA_F_CONSTRAINTS,
@@ -285,6 +287,68 @@ def addr_of(typingctx, arr):
     return types.uint64(arr), codegen
 
 
+_NB = {"I": types.uint32, "i": types.int32, "l": types.int64, "f": types.float32}
+
+
+def _from_asm(name: str):
+    """A Numba intrinsic for the ``ptx_text.ASM`` entry ``name`` whose operands are scalars
+    (codes ``I``/``i``/``l``/``f``) or one shared array and an index (``A``, ``s``: the
+    32-bit shared address of that element): the wgmma family, whose 32-258 operands no
+    hand-written signature lists.  Numba reads a typing function's own parameters, so each
+    arity gets a generated one."""
+    text, cons, ins, outs = ASM[name]
+    res = [_NB[c] for c in outs]
+    ret = types.void if not res else res[0] if len(res) == 1 else types.Tuple(res)
+
+    def typer(typingctx, *args):
+        if len(args) != len(ins):
+            return None
+        sig_args = []
+        for a, k in zip(args, ins):
+            if k == "A":
+                if not isinstance(a, types.Array):
+                    return None
+                sig_args.append(a)
+            elif k == "s":
+                if not isinstance(a, types.Integer):
+                    return None
+                sig_args.append(a)
+            else:
+                sig_args.append(_NB[k])
+
+        def codegen(context, builder, signature, vals):
+            ops_, tys = [], []
+            i = 0
+            while i < len(ins):
+                if ins[i] == "A":
+                    ops_.append(_shared_addr(context, builder, signature.args[i], vals[i],
+                                             vals[i + 1]))
+                    i += 2
+                    continue
+                ops_.append(vals[i])
+                i += 1
+            tys = [v.type for v in ops_]
+            lres = [context.get_value_type(t) for t in res]
+            rty = (ir.VoidType() if not lres else lres[0] if len(lres) == 1
+                   else ir.LiteralStructType(lres))
+            call = builder.call(ir.InlineAsm(ir.FunctionType(rty, tys), text, cons,
+                                             side_effect=SIDE_EFFECT.get(name, False)), ops_)
+            if len(lres) > 1:
+                vals_ = [builder.extract_value(call, j) for j in range(len(lres))]
+                return context.make_tuple(builder, signature.return_type, vals_)
+            return None if not lres else call
+
+        return ret(*sig_args), codegen
+
+    params = ", ".join(f"a{i}" for i in range(len(ins)))
+    ns: dict = {"typer": typer}
+    exec(f"def {name}(typingctx, {params}):\n    return typer(typingctx, {params})", ns)
+    return intrinsic(ns[name])
+
+
+GENERATED_PREFIXES = ("wgmma_", "fence_proxy_async", "smem_addr32")
+
+
 INTRINSICS = {"mma_f16": mma_f16, "mma_bf16": mma_bf16, "mma_tf32": mma_tf32,
               "mma_s8": mma_s8, "mma_u8": mma_u8, "ldsm_x2": ldsm_x2, "ldsm32_x2": ldsm32_x2,
               "ldsm_x4": ldsm_x4,
@@ -292,4 +356,5 @@ INTRINSICS = {"mma_f16": mma_f16, "mma_bf16": mma_bf16, "mma_tf32": mma_tf32,
               "ldsm32_x4_t": ldsm32_x4_t, "ldsm32_x2_t": ldsm32_x2_t, "cp_async16": cp_async16,
               "cp_async_wait_all": cp_async_wait_all, "addr_of": addr_of,
               "cp_async_commit": cp_async_commit, "lds_v2": lds_v2, "lds_v4": lds_v4,
-              **CP_ASYNC_WAIT_GROUP}
+              **CP_ASYNC_WAIT_GROUP,
+              **{n: _from_asm(n) for n in ASM if n.startswith(GENERATED_PREFIXES)}}

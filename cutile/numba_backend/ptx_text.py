@@ -47,6 +47,36 @@ CP_ASYNC16_TEXT = ("{ .reg .u64 g; cvta.to.global.u64 g, $1; "
 CP_ASYNC16_CONSTRAINTS = "r,l,r,~{memory}"
 
 
+# -- Hopper (sm_90a): wgmma from shared-memory descriptors (wgmma.py plans, probe-checked) --
+
+WGMMA_NS = (8, 16, 32, 64, 128, 256)          # N of wgmma.m64nNk16 the plans use
+WGMMA_COUNTS = (4, 8, 16, 32, 64, 128, 256)   # accumulator registers one fence/wait ties
+
+
+def wgmma_text(kind: str, n: int, trans_b: bool) -> tuple[str, str]:
+    """``wgmma.mma_async`` m64nNk16, float32 D += A * B with A and B from shared memory by
+    descriptor (B MN-major when ``trans_b``): (text, constraints).  Operands: the N/2
+    accumulators out ($0..), the two descriptors, a scale-d flag (1: D = A B + D), the
+    accumulators in, tied to the outputs (the instruction reads and writes the same
+    registers)."""
+    k = n // 2
+    outs = ",".join(f"${i}" for i in range(k))
+    text = ("{ .reg .pred p; setp.ne.b32 p, $" + str(k + 2) + ", 0; "
+            f"wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{kind}.{kind} "
+            "{" + outs + "}, $" + str(k) + ", $" + str(k + 1)
+            + f", p, 1, 1, 0, {int(trans_b)}; }}")
+    cons = ",".join(["=f"] * k + ["l", "l", "r"] + [str(i) for i in range(k)])
+    return text, cons
+
+
+def tied_constraints(count: int) -> str:
+    """Constraints of an instruction that passes ``count`` float32 registers through
+    unchanged (tied): ``wgmma.fence`` before the wgmmas that read them and
+    ``wgmma.wait_group`` after, so no other instruction on those registers is scheduled
+    between (LLVM sees the wgmma's results as ready when its asm returns)."""
+    return ",".join(["=f"] * count + [str(i) for i in range(count)] + ["~{memory}"])
+
+
 def _asm() -> dict:
     out = {f"mma_{k}": (mma_text(k), MMA_F_CONSTRAINTS, "IIIIIIffff", "ffff")
            for k in ("f16", "bf16")}
@@ -64,9 +94,26 @@ def _asm() -> dict:
     out["cp_async_commit"] = ("cp.async.commit_group;", "~{memory}", "", "")
     for n in range(3):
         out[f"cp_async_wait_group{n}"] = (f"cp.async.wait_group {n};", "~{memory}", "", "")
+    for kind in ("f16", "bf16"):
+        for n in WGMMA_NS:
+            for t in (False, True):
+                text, cons = wgmma_text(kind, n, t)
+                out[f"wgmma_{kind}_n{n}{'_t' if t else ''}"] = (
+                    text, cons, "lli" + "f" * (n // 2), "f" * (n // 2))
+    for c in WGMMA_COUNTS:
+        out[f"wgmma_fence{c}"] = ("wgmma.fence.sync.aligned;", tied_constraints(c), "f" * c,
+                                  "f" * c)
+        out[f"wgmma_wait{c}"] = ("wgmma.wait_group.sync.aligned 0;", tied_constraints(c),
+                                 "f" * c, "f" * c)
+    out["wgmma_commit"] = ("wgmma.commit_group.sync.aligned;", "~{memory}", "", "")
+    # shared-memory writes (st.shared, cp.async: the generic proxy) before the wgmmas that
+    # read them through the async proxy
+    out["fence_proxy_async"] = ("fence.proxy.async.shared::cta;", "~{memory}", "", "")
+    # the 32-bit shared-window address of buf[i] (for descriptors and alignment)
+    out["smem_addr32"] = ("mov.u32 $0, $1;", "=r,r", "As", "I")
     return out
 
 
 ASM = _asm()
 # the intrinsics ptx.py marks as having side effects (kept in order around barriers)
-SIDE_EFFECT = {k: True for k in ASM if k.startswith(("ldsm", "cp_async"))}
+SIDE_EFFECT = {k: True for k in ASM if k.startswith(("ldsm", "cp_async", "wgmma", "fence"))}

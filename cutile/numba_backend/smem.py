@@ -26,6 +26,12 @@ order it (``syncthreads`` also orders global memory within a block).  Only buffe
 ``ldmatrix``/``cp.async``/vector shared loads (``align16``: tensor-core and FFMA staging) must
 stay in shared memory; when those alone exceed the limit the GPU cannot run the kernel, and
 ``check`` says so, naming them.
+
+Hopper's wgmma reads its operands through descriptors of swizzled layouts whose swizzle is
+applied to shared-memory *address* bits, so their buffers (``align1024``) start on a
+1024-byte boundary: static ones by the declaration's alignment, dynamic ones at 1024-byte
+offsets from a base the kernel rounds up at run time (``_dyn_pad``: the dynamic allocation
+is only guaranteed 16-byte alignment, so 1024 bytes of slack are allocated with it).
 """
 
 from __future__ import annotations
@@ -39,6 +45,7 @@ STATIC_LIMIT = 48 * 1024
 # Dynamic shared memory per block after the opt-in on an H100 (the simulator's limit).
 H100_OPTIN_LIMIT = 232448
 ALIGN = 16
+WG_ALIGN = 1024     # wgmma operand buffers (the 128-byte swizzle atom)
 
 _ITEMSIZE = {"b1": 1, "u8": 1, "i8": 1, "u16": 2, "i16": 2, "f16": 2, "u32": 4, "i32": 4,
              "f32": 4, "u64": 8, "i64": 8, "f64": 8}
@@ -56,13 +63,16 @@ class SmemPlan:
         self.shared = shared
         self.aligned = aligned                   # may declare alignment= (not the simulator)
         self.align16: set[str] = set()           # buffers read 16 bytes at a time (ldmatrix)
+        self.align1024: set[str] = set()         # wgmma operands (descriptor-addressed)
         self.buffers: dict[str, list] = {}      # name -> [cast, nelems]
         self.scratch: dict[str, list] = {}      # buffers moved to the global workspace (fit)
         self.sites: dict = {}
 
-    def buffer(self, site, slot: int, cast: str, nelems: int, align16: bool = False) -> str:
+    def buffer(self, site, slot: int, cast: str, nelems: int, align16: bool = False,
+               align1024: bool = False) -> str:
         """Name of the buffer for ``(site, slot)``; ``cast`` is the element type's cast name;
-        ``align16``: the buffer must start at a 16-byte boundary."""
+        ``align16``: the buffer must start at a 16-byte boundary; ``align1024``: at a
+        1024-byte one (wgmma operands)."""
         if cast == "b1":
             cast = "u8"                          # bools travel as bytes
         key = (site, slot)
@@ -75,26 +85,36 @@ class SmemPlan:
         self.sites[key] = name
         entry = self.buffers.setdefault(name, [cast, 0])
         entry[1] = max(entry[1], int(nelems))
-        if align16:
+        if align16 or align1024:
             self.align16.add(name)
+        if align1024:
+            self.align1024.add(name)
         return name
 
     @property
     def total_bytes(self) -> int:
         if self.dynamic:
             return self.dynamic_bytes
-        return sum(_ITEMSIZE[c] * n for c, n in self.buffers.values())
+        return self._static_sum()
+
+    def _static_sum(self) -> int:
+        """Bytes of the static buffers, each ``align1024`` one counted with the padding its
+        alignment may cost."""
+        return sum(_ITEMSIZE[c] * n + (WG_ALIGN - ALIGN if name in self.align1024 else 0)
+                   for name, (c, n) in self.buffers.items())
 
     @property
     def dynamic(self) -> bool:
         """True when the buffers exceed the static limit and live in dynamic shared memory."""
-        return sum(_ITEMSIZE[c] * n for c, n in self.buffers.values()) > STATIC_LIMIT
+        return self._static_sum() > STATIC_LIMIT
 
     def offsets(self) -> dict[str, int]:
-        """Byte offset of every buffer in the dynamic allocation (16-byte aligned)."""
+        """Byte offset of every buffer in the dynamic allocation (16-byte aligned, 1024 for
+        ``align1024`` buffers, from the run-time aligned base)."""
         out, pos = {}, 0
         for name, (cast, n) in self.buffers.items():
-            pos = -(-pos // ALIGN) * ALIGN
+            al = WG_ALIGN if name in self.align1024 else ALIGN
+            pos = -(-pos // al) * al
             out[name] = pos
             pos += _ITEMSIZE[cast] * n
         return out
@@ -105,8 +125,9 @@ class SmemPlan:
         if not self.dynamic:
             return 0
         offs = self.offsets()
-        return max((offs[name] + _ITEMSIZE[c] * n for name, (c, n) in self.buffers.items()),
-                   default=0)
+        slack = WG_ALIGN if self.align1024 & set(self.buffers) else 0
+        return slack + max((offs[name] + _ITEMSIZE[c] * n
+                            for name, (c, n) in self.buffers.items()), default=0)
 
     @property
     def static_bytes(self) -> int:
@@ -160,16 +181,26 @@ class SmemPlan:
         if not self.dynamic:
             out = []
             for name, (cast, n) in self.buffers.items():
-                al = ", alignment=16" if self.aligned and name in self.align16 else ""
+                al = (f", alignment={WG_ALIGN}" if name in self.align1024 else
+                      ", alignment=16" if self.aligned and name in self.align16 else "")
                 out.append(f"{name} = cuda.shared.array({n}, {cast}{al})")
             return out
         offs = self.offsets()
         al = ", alignment=16" if self.aligned else ""
-        out = [f"_dyn_{cast} = cuda.shared.array(0, dyn_{cast}{al})"
-               for cast in dict.fromkeys(c for c, _ in self.buffers.values())]
+        casts = list(dict.fromkeys(c for c, _ in self.buffers.values()))
+        out = [f"_dyn_{cast} = cuda.shared.array(0, dyn_{cast}{al})" for cast in casts]
+        pad = bool(self.align1024 & set(self.buffers))
+        if pad:     # bytes up to the next 1024-byte boundary of the dynamic allocation
+            out.append(f"_dyn_pad = i64((u32({WG_ALIGN}) - (smem_addr32(_dyn_{casts[0]}, 0) & "
+                       f"u32({WG_ALIGN - 1}))) & u32({WG_ALIGN - 1}))")
         for name, (cast, n) in self.buffers.items():
             lo = offs[name] // _ITEMSIZE[cast]
-            out.append(f"{name} = _dyn_{cast}[{lo}:{lo + n}]")
+            if pad:
+                sh = {1: "", 2: " >> 1", 4: " >> 2", 8: " >> 3"}[_ITEMSIZE[cast]]
+                out.append(f"{name} = _dyn_{cast}[(_dyn_pad{sh}) + {lo}:"
+                           f"(_dyn_pad{sh}) + {lo + n}]")
+            else:
+                out.append(f"{name} = _dyn_{cast}[{lo}:{lo + n}]")
         return out
 
     def check(self, limit: int, kernel_name: str) -> None:

@@ -52,15 +52,33 @@ def swizzle_params(ncols: int, epc: int = 8) -> tuple[int, int]:
     return shift, mask
 
 
-def swizzle(row, col, ncols: int, epc: int = 8):
+def panel_width(ncols: int, epc: int) -> int:
+    """Elements per row of one column panel of the wgmma layout (``rows`` given to
+    ``swizzle``): 128 bytes, or the whole row when narrower."""
+    return min(ncols, 8 * epc)
+
+
+def swizzle(row, col, ncols: int, epc: int = 8, rows: int | None = None):
     """Element index of ``(row, col)`` in a swizzled row-major ``? x ncols`` tile (ints or
-    NumPy arrays).  Linear over GF(2) in the bits of ``row`` and ``col``."""
+    NumPy arrays).  Linear over GF(2) in the bits of ``row`` and ``col``.
+
+    ``rows``: the tile has ``rows`` rows and is stored as column panels 128 bytes wide
+    (``panel_width``; panel ``p`` at element ``p * rows * width``), each panel swizzled as
+    a tile of its width: the canonical layouts wgmma's descriptors address (``wgmma.py``;
+    the same as the plain form for rows of at most 128 bytes)."""
+    if rows is not None and ncols > 8 * epc:
+        pw = 8 * epc
+        return (col >> L.log2(pw)) * (rows * pw) + swizzle(row, col & (pw - 1), pw, epc)
     sh, mask = swizzle_params(ncols, epc)
     return row * ncols + (col ^ (((row >> sh) & mask) << L.log2(epc)))
 
 
-def swizzle_expr(row: str, col: str, ncols: int, epc: int = 8) -> str:
+def swizzle_expr(row: str, col: str, ncols: int, epc: int = 8, rows: int | None = None) -> str:
     """``swizzle`` as a Python expression of the expressions ``row`` and ``col``."""
+    if rows is not None and ncols > 8 * epc:
+        pw = 8 * epc
+        inner = swizzle_expr(row, f"(({col}) & {pw - 1})", pw, epc)
+        return f"(((({col}) >> {L.log2(pw)}) << {L.log2(rows * pw)}) ^ {inner})"
     sh, mask = swizzle_params(ncols, epc)
     r = f"({row} >> {sh})" if sh else f"({row})"
     sw = f"(({r} & {mask}) << {L.log2(epc)})" if mask else ""

@@ -23,23 +23,29 @@ from .. import layout as L
 from ..exprs import to_storage
 from ..ffma import FFMAPlan, join
 from ..tensorcore import INT_KINDS, TCPlan, swizzle, swizzle_expr
+from ..wgmma import WGPlan
 from .index import bid_exprs
 from .matmul_ffma import compute as compute_ffma
 
 
-def _stage(g, v, buf: str, ncols: int, epc: int = 8, transpose: bool = False) -> None:
+def _stage(g, v, buf: str, ncols: int, epc: int = 8, transpose: bool = False,
+           panels: bool = False) -> None:
     """Write the tile ``v`` (rows x ``ncols``) into ``buf`` at swizzled row-major positions
     (``epc`` elements to a 16-byte chunk); ``transpose``: its transpose (``ncols`` = rows of
-    ``v``), column-major."""
+    ``v``), column-major; ``panels``: in 128-byte column panels (wgmma, ``swizzle``'s
+    ``rows``)."""
     tv = g.tv(v)
+    shape = v.type.shape
+    rows = (shape[-1] if transpose else shape[-2]) if panels else None
     lay = tv.layout if tv.layout is not None else g.natural(v)
     regs = g.get(v, lay)
     rt_, ct_ = g.coord_var(lay, 0), g.coord_var(lay, 1)
     if transpose:
         rt_, ct_ = ct_, rt_
     i = g.lid(lay)
-    base = g.hoist(("tcsw", i, ncols, epc, transpose), f"L{i}_sw{ncols}_{epc}{'t' * transpose}",
-                   swizzle_expr(rt_, ct_, ncols, epc)) if (rt_, ct_) != ("0", "0") else None
+    base = g.hoist(("tcsw", i, ncols, epc, transpose, rows),
+                   f"L{i}_sw{ncols}_{epc}{'t' * transpose}{'p' if rows else ''}",
+                   swizzle_expr(rt_, ct_, ncols, epc, rows)) if (rt_, ct_) != ("0", "0") else None
     w = g.writer(lay)
     if w is not None:
         g.line(f"if {w}:")
@@ -49,14 +55,15 @@ def _stage(g, v, buf: str, ncols: int, epc: int = 8, transpose: bool = False) ->
         ro, co = lay.reg_offsets(k)
         if transpose:
             ro, co = co, ro
-        c = int(swizzle(ro, co, ncols, epc))  # linear over GF(2): thread ^ register part
+        c = int(swizzle(ro, co, ncols, epc, rows))  # linear over GF(2): thread ^ register part
         idx = str(c) if base is None else (base if c == 0 else f"{base} ^ {c}")
         g.line(f"{buf}[{idx}] = {to_storage(r, dt.bfloat16) if bf16 else r}")
     if w is not None:
         g.e.level -= 1
 
 
-def _stage_direct(g, ld, buf: str, T: int, base: str = "", sub: dict | None = None) -> None:
+def _stage_direct(g, ld, buf: str, T: int, base: str = "", sub: dict | None = None,
+                  panels: bool = False) -> None:
     """Copy the tile of the 2-D ``Load`` ``ld`` from global memory into ``buf`` (swizzled, as
     ``_stage``), not through registers.  Where the array's rows are 16-byte aligned (element
     stride 1, row stride a multiple of 16 bytes, aligned data address: a block-uniform test)
@@ -67,8 +74,9 @@ def _stage_direct(g, ld, buf: str, T: int, base: str = "", sub: dict | None = No
     the launch's array made of full tiles with aligned rows (``fulltile.py``), one in-or-out test
     per tile replaces the per-chunk bounds and the fallback.  ``base``: an element offset
     into ``buf`` (``"0 + "`` style prefix, the pipelined loop's half); ``sub``: expressions
-    replacing index values (``id(value) -> expr``: the next iteration's induction variable)."""
-    cp = _DirectCopy(g, ld, buf, T, base, sub)
+    replacing index values (``id(value) -> expr``: the next iteration's induction variable);
+    ``panels``: the wgmma layout (``swizzle``'s ``rows``)."""
+    cp = _DirectCopy(g, ld, buf, T, base, sub, panels)
     if _full(g, ld):
         _copy_full_tiles(cp)
     else:
@@ -79,12 +87,14 @@ class _DirectCopy:
     """One direct copy of a load's tile into shared memory: the array, the tile's shape in
     16-byte chunks, and the names of the tile's bounds (emitted here, before either copy)."""
 
-    def __init__(self, g, ld, buf: str, T: int, base: str, sub: dict | None):
+    def __init__(self, g, ld, buf: str, T: int, base: str, sub: dict | None,
+                 panels: bool = False):
         self.g, self.ld, self.buf, self.T, self.base = g, ld, buf, T, base
         self.sub = sub or {}
         a = self.a = g.arrays[id(ld.array)]
         nd = self.nd = len(ld.shape)
         self.R, self.C = ld.shape[-2:]
+        self.rows = self.R if panels else None      # swizzle's panel layout (wgmma)
         es = self.es = a.dtype.bitwidth // 8    # bytes per element: 16-bit or float32 operands
         self.epc = 16 // es                     # elements per 16-byte chunk
         self.cpr = self.C // self.epc
@@ -109,6 +119,10 @@ class _DirectCopy:
 
     def scalar(self, v):
         return self.sub.get(id(v)) or self.g.scalar(v)
+
+    def dst(self, rr: str, cc: str) -> str:
+        """The shared index of chunk/element (``rr``, ``cc``) of the tile."""
+        return swizzle_expr(rr, cc, self.C, self.epc, self.rows)
 
     def units(self, total: int):
         """(unit index expression, guard or None) of each of this thread's copy units."""
@@ -146,19 +160,31 @@ def _copy_full_tiles(cp: _DirectCopy) -> None:
         rr, cc = f"(tid >> {L.log2(cpr)})", f"((tid & {cpr - 1}) << {L.log2(epc)})"
         o, d = g.tmp("o"), g.tmp("d")
         g.line(f"{o} = {at} + i64({rr}) * {st0} + i64({cc})")
-        g.line(f"{d} = {swizzle_expr(rr, cc, C, epc)}")
+        g.line(f"{d} = {cp.dst(rr, cc)}")
+        var_mask = C * (T // cpr) - 1 if cp.rows is None else _index_bits(cp, T // cpr)
         for i in range(R * cpr // T):
             dr = i * (T // cpr)                          # row offset of unit i
-            dst = join(d, C * (T // cpr) - 1, int(swizzle(dr, 0, C, epc))) if dr else d
+            dst = join(d, var_mask, int(swizzle(dr, 0, C, epc, cp.rows))) if dr else d
             src = f"{o} + {dr} * {st0}" if dr else o
             g.line(f"cp_async16({buf}, {base}{dst}, {a.name}, "
                    f"cuda.selp({tin}, {src}, i64(0)), {nbt})")
         return
     for q, guard in cp.units(R * cpr):
         rr, cc = f"({q} >> {L.log2(cpr)})", f"(({q} & {cpr - 1}) << {L.log2(epc)})"
-        cp.emit([f"cp_async16({buf}, {base}{swizzle_expr(rr, cc, C, epc)}, {a.name}, "
+        cp.emit([f"cp_async16({buf}, {base}{cp.dst(rr, cc)}, {a.name}, "
                  f"cuda.selp({tin}, {at} + i64({rr}) * {st0} + i64({cc}), i64(0)), {nbt})"],
                 guard)
+
+
+def _index_bits(cp: _DirectCopy, nrows: int) -> int:
+    """The bits the shared index of a chunk in the first ``nrows`` rows of the tile may have
+    (the thread part of ``_copy_full_tiles``' indices: constant row offsets beyond are
+    joined to it by ``join``)."""
+    bits = 0
+    for r in range(nrows):
+        for c in range(0, cp.C, cp.epc):
+            bits |= int(swizzle(r, c, cp.C, cp.epc, cp.rows))
+    return bits
 
 
 def _copy_checked(cp: _DirectCopy) -> None:
@@ -180,7 +206,7 @@ def _copy_checked(cp: _DirectCopy) -> None:
         cp.emit([f"{gr} = {r0} + {rr}", f"{gc} = {c0} + {cc}",
                  f"{nb} = i32(cuda.selp({lead} & ({gr} >= 0) & ({gr} < {n0}) & ({gc} >= 0), "
                  f"max(min({n1} - {gc}, i64({epc})), i64(0)) * {es}, i64(0)))",
-                 f"cp_async16({buf}, {base}{swizzle_expr(rr, cc, C, epc)}, {a.name}, "
+                 f"cp_async16({buf}, {base}{cp.dst(rr, cc)}, {a.name}, "
                  f"cuda.selp({nb} > 0, {lead_off} + {gr} * {st0} + {gc}, i64(0)), {nb})"],
                 guard)
     g.e.level -= 1
@@ -195,7 +221,7 @@ def _copy_checked(cp: _DirectCopy) -> None:
     g.line(f"for {q} in range(tid, {R * C}, {T}):")
     for ln in (f"{gr} = {r0} + {rr}", f"{gc} = {c0} + {cc}",
                f"{inb} = {lead} & ({gr} >= 0) & ({gr} < {n0}) & ({gc} >= 0) & ({gc} < {n1})",
-               f"{buf}[{base}{swizzle_expr(rr, cc, C, epc)}] = {a.name}[{lead_idx}"
+               f"{buf}[{base}{cp.dst(rr, cc)}] = {a.name}[{lead_idx}"
                f"u64(cuda.selp({inb}, {gr}, i64(0))), u64(cuda.selp({inb}, {gc}, i64(0)))] "
                f"if {inb} else {zero}"):
         g.line("    " + ln)
@@ -227,37 +253,41 @@ def mma_tc(g, op, plan: TCPlan) -> None:
     acc_regs = g.get(acc, out)
     sdt = _SMEM_DTYPE[plan.kind]
     site = ("mma_tc", id(op))
+    wg = isinstance(plan, WGPlan)           # wgmma: descriptor layouts, 1024-byte aligned
     inv = g.mma.invariant_operand_loop(op)
     if inv is not None:
         # A is loop-invariant: its own buffer (a slot no other site shares), written in the
         # loop's first iteration only
         slot = 1000 + 2 * g.pipe_slots.setdefault(id(op), len(g.pipe_slots))
-        bufa = g.buffer(("mma_tc_inv", id(op)), slot, sdt, M * K, align16=True)
+        bufa = g.buffer(("mma_tc_inv", id(op)), slot, sdt, M * K, align16=True,
+                        align1024=wg)
         iv = g.scalar(inv.body.args[0])
         g.line(f"if {iv} == {g.scalar(inv.start)}:")
         g.e.level += 1
         g.smem_before_write(bufa)
-        _stage(g, x, bufa, K, plan.epc)
+        _stage(g, x, bufa, K, plan.epc, panels=wg)
         g.e.level -= 1
     else:
-        bufa = g.buffer(site, 0, sdt, M * K, align16=True)
-    bufb = g.buffer(site, 1, sdt, K * N, align16=True)
+        bufa = g.buffer(site, 0, sdt, M * K, align16=True, align1024=wg)
+    bufb = g.buffer(site, 1, sdt, K * N, align16=True, align1024=wg)
     if inv is not None:
         g.smem_before_write(bufb)               # A was staged above
     else:
         g.smem_before_write(bufa, bufb)
         if xl is not None:
-            _stage_direct(g, xl, bufa, plan.T)
+            _stage_direct(g, xl, bufa, plan.T, panels=wg)
         else:
-            _stage(g, x, bufa, K, plan.epc)
+            _stage(g, x, bufa, K, plan.epc, panels=wg)
     if yl is not None:
-        _stage_direct(g, yl, bufb, plan.T)
+        _stage_direct(g, yl, bufb, plan.T, panels=wg)
     elif plan.kind in INT_KINDS:
         _stage(g, y, bufb, K, plan.epc, transpose=True)
     else:
-        _stage(g, y, bufb, N, plan.epc)
+        _stage(g, y, bufb, N, plan.epc, panels=wg)
     if xl is not None or yl is not None:
         g.line("cp_async_wait_all()")
+    if wg:
+        g.line("fence_proxy_async()")       # this thread's writes -> the wgmma's reads
     g.smem_sync()
     _compute(g, op, plan, bufa, bufb, acc_regs, out,
              note=", operands by cp.async" if xl is not None or yl is not None else "")
@@ -270,7 +300,48 @@ def _compute(g, op, plan, bufa: str, bufb: str, acc_regs, out, abase: str = "",
     if isinstance(plan, FFMAPlan):
         compute_ffma(g, op, plan, bufa, bufb, acc_regs, out, abase, bbase, note)
         return
+    if isinstance(plan, WGPlan):
+        _compute_wg(g, op, plan, bufa, bufb, acc_regs, out, abase, bbase, note)
+        return
     _compute_tc(g, op, plan, bufa, bufb, acc_regs, out, abase, bbase, note)
+
+
+def _compute_wg(g, op, plan: WGPlan, bufa: str, bufb: str, acc_regs, out, abase: str = "",
+                bbase: str = "", note: str = "") -> None:
+    """wgmma over the staged tiles (at element offsets ``abase``/``bbase``): each warpgroup's
+    ``MI`` m64nNk16 per k16 step from descriptors, fenced, committed and waited for
+    (``wgmma.py``: the tied fence/wait keep the accumulators out of the asynchronous
+    window)."""
+    g.plans.append(plan.describe() + note)
+    p = plan.prefix()
+    n2 = plan.N // 2
+    cnt = plan.acc_regs
+    if plan.GM > 1:
+        grp = g.hoist(("wg", p, "a0"), f"{p}a0", f"((tid >> 7) * {plan.a_group_offset()})")
+        a_at = f"{abase}{grp}"
+    else:
+        a_at = f"{abase}0"
+    da, db = g.tmp("da"), g.tmp("db")
+    g.line(f"{da} = (u64(smem_addr32({bufa}, {a_at})) >> u64(4)) | u64({plan.a_hi()})")
+    g.line(f"{db} = (u64(smem_addr32({bufb}, {bbase}0)) >> u64(4)) | u64({plan.b_hi()})")
+    cur = [g.tmp("acc") for _ in range(cnt)]
+    g.line(f"{', '.join(cur)} = wgmma_fence{cnt}({', '.join(acc_regs)})")
+    fn = plan.intrinsic()
+    for kk in range(plan.K // 16):
+        for mi in range(plan.MI):
+            oa, ob = plan.a_step(mi, kk) >> 4, plan.b_step(kk) >> 4
+            dak = f"{da} + u64({oa})" if oa else da
+            dbk = f"{db} + u64({ob})" if ob else db
+            regs = cur[mi * n2:(mi + 1) * n2]
+            new = [g.tmp("acc") for _ in range(n2)]
+            g.line(f"{', '.join(new)} = {fn}({dak}, {dbk}, i32(1), {', '.join(regs)})")
+            cur[mi * n2:(mi + 1) * n2] = new
+    g.line("wgmma_commit()")
+    done = [g.tmp("acc") for _ in range(cnt)]
+    g.line(f"{', '.join(done)} = wgmma_wait{cnt}({', '.join(cur)})")
+    g.define(op.result, out, done)
+    g.smem_did_read(bufa)
+    g.smem_did_read(bufb)
 
 
 def _compute_tc(g, op, plan: TCPlan, bufa: str, bufb: str, acc_regs, out, abase: str = "",
@@ -339,8 +410,9 @@ def pipelined_buffers(g, op, plan: TCPlan) -> tuple[str, str]:
     site = ("mma_tc_pipe", id(op))
     slot = 1000 + 2 * g.pipe_slots.setdefault(id(op), len(g.pipe_slots))
     S = g.mma.stages(op)
-    return (g.buffer(site, slot, sdt, S * plan.M * plan.K, align16=True),
-            g.buffer(site, slot + 1, sdt, S * plan.K * plan.N, align16=True))
+    wg = isinstance(plan, WGPlan)
+    return (g.buffer(site, slot, sdt, S * plan.M * plan.K, align16=True, align1024=wg),
+            g.buffer(site, slot + 1, sdt, S * plan.K * plan.N, align16=True, align1024=wg))
 
 
 def _subst(g, lds, iv, iv_expr: str) -> dict:
@@ -367,8 +439,9 @@ def prologue(g, op, plan: TCPlan, for_op) -> None:
     for s in range(g.mma.stages(op) - 1):
         it = f"(i64({start}) + {s} * i64({step}))" if s else f"{start}"
         sub = _subst(g, (xl, yl), for_op.body.args[0], it)
-        _stage_direct(g, xl, bufa, plan.T, f"{s * plan.M * plan.K} + " if s else "", sub)
-        _stage_direct(g, yl, bufb, plan.T, f"{s * plan.K * plan.N} + " if s else "", sub)
+        wg = isinstance(plan, WGPlan)
+        _stage_direct(g, xl, bufa, plan.T, f"{s * plan.M * plan.K} + " if s else "", sub, wg)
+        _stage_direct(g, yl, bufb, plan.T, f"{s * plan.K * plan.N} + " if s else "", sub, wg)
         g.line("cp_async_commit()")
 
 
@@ -391,10 +464,13 @@ def _mma_pipelined(g, op, plan: TCPlan, xl, yl, for_op) -> None:
     g.line(f"{nx} = ({ph} + {S - 1}) & {S - 1}" if S & (S - 1) == 0
            else f"{nx} = ({ph} + {S - 1}) % {S}")
     g.line(f"cp_async_wait_group{S - 2}()")
+    wg = isinstance(plan, WGPlan)
+    if wg:
+        g.line("fence_proxy_async()")       # the landed copies -> the wgmma's reads
     g.barrier()
     nxt = _subst(g, (xl, yl), iv, f"(i64({ivs}) + {S - 1} * i64({step}))")
-    _stage_direct(g, xl, bufa, plan.T, f"({nx} * {M * K}) + ", nxt)
-    _stage_direct(g, yl, bufb, plan.T, f"({nx} * {K * N}) + ", nxt)
+    _stage_direct(g, xl, bufa, plan.T, f"({nx} * {M * K}) + ", nxt, wg)
+    _stage_direct(g, yl, bufb, plan.T, f"({nx} * {K * N}) + ", nxt, wg)
     g.line("cp_async_commit()")
     _compute(g, op, plan, bufa, bufb, acc_regs, out, f"({ph} * {M * K}) + ",
              f"({ph} * {K * N}) + ", f", operands by cp.async, {S}-stage pipelined K loop")

@@ -21,6 +21,7 @@ import ast
 import itertools
 import operator
 
+from .. import ptx_text
 from .numba_table import LIBDEVICE
 from .types import (
     CAST_CODES,
@@ -54,6 +55,10 @@ INTRINSICS = {"mma_f16": ("f", 4), "mma_bf16": ("f", 4), "mma_tf32": ("f", 4),
               **{f"cp_async_wait_group{n}": None for n in range(3)},
               **{f"ldsm{w}_x{n}{t}": ("I", n) for w in ("", "32") for n in (2, 4)
                  for t in ("", "_t")}}
+# the rest of ptx_text.ASM (the wgmma family): results from its table
+INTRINSICS.update({
+    name: (None if not outs else (outs[0], 0) if len(outs) == 1 else (outs[0], len(outs)))
+    for name, (_, _, _, outs) in ptx_text.ASM.items() if name not in INTRINSICS})
 FLOAT_CONSTANTS = {"np.inf": float("inf"), "np.nan": float("nan"), "math.inf": float("inf"),
                    "math.nan": float("nan")}
 ATOMICS = {"add", "sub", "max", "min", "cas", "exch", "and_", "or_", "xor"}

@@ -39,7 +39,8 @@ def compile_ir(llvm_ir: str, libdevice: str | bytes, cc: tuple, opt: int,
                 with open(libdevice, "rb") as f:
                     lib = f.read()
             nvvm.lazy_add_module_to_program(prog, lib, len(lib), "libdevice")
-        opts = [f"-arch=compute_{cc[0]}{cc[1]}", f"-opt={opt}", *(extra or ())]
+        # (9, 0, "a"): the arch-specific target sm_90a (wgmma), as numba-cuda spells it
+        opts = [f"-arch=compute_{''.join(map(str, cc))}", f"-opt={opt}", *(extra or ())]
         try:
             nvvm.compile_program(prog, len(opts), opts)
         except nvvm.nvvmError as e:

@@ -1,0 +1,160 @@
+"""Hopper's warpgroup mma (``wgmma.mma_async``, sm_90a): the plan of an ``Mma`` that takes it,
+its accumulator layout and the shared-memory descriptors of its operands (pure Python: the
+CPU tests check every index; ``lower/matmul_tc.py`` emits the code, ``ptx_text.py`` holds
+the instructions).
+
+A warpgroup is four consecutive warps (128 threads).  ``wgmma.m64nNk16`` multiplies a 64 x 16
+slice of A by a 16 x N slice of B into a 64 x N float32 accumulator spread over the
+warpgroup: warp ``w`` holds rows ``16w .. 16w+15``, lane ``l`` of it register ``j`` at row
+``16w + l/4 + 8*((j/2)%2)``, column ``8*(j/4) + 2*(l%4) + j%2``, i.e. the C fragment of
+``mma.sync.m16n8`` repeated over the N/8 column blocks.  The ``T/128`` warpgroups of a block
+split the tile along M only (``GM``), each taking ``MI`` consecutive 64-row blocks, so every
+row of the accumulator lies in one warp (a row reduction needs shuffles only, as the
+``rows_in_warps`` plans of ``tensorcore.py``).
+
+Both operands are read from shared memory through 64-bit matrix descriptors (start address,
+leading and stride byte offsets, swizzle mode).  The staging (``tensorcore.swizzle`` with
+``rows``) stores a tile as column panels 128 bytes wide, each panel row-major with the
+16-byte chunks of row ``r`` XOR-swizzled as the 128/64/32-byte swizzle of its width does,
+which are the canonical layouts the descriptors address:
+
+- A (M x K, K contiguous) and a transposed B (``bt``: N x K): *K-major*, swizzle by the
+  panel's row bytes, stride byte offset 8 rows (the next 8-row core-matrix group), leading
+  byte offset unused; a k16 step moves the start address 32 bytes along the row, or to the
+  next panel;
+- B (K x N, N contiguous): *MN-major*, the instruction's transpose-B flag set, leading byte
+  offset = the stride between 64-column panels, stride byte offset = 8 rows; a k16 step is
+  16 rows down.
+
+``tools/gpu/wgmma_probe.py --parts layouts`` checked these encodings exactly on an H200 for
+K in 16..256 and N in 16..128 (the other assignment of the MN-major offsets is wrong there);
+the swizzle is applied by the hardware to address bits, so every operand buffer starts on
+a 1024-byte boundary (``smem.py``'s ``align1024``) and every tile offset is a multiple of
+its swizzle atom (8 rows of the panel).
+
+Synchronisation: shared-memory writes (``st.shared``, ``cp.async``) are made visible to the
+wgmma's async proxy by ``fence.proxy.async`` in each writing thread before the barrier that
+publishes them; ``wgmma.fence`` precedes the first wgmma of a K step (the accumulators were
+last written by ordinary instructions), ``wgmma.commit_group`` + ``wait_group 0`` follow the
+last, so the staging buffers may be overwritten after the next barrier.  The fence and the
+wait take the accumulators as tied operands: no other instruction on them can be scheduled
+into the asynchronous window.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from . import layout as L
+from .tensorcore import KIND_ACC, MMA_KIND, TCPlan
+
+WG_THREADS = 128
+WG_KINDS = ("f16", "bf16")      # the transposed-B flag exists for 16-bit types only
+MAX_ACC_REGS = 128              # accumulator registers per thread (m64n256)
+SWIZZLE_CODE = {128: 1, 64: 2, 32: 3}   # panel row bytes -> descriptor bits 62-63
+
+
+@dataclass(frozen=True)
+class WGPlan(TCPlan):
+    """A ``TCPlan`` whose warps are ``GM`` warpgroups along M (``WM = 4 GM``, ``WN = 1``):
+    ``MI`` 64-row blocks per warpgroup, the whole N per instruction."""
+
+    GM: int = 1
+
+    @property
+    def MI(self) -> int:
+        return self.M // (64 * self.GM)
+
+    @property
+    def acc_regs(self) -> int:
+        """Accumulator registers per thread (all ``MI`` blocks)."""
+        return self.MI * self.N // 2
+
+    def describe(self) -> str:
+        b = "B^T K-major" if self.bt else "B MN-major"
+        return (f"tensor-core wgmma m64n{self.N}k16.{self.kind} {self.M}x{self.N}x{self.K}: "
+                f"{self.GM} warpgroup(s) along M, {self.MI} x m64 each, A K-major, {b}, "
+                f"operands by descriptor")
+
+    def prefix(self) -> str:
+        return f"_wg{self.M}x{self.N}x{self.K}{self.kind}{'t' if self.bt else ''}_"
+
+    def layout(self) -> L.Layout:
+        """Register ``c + 4*(ni + NI*mi)`` of thread ``t``: row ``64*(MI*g + mi) + 16*w +
+        l/4 + 8*(c/2)``, column ``8*ni + 2*(l%4) + c%2`` (``g = t/128``, ``w = (t/32)%4``,
+        ``l = t%32``)."""
+        lmi, lni, lgm = L.log2(self.MI), L.log2(self.NI), L.log2(self.GM)
+        row = ([("t", 2), ("t", 3), ("t", 4), ("r", 1), ("t", 5), ("t", 6)]
+               + [("r", 2 + lni + i) for i in range(lmi)] + [("t", 7 + i) for i in range(lgm)])
+        col = [("r", 0), ("t", 0), ("t", 1)] + [("r", 2 + i) for i in range(lni)]
+        return L.Layout((self.M, self.N), self.T, (tuple(row), tuple(col)))
+
+    # -- descriptors -------------------------------------------------------------------------
+    @property
+    def esize(self) -> int:
+        return 2
+
+    def _pw(self, cols: int) -> int:
+        return min(cols, 128 // self.esize)
+
+    def a_hi(self) -> int:
+        """The constant bits (offsets, swizzle) of A's descriptors."""
+        return desc_hi(16, 8 * self._pw(self.K) * self.esize, self._pw(self.K) * self.esize)
+
+    def b_hi(self) -> int:
+        """The constant bits of B's descriptors (K-major for ``bt``, MN-major otherwise)."""
+        if self.bt:
+            pw = self._pw(self.K)
+            return desc_hi(16, 8 * pw * self.esize, pw * self.esize)
+        pw = self._pw(self.N)
+        return desc_hi(self.K * pw * self.esize, 8 * pw * self.esize, pw * self.esize)
+
+    def a_group_offset(self) -> int:
+        """Elements from A's start to warpgroup 1's first row (warpgroup ``g``: ``g`` times)."""
+        return self.MI * 64 * self._pw(self.K)
+
+    def a_step(self, mi: int, kk: int) -> int:
+        """Bytes from a warpgroup's A start to 64-row block ``mi``, k16 step ``kk``."""
+        pw = self._pw(self.K)
+        k = 16 * kk
+        return ((k // pw) * self.M * pw + (k % pw) + mi * 64 * pw) * self.esize
+
+    def b_step(self, kk: int) -> int:
+        """Bytes from B's start to k16 step ``kk``."""
+        k = 16 * kk
+        if self.bt:
+            pw = self._pw(self.K)
+            return ((k // pw) * self.N * pw + (k % pw)) * self.esize
+        return k * self._pw(self.N) * self.esize
+
+    def intrinsic(self) -> str:
+        """The ``ptx_text.ASM`` name of this plan's wgmma."""
+        return f"wgmma_{self.kind}_n{self.N}{'' if self.bt else '_t'}"
+
+
+def desc_hi(lbo: int, sbo: int, row_bytes: int) -> int:
+    """A descriptor's bits above the start address: leading (bits 16-29) and stride (32-45)
+    byte offsets in 16-byte units, base offset 0 (49-51: tiles start on a swizzle atom),
+    the swizzle mode of a ``row_bytes``-wide panel (62-63)."""
+    return ((lbo >> 4) << 16) | ((sbo >> 4) << 32) | (SWIZZLE_CODE[row_bytes] << 62)
+
+
+def plan(op, T: int) -> WGPlan | None:
+    """The wgmma plan of an ``Mma`` at ``T`` threads, or None where it does not apply:
+    float16/bfloat16 operands into float32, 2-D, whole warpgroups, M a multiple of 64 per
+    warpgroup, 16 <= N <= 256, K a multiple of 16 and at most ``MAX_ACC_REGS`` accumulator
+    registers per thread (else ``tensorcore.plan``'s mma.sync)."""
+    xd, yd, ad = op.x.type.dtype, op.y.type.dtype, op.acc.type.dtype
+    kind = MMA_KIND.get(xd)
+    if kind not in WG_KINDS or yd is not xd or ad is not KIND_ACC[kind] or \
+            len(op.x.type.shape) != 2:
+        return None
+    M, K = op.x.type.shape
+    N = op.y.type.shape[-1]
+    if T % WG_THREADS or K % 16 or not 16 <= N <= 256 or N % 16:
+        return None
+    G = T // WG_THREADS
+    if M % (64 * G):
+        return None
+    p = WGPlan(M, N, K, T, 4 * G, 1, kind, GM=G)
+    return p if p.acc_regs <= MAX_ACC_REGS else None
