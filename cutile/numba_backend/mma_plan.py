@@ -29,6 +29,8 @@ from .irindex import IRIndex
 PIPELINE_SMEM = 96 * 1024
 # deepest pipeline: the copies of MAX_STAGES - 1 K tiles in flight while one computes
 MAX_STAGES = 4
+# shared memory of a pipelined wgmma with its wait deferred (one more slot): two blocks per SM
+DEFERRED_SMEM = 112 * 1024
 
 
 def tensor_cores_usable(mma_acc: str) -> bool:
@@ -215,6 +217,36 @@ class MmaPlanner:
         if len(self.pipelined_in(self.pipelined(op))) > 1:
             return 2
         return max(2, min(MAX_STAGES, PIPELINE_SMEM // stage))
+
+    def deferred_wait(self, op) -> int | None:
+        """For a pipelined wgmma ``Mma`` whose result only becomes the next iteration's
+        accumulator (``acc = mma(x, y, acc)``, nothing else reads it in the loop): the index
+        of that result among the loop's carried values, else None.  Its wgmmas then stay in
+        flight across the loop's back edge (``wgmma.wait_group 1``: the previous iteration's
+        are done), on one more stage of operand buffers (``slots``), and the loop waits for
+        the last after it (``lower/control.py``).  Only where that extra stage still lets two
+        blocks share an SM (``2 * DEFERRED_SMEM`` of shared memory)."""
+        plan = self.tc_plan(op)
+        loop = self.pipelined(op)
+        if not isinstance(plan, wgmma.WGPlan) or loop is None:
+            return None
+        if (self.stages(op) + 1) * plan.esize * (plan.M * plan.K + plan.K * plan.N) \
+                > DEFERRED_SMEM:
+            return None
+        y = loop.body.ops[-1] if loop.body.ops else None
+        if not isinstance(y, ops.Yield) or self.ix.uses.get(id(op.result)) != 1:
+            return None
+        for j, v in enumerate(y.values):
+            if v is op.result:
+                arg = loop.body.args[1 + j]
+                if arg is op.acc and self.ix.uses.get(id(arg)) == 1:
+                    return j
+        return None
+
+    def slots(self, op) -> int:
+        """Operand buffer slots of a pipelined ``Mma``: its stages, one more with a deferred
+        wgmma wait (the slot its in-flight wgmmas still read)."""
+        return self.stages(op) + (self.deferred_wait(op) is not None)
 
     def pipelined_in(self, loop) -> list:
         """The mmas that pipeline the ``For`` ``loop`` (its prologue issues their first

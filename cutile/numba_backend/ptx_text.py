@@ -105,6 +105,8 @@ def _asm() -> dict:
                                   "f" * c)
         out[f"wgmma_wait{c}"] = ("wgmma.wait_group.sync.aligned 0;", tied_constraints(c),
                                  "f" * c, "f" * c)
+        out[f"wgmma_wait1_{c}"] = ("wgmma.wait_group.sync.aligned 1;", tied_constraints(c),
+                                   "f" * c, "f" * c)
     out["wgmma_commit"] = ("wgmma.commit_group.sync.aligned;", "~{memory}", "", "")
     # shared-memory writes (st.shared, cp.async: the generic proxy) before the wgmmas that
     # read them through the async proxy

@@ -52,7 +52,10 @@ def for_(g, op):
                 normal_exit=True)
     if pipes:
         g.line("cp_async_wait_all()")       # the copies issued for the iteration after the last
-    for r, lay, n in zip(op.results, frame.layouts, frame.names):
+    deferred = {g.mma.deferred_wait(m) for m in pipes} - {None}
+    for j, (r, lay, n) in enumerate(zip(op.results, frame.layouts, frame.names)):
+        if j in deferred:                   # the last wgmmas, left in flight by the loop
+            n = matmul_tc.wait_after_loop(g, op, list(n))
         g.bind(r, lay, n)
 
 

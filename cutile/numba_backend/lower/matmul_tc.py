@@ -294,24 +294,25 @@ def mma_tc(g, op, plan: TCPlan) -> None:
 
 
 def _compute(g, op, plan, bufa: str, bufb: str, acc_regs, out, abase: str = "",
-             bbase: str = "", note: str = "") -> None:
+             bbase: str = "", note: str = "", wait: int = 0) -> None:
     """The products over the staged tiles (at element offsets ``abase``/``bbase``): the
     tensor cores', or the FFMA plan's (``matmul_ffma.compute``)."""
     if isinstance(plan, FFMAPlan):
         compute_ffma(g, op, plan, bufa, bufb, acc_regs, out, abase, bbase, note)
         return
     if isinstance(plan, WGPlan):
-        _compute_wg(g, op, plan, bufa, bufb, acc_regs, out, abase, bbase, note)
+        _compute_wg(g, op, plan, bufa, bufb, acc_regs, out, abase, bbase, note, wait)
         return
     _compute_tc(g, op, plan, bufa, bufb, acc_regs, out, abase, bbase, note)
 
 
 def _compute_wg(g, op, plan: WGPlan, bufa: str, bufb: str, acc_regs, out, abase: str = "",
-                bbase: str = "", note: str = "") -> None:
+                bbase: str = "", note: str = "", wait: int = 0) -> None:
     """wgmma over the staged tiles (at element offsets ``abase``/``bbase``): each warpgroup's
-    ``MI`` m64nNk16 per k16 step from descriptors, fenced, committed and waited for
-    (``wgmma.py``: the tied fence/wait keep the accumulators out of the asynchronous
-    window)."""
+    ``MI`` m64nNk16 per k16 step from descriptors, fenced, committed and waited for until at
+    most ``wait`` groups fly (``wgmma.py``: the tied fence/wait keep the accumulators out of
+    the asynchronous window; 1: ``_mma_pipelined``'s deferred wait, the loop waits for the
+    last group after it, ``wait_after_loop``)."""
     g.plans.append(plan.describe() + note)
     p = plan.prefix()
     n2 = plan.N // 2
@@ -338,7 +339,8 @@ def _compute_wg(g, op, plan: WGPlan, bufa: str, bufb: str, acc_regs, out, abase:
             cur[mi * n2:(mi + 1) * n2] = new
     g.line("wgmma_commit()")
     done = [g.tmp("acc") for _ in range(cnt)]
-    g.line(f"{', '.join(done)} = wgmma_wait{cnt}({', '.join(cur)})")
+    g.line(f"{', '.join(done)} = wgmma_wait{'' if wait == 0 else f'{wait}_'}{cnt}"
+           f"({', '.join(cur)})")
     g.define(op.result, out, done)
     g.smem_did_read(bufa)
     g.smem_did_read(bufb)
@@ -409,7 +411,7 @@ def pipelined_buffers(g, op, plan: TCPlan) -> tuple[str, str]:
     sdt = _SMEM_DTYPE[plan.kind]
     site = ("mma_tc_pipe", id(op))
     slot = 1000 + 2 * g.pipe_slots.setdefault(id(op), len(g.pipe_slots))
-    S = g.mma.stages(op)
+    S = g.mma.slots(op)
     wg = isinstance(plan, WGPlan)
     return (g.buffer(site, slot, sdt, S * plan.M * plan.K, align16=True, align1024=wg),
             g.buffer(site, slot + 1, sdt, S * plan.K * plan.N, align16=True, align1024=wg))
@@ -427,6 +429,14 @@ def _subst(g, lds, iv, iv_expr: str) -> dict:
             elif op is not None:
                 sub[id(v)] = str(int(op.value))
     return sub
+
+
+def wait_after_loop(g, op, names: list) -> list:
+    """After the K loop of a deferred-wait wgmma ``Mma``: wait for its last wgmmas, the
+    accumulators (the loop's result ``names``) passing through the tied wait."""
+    done = [g.tmp("acc") for _ in names]
+    g.line(f"{', '.join(done)} = wgmma_wait{len(names)}({', '.join(names)})")
+    return done
 
 
 def prologue(g, op, plan: TCPlan, for_op) -> None:
@@ -450,9 +460,15 @@ def _mma_pipelined(g, op, plan: TCPlan, xl, yl, for_op) -> None:
     ``S - 1`` iterations earlier, or by the loop's prologue: at most the ``S - 2`` newer commit
     groups may still fly), one barrier (they are visible; every thread is done reading the
     slot the previous iteration computed from), issue the copies of iteration ``+ S - 1`` into
-    that slot, then compute from this iteration's slot while those copies fly."""
+    that slot, then compute from this iteration's slot while those copies fly.
+
+    With a deferred wgmma wait (``MmaPlanner.deferred_wait``) there are ``P = S + 1`` slots:
+    this iteration's wgmmas are left in flight (``wait_group 1`` only retires the previous
+    iteration's), so the copies go to the slot read two iterations back, ``(i + S - 1) % P``,
+    whose wgmmas every thread retired before this iteration's barrier."""
     M, N, K = plan.M, plan.N, plan.K
     S = g.mma.stages(op)
+    P = g.mma.slots(op)
     out = plan.layout()
     acc_regs = g.get(op.acc, out)
     bufa, bufb = pipelined_buffers(g, op, plan)
@@ -460,9 +476,9 @@ def _mma_pipelined(g, op, plan: TCPlan, xl, yl, for_op) -> None:
     ivs, start, step = g.scalar(iv), g.scalar(for_op.start), g.scalar(for_op.step)
     ph, nx = g.tmp("ph"), g.tmp("nx")
     it = f"((i64({ivs}) - i64({start})) // i64({step}))"
-    g.line(f"{ph} = {it} & {S - 1}" if S & (S - 1) == 0 else f"{ph} = {it} % {S}")
-    g.line(f"{nx} = ({ph} + {S - 1}) & {S - 1}" if S & (S - 1) == 0
-           else f"{nx} = ({ph} + {S - 1}) % {S}")
+    g.line(f"{ph} = {it} & {P - 1}" if P & (P - 1) == 0 else f"{ph} = {it} % {P}")
+    g.line(f"{nx} = ({ph} + {S - 1}) & {P - 1}" if P & (P - 1) == 0
+           else f"{nx} = ({ph} + {S - 1}) % {P}")
     g.line(f"cp_async_wait_group{S - 2}()")
     wg = isinstance(plan, WGPlan)
     if wg:
@@ -472,5 +488,8 @@ def _mma_pipelined(g, op, plan: TCPlan, xl, yl, for_op) -> None:
     _stage_direct(g, xl, bufa, plan.T, f"({nx} * {M * K}) + ", nxt, wg)
     _stage_direct(g, yl, bufb, plan.T, f"({nx} * {K * N}) + ", nxt, wg)
     g.line("cp_async_commit()")
+    deferred = P > S
     _compute(g, op, plan, bufa, bufb, acc_regs, out, f"({ph} * {M * K}) + ",
-             f"({ph} * {K * N}) + ", f", operands by cp.async, {S}-stage pipelined K loop")
+             f"({ph} * {K * N}) + ", f", operands by cp.async, {S}-stage pipelined K loop"
+             + (", wgmma wait deferred one iteration" if deferred else ""),
+             wait=1 if deferred else 0)
