@@ -166,9 +166,18 @@ def numba_tensor_cores() -> bool:
 
 def numba_wgmma() -> bool:
     """``CUTILE_NUMBA_WGMMA=0``: float16/bfloat16 mma keeps ``mma.sync`` on an sm_90 GPU
-    (default ``1``: Hopper's wgmma where its plan applies, ``numba_backend/wgmma.py``)."""
+    (default ``1``: Hopper's wgmma where its plan applies, ``numba_backend/wgmma.py``, each
+    K step's wgmmas waited for in the step; ``defer``: a pipelined K loop leaves one step's
+    wgmmas in flight across the back edge, measured slower on the benchmark's 128x128x32
+    matmul, 408 against 470 TFLOP/s on an H200)."""
     return os.environ.get("CUTILE_NUMBA_WGMMA", "1").strip().lower() not in (
         "0", "false", "no")
+
+
+def numba_wgmma_deferred() -> bool:
+    """Whether a pipelined wgmma K loop leaves one iteration's wgmmas in flight
+    (``CUTILE_NUMBA_WGMMA=defer``)."""
+    return os.environ.get("CUTILE_NUMBA_WGMMA", "1").strip().lower() == "defer"
 
 
 def numba_tensor_cores_sim() -> bool:

@@ -32,6 +32,13 @@ from cutile import dtypes as dt
 from cutile.numba_backend import layout as L
 from cutile.numba_backend import tensorcore as tc
 
+
+@pytest.fixture(autouse=True)
+def _mma_sync(monkeypatch):
+    """These tests are about the mma.sync path: on an sm_90 GPU the generator would take
+    Hopper's wgmma instead (spec_tests/test_backend_wgmma.py checks that one)."""
+    monkeypatch.setenv("CUTILE_NUMBA_WGMMA", "0")
+
 # (M, N, K, threads): one warp up to eight, one to 4x8 mma tiles per warp, N = 8 (x2 loads)
 PLANS = [(16, 8, 16, 32), (16, 16, 16, 32), (32, 32, 32, 64), (64, 64, 32, 128),
          (128, 128, 32, 256), (128, 256, 64, 256), (64, 32, 64, 64), (32, 64, 128, 128),

@@ -36,14 +36,14 @@ FLEXIBLE_OPS = (ops.Constant, ops.Iota)
 
 class Assignment(IRIndex):
     def __init__(self, ir, T: int, tensor_cores: bool = False, cp_async: bool = False,
-                 ffma: bool = False, wgmma: bool = False):
+                 ffma: bool = False, wgmma: bool = False, reg_cap: int = 255):
         super().__init__(ir)
         self.T = T
         self.layouts: dict[int, L.Layout | None] = {}
         self._busy: set[int] = set()
         # the path and operand staging of each Mma, whose result's layout follows its plan
         self.mma = MmaPlanner(self, T, tensor_cores=tensor_cores, cp_async=cp_async, ffma=ffma,
-                              wgmma=wgmma)
+                              wgmma=wgmma, reg_cap=reg_cap)
 
     def broadcast_view(self, op) -> bool:
         """Whether a ``Broadcast`` of a tile with a layout is left as a *view*, materialised

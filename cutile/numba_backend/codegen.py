@@ -29,6 +29,8 @@ from .global_order import GlobalAccesses
 from .lower import load_lowerings
 from .device_limits import device_compute_capability
 from .mma_plan import ffma_usable, tensor_cores_usable, wgmma_usable
+from .threads import min_blocks
+from .wgmma import register_cap
 from .smem import SmemPlan
 from .values import AV, TV, LoopFrame, row_major_strides
 
@@ -55,8 +57,9 @@ class Gen:
         if wgmma is None:
             wgmma = wgmma_usable(mma_acc, device_compute_capability())
         self.wgmma = bool(wgmma) and bool(tensor_cores) and self.cp_async
+        cap = register_cap(T, min_blocks(ir, T)) if self.wgmma else 255
         self.assign = Assignment(ir, T, tensor_cores=tensor_cores, cp_async=self.cp_async,
-                                 ffma=self.ffma, wgmma=self.wgmma)
+                                 ffma=self.ffma, wgmma=self.wgmma, reg_cap=cap)
         self.mma = self.assign.mma             # each Mma's path and operand staging
         # alignment= is refused by the simulator (where 16-byte alignment does not matter)
         self.smem = SmemPlan(shared=shared_smem, aligned=not rt.simulator())

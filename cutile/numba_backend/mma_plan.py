@@ -63,11 +63,13 @@ def ffma_usable(mma_acc: str) -> bool:
 
 class MmaPlanner:
     def __init__(self, index: IRIndex, T: int, tensor_cores: bool = False,
-                 cp_async: bool = False, ffma: bool = False, wgmma: bool = False):
+                 cp_async: bool = False, ffma: bool = False, wgmma: bool = False,
+                 reg_cap: int = 255):
         self.ix = index
         self.T = T
         self.tensor_cores = tensor_cores
         self.wgmma = wgmma and tensor_cores     # Hopper: wgmma plans first (wgmma.py)
+        self.reg_cap = reg_cap                  # registers per thread the launch bound allows
         self.ffma = ffma                        # float32 mma: ffma.py's plan where it applies
         self.cp_async = cp_async
         self._direct: dict[int, tuple] | None = None
@@ -79,7 +81,7 @@ class MmaPlanner:
         without ``bt``, which it decides."""
         plan = None
         if self.wgmma:
-            plan = wgmma.plan(op, self.T)
+            plan = wgmma.plan(op, self.T, self.reg_cap)
         if plan is None and self.tensor_cores:
             plan = tensorcore.plan(op, self.T, self.ix.rows_in_warps())
         if plan is None and self.ffma:
@@ -228,7 +230,8 @@ class MmaPlanner:
         blocks share an SM (``2 * DEFERRED_SMEM`` of shared memory)."""
         plan = self.tc_plan(op)
         loop = self.pipelined(op)
-        if not isinstance(plan, wgmma.WGPlan) or loop is None:
+        if not isinstance(plan, wgmma.WGPlan) or loop is None or \
+                not config.numba_wgmma_deferred():
             return None
         if (self.stages(op) + 1) * plan.esize * (plan.M * plan.K + plan.K * plan.N) \
                 > DEFERRED_SMEM:

@@ -51,6 +51,10 @@ from .tensorcore import KIND_ACC, MMA_KIND, TCPlan
 WG_THREADS = 128
 WG_KINDS = ("f16", "bf16")      # the transposed-B flag exists for 16-bit types only
 MAX_ACC_REGS = 128              # accumulator registers per thread (m64n256)
+# registers a wgmma kernel needs beyond its accumulators: ptxas refuses to assemble below
+# that (C7602, "insufficient registers"; the 128x128x32 matmul's m64n128 needs 90 for its 64
+# accumulators) rather than spilling, so a tighter launch bound keeps mma.sync
+EXTRA_REGS = 32
 SWIZZLE_CODE = {128: 1, 64: 2, 32: 3}   # panel row bytes -> descriptor bits 62-63
 
 
@@ -139,11 +143,12 @@ def desc_hi(lbo: int, sbo: int, row_bytes: int) -> int:
     return ((lbo >> 4) << 16) | ((sbo >> 4) << 32) | (SWIZZLE_CODE[row_bytes] << 62)
 
 
-def plan(op, T: int) -> WGPlan | None:
+def plan(op, T: int, reg_cap: int = 255) -> WGPlan | None:
     """The wgmma plan of an ``Mma`` at ``T`` threads, or None where it does not apply:
     float16/bfloat16 operands into float32, 2-D, whole warpgroups, M a multiple of 64 per
-    warpgroup, 16 <= N <= 256, K a multiple of 16 and at most ``MAX_ACC_REGS`` accumulator
-    registers per thread (else ``tensorcore.plan``'s mma.sync)."""
+    warpgroup, 16 <= N <= 256, K a multiple of 16, at most ``MAX_ACC_REGS`` accumulator
+    registers per thread and ``EXTRA_REGS`` more within ``reg_cap``, the registers per thread
+    the kernel's launch bound allows (else ``tensorcore.plan``'s mma.sync)."""
     xd, yd, ad = op.x.type.dtype, op.y.type.dtype, op.acc.type.dtype
     kind = MMA_KIND.get(xd)
     if kind not in WG_KINDS or yd is not xd or ad is not KIND_ACC[kind] or \
@@ -157,4 +162,13 @@ def plan(op, T: int) -> WGPlan | None:
     if M % (64 * G):
         return None
     p = WGPlan(M, N, K, T, 4 * G, 1, kind, GM=G)
-    return p if p.acc_regs <= MAX_ACC_REGS else None
+    ok = p.acc_regs <= MAX_ACC_REGS and p.acc_regs + EXTRA_REGS <= reg_cap
+    return p if ok else None
+
+
+def register_cap(T: int, min_blocks: int | None) -> int:
+    """Registers per thread ptxas may use under ``launch_bounds(T, min_blocks)``: 65536
+    shared by ``min_blocks`` blocks, in its allocation unit of 8, at most 255."""
+    if not min_blocks:
+        return 255
+    return min(255, 65536 // (T * min_blocks) // 8 * 8)
