@@ -41,10 +41,16 @@ def _max_tile(ir: KernelIR) -> tuple[int, int, int]:
     """(largest tile size, largest mma accumulator size, number of mma ops) of the kernel.
     Cached per kernel IR: every launch asks (``min_blocks`` is part of the compiled kernel's
     key), and walking the IR cost ~100 us a launch."""
+    return _scan(ir)[:3]
+
+
+def _scan(ir: KernelIR) -> tuple[int, int, int, bool]:
+    """``_max_tile``'s facts and whether every mma is 16-bit floats into float32 (the
+    operands Hopper's wgmma takes)."""
     got = _max_tiles.get(ir)
     if got is not None:
         return got
-    big, acc, n = 1, 0, 0
+    big, acc, n, half = 1, 0, 0, True
     for op in walk(ir.body):
         for r in op.results:
             if isinstance(r.type, TileType):
@@ -52,8 +58,20 @@ def _max_tile(ir: KernelIR) -> tuple[int, int, int]:
         if isinstance(op, ops.Mma):
             acc = max(acc, op.acc.type.size)
             n += 1
-    _max_tiles[ir] = got = (big, acc, n)
+            half = half and op.x.type.dtype.name in ("float16", "bfloat16") and \
+                op.acc.type.dtype.name == "float32"
+    _max_tiles[ir] = got = (big, acc, n, half and n > 0)
     return got
+
+
+def _wgmma_likely(ir: KernelIR) -> bool:
+    """Whether the kernel's mmas will take Hopper's wgmma: a single-mma kernel of 16-bit
+    float operands on an sm_90 GPU with tensor cores and wgmma on (``mma_plan``)."""
+    from .device_limits import device_compute_capability
+    from .mma_plan import wgmma_usable
+    _, _, n, half = _scan(ir)
+    return n == 1 and half and wgmma_usable(config.numba_mma_acc(),
+                                             device_compute_capability())
 
 
 _threads_cache: weakref.WeakKeyDictionary[KernelIR, dict] = weakref.WeakKeyDictionary()
@@ -61,7 +79,8 @@ _threads_cache: weakref.WeakKeyDictionary[KernelIR, dict] = weakref.WeakKeyDicti
 
 def choose_threads(ir: KernelIR, threads: int | None = None) -> int:
     """T for ``ir`` (cached per kernel and inputs; see ``_choose_threads``)."""
-    key = (threads, os.environ.get("CUTILE_NUMBA_THREADS"), rt.simulator())
+    key = (threads, os.environ.get("CUTILE_NUMBA_THREADS"), os.environ.get("CUTILE_NUMBA_WGMMA"),
+           rt.simulator())
     with _lock:
         per_ir = _threads_cache.get(ir)
         if per_ir is None:
@@ -95,7 +114,9 @@ def _choose_threads(ir: KernelIR, threads: int | None = None) -> int:
     Heuristic: under the simulator 32.  On a GPU, an mma kernel gets one thread per 64
     accumulator elements (an 8x8 register sub-tile), twice that with several mmas (attention:
     the scores, probabilities and output accumulator are all live; at 64 threads a 64x64
-    flash-attention step spills, at 128 it does not, ptxas sm_90), clamped to [32, 256]; other
+    flash-attention step spills, at 128 it does not, ptxas sm_90), clamped to [32, 256] (a
+    single 16-bit-float mma that will take Hopper's wgmma: one per 128 elements, in [128,
+    256]); other
     kernels one thread per 8 elements of their largest tile, per 16 from 4096 elements on,
     clamped to [32, 512] (a 1 x 4096 row softmax / layer norm on an H100, with whole-tile
     loads and one exchange per reduction: 256 threads 2833 / 2826 GB/s = 0.96 of copy, ptxas
@@ -115,7 +136,13 @@ def _choose_threads(ir: KernelIR, threads: int | None = None) -> int:
         return SIM_THREADS
     big, acc, n_mma = _max_tile(ir)
     t = acc // 64 * min(n_mma, 2) if acc else big // (16 if big >= 4096 else 8)
-    t = min(max(1 << max(t - 1, 0).bit_length(), 32), 256 if acc else 512)
+    low = 32
+    if acc and _wgmma_likely(ir):
+        # wgmma: one warpgroup per 128 rows (two m64 blocks each), at least one warpgroup.
+        # H200, 128x128x32 float16 matmul at 4096^3: 256 threads 475 TFLOP/s (90 registers,
+        # 2 blocks/SM), 128 threads 519 (158 registers, 3 blocks/SM)
+        t, low = acc // 128, 128
+    t = min(max(1 << max(t - 1, 0).bit_length(), low), 256 if acc else 512)
     occ = _hint(ir, "occupancy")
     if isinstance(occ, int) and occ > 0:
         while t > 32 and t * occ > 2048:
