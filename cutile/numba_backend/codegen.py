@@ -24,15 +24,15 @@ from . import exprs, rt
 from . import layout as L
 from .assign import Assignment
 from .barriers import BarrierState
+from .device_limits import device_compute_capability
 from .emitter import Emitter, describe_op
 from .global_order import GlobalAccesses
 from .lower import load_lowerings
-from .device_limits import device_compute_capability
 from .mma_plan import ffma_usable, tensor_cores_usable, wgmma_usable
-from .threads import min_blocks
-from .wgmma import register_cap
 from .smem import SmemPlan
+from .threads import min_blocks
 from .values import AV, TV, LoopFrame, row_major_strides
+from .wgmma import register_cap
 
 
 class Gen:

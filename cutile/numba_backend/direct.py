@@ -78,7 +78,8 @@ def param_types(argtypes: tuple) -> list:
 def compile_variant(source: str, fn_name: str, argtypes: tuple, bounds: tuple | None,
                     cc: tuple):
     """(cubin ObjectCode, kernel handle) of the generated kernel ``fn_name`` for ``argtypes``
-    on compute capability ``cc`` (``(9, 0, "a")``: the sm_90a target, for wgmma); raises ``Unsupported`` for what the translator does not
+    on compute capability ``cc`` (``(9, 0, "a")``: the sm_90a target, for wgmma); raises
+    ``Unsupported`` for what the translator does not
     cover (anything else it raises is a failure to build: the caller falls back too)."""
     from numba.cuda.cudadrv import devices
     from numba.cuda.cudadrv.driver import _have_nvjitlink, _Linker

@@ -33,12 +33,12 @@ from numba import types
 
 from .ptx_text import (
     ASM,
-    SIDE_EFFECT,
     CP_ASYNC16_CONSTRAINTS,
     CP_ASYNC16_TEXT,
     MMA_F_CONSTRAINTS,
     MMA_I_CONSTRAINTS,
     MMA_TF32_TEXT,
+    SIDE_EFFECT,
     ldsm_text,
     mma_int_text,
     mma_text,

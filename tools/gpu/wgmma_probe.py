@@ -816,52 +816,54 @@ def probe_wgmma(n, rng):
 
 
 def probe_layouts(rng):
-    """Every (K, N) below, A (64 x K, K-major) and B (K x N MN-major with the transposed
-    flag, and N x K K-major) in ``panel_index`` layout: exact against NumPy?  The MN-major
-    case is run with both assignments of (panel stride, 8-row group stride) to (LBO, SBO)."""
-    import hopper_layout as hl
+    """The backend's own wgmma operand layouts (``cutile/numba_backend``: ``tensorcore.swizzle``
+    with ``rows``, ``wgmma.WGPlan``'s descriptors and k16 steps) for every (K, N) below: A
+    (64 x K, K-major) and B (K x N MN-major with the transposed flag, and N x K K-major,
+    ``bt``), exact against NumPy?  At K=16 the MN-major case also runs with the other
+    assignment of (panel stride, 8-row group stride) to (LBO, SBO), to show which one the
+    hardware reads."""
+    import dataclasses
+
+    sys.path.insert(0, ROOT)
+    from cutile.numba_backend.tensorcore import swizzle
+    from cutile.numba_backend.wgmma import WGPlan, desc_hi
+
+    def image(m, rows, cols):
+        r, c = np.meshgrid(np.arange(rows), np.arange(cols), indexing="ij")
+        img = np.zeros(rows * cols, np.uint16)
+        img[swizzle(r, c, cols, 8, rows)] = m.astype(np.float16).view(np.uint16)
+        return img
+
     cases = [(16, 16), (16, 32), (16, 64), (16, 128), (32, 64), (32, 128), (64, 32),
              (64, 128), (128, 64), (128, 128), (256, 32)]
     for K, n in cases:
         @guarded(f"layout K={K} N={n}")
-        def one():
+        def one(K=K, n=n):
             a = rng.integers(-3, 4, (64, K)).astype(np.float32)
             b = rng.integers(-3, 4, (K, n)).astype(np.float32)
             ref = a @ b
-            r, c = np.meshgrid(np.arange(64), np.arange(K), indexing="ij")
-            img_a = np.zeros(64 * K, np.uint16)
-            img_a[hl.panel_index(r, c, 64, K)] = a.astype(np.float16).view(np.uint16)
-            variants = []
-            # B MN-major (K x N), transposed flag; both (LBO, SBO) assignments
-            r, c = np.meshgrid(np.arange(K), np.arange(n), indexing="ij")
-            img_b = np.zeros(K * n, np.uint16)
-            img_b[hl.panel_index(r, c, K, n)] = b.astype(np.float16).view(np.uint16)
-            # the swapped assignment only at K=16 (it reads far out of the tile beyond)
-            for swapped in ((False, True) if K == 16 else (False,)):
-                db = hl.mnmajor_desc(K, n, swapped=swapped)
-                st = [hl.mnmajor_step(K, n, kk) for kk in range(K // 16)]
-                variants.append((f"B MN-major{' (swapped LBO/SBO)' if swapped else ''}",
-                                 f"layout_t_n{n}", img_b, db, st))
-            if n in NS:                      # B^T K-major (N x K)
-                r, c = np.meshgrid(np.arange(n), np.arange(K), indexing="ij")
-                img_bt = np.zeros(K * n, np.uint16)
-                img_bt[hl.panel_index(r, c, n, K)] = b.T.astype(np.float16).view(np.uint16)
-                variants.append(("B^T K-major", f"layout_k_n{n}", img_bt,
-                                 hl.kmajor_desc(n, K),
-                                 [hl.kmajor_step(n, K, kk) for kk in range(K // 16)]))
-            la, sa, ma = hl.kmajor_desc(64, K)
-            da = int(hl.desc_encode(0, la, sa, ma))
-            for label, kname, img_b_, (lb, sb, mb), bsteps in variants:
-                nbytes_a = 64 * K * 2
-                img = np.concatenate([img_a, img_b_])
+            plan = WGPlan(64, n, K, 128, 4, 1, "f16", GM=1)
+            variants = [("B MN-major", f"layout_t_n{n}", image(b, K, n), plan.b_hi(), plan)]
+            if K == 16:         # the swapped assignment (it reads far out of the tile beyond)
+                pw = min(n, 64)
+                variants.append(("B MN-major (swapped LBO/SBO)", f"layout_t_n{n}",
+                                 image(b, K, n), desc_hi(8 * pw * 2, K * pw * 2, pw * 2),
+                                 plan))
+            if n in NS:
+                pt = dataclasses.replace(plan, bt=True)
+                variants.append(("B^T K-major", f"layout_k_n{n}", image(b.T, n, K), pt.b_hi(),
+                                 pt))
+            img_a = image(a, 64, K)
+            for label, kname, img_b, bhi, p in variants:
+                img = np.concatenate([img_a, img_b])
                 smem = img.size * 2 + 1024
                 disp, _ = prepare(kname, smem)
-                steps = np.array([[hl.kmajor_step(64, K, kk), bsteps[kk]]
-                                  for kk in range(K // 16)], dtype=np.int32)
-                db = int(hl.desc_encode(0, lb, sb, mb))
+                steps = np.array([[p.a_step(0, kk), p.b_step(kk)] for kk in range(K // 16)],
+                                 dtype=np.int32)
                 out = cuda.device_array(128 * n // 2, np.float32)
-                disp[1, 128, 0, smem](cuda.to_device(img), np.int32(nbytes_a), np.uint64(da),
-                                      np.uint64(db), cuda.to_device(steps), out)
+                disp[1, 128, 0, smem](cuda.to_device(img), np.int32(img_a.size * 2),
+                                      np.uint64(p.a_hi()), np.uint64(bhi),
+                                      cuda.to_device(steps), out)
                 got = fragments_to_matrix(out.copy_to_host(), n)
                 bad = int(np.count_nonzero(got != ref))
                 note(f"layout K={K} N={n}: A K-major sw{2 * min(K, 64)}, {label}",

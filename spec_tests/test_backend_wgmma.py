@@ -1,0 +1,335 @@
+"""Hopper's wgmma path of the Numba backend (``numba_backend/wgmma.py``, R-MM-7), checked on
+the CPU against independent models of what the hardware reads (PTX ISA, "Asynchronous
+Warpgroup Level Matrix" sections):
+
+- the accumulator fragment of ``wgmma.m64nNk16`` with float32 D: warp ``w`` of a warpgroup
+  holds rows ``16w .. 16w+15``; lane ``l`` value ``j`` at row ``16w + l/4 + 8*((j%4)/2)``,
+  column ``8*(j/4) + 2*(l%4) + j%2``;
+- the 128/64/32-byte swizzles as the hardware applies them, to *byte addresses* of a
+  1024-byte aligned tile: bits [4:4+s) ^= bits [7:7+s) for s = 3/2/1;
+- the descriptor fields (start address >> 4 in bits 0-13, leading and stride byte offsets
+  >> 4 in 16-29 and 32-45, swizzle mode in 62-63: 1 = 128 B, 2 = 64 B, 3 = 32 B) and the
+  assignment of the offsets that ``tools/gpu/wgmma_probe.py --parts layouts`` measured exact
+  on an H200 (MN-major B: LBO = stride between 64-column panels, SBO = stride between 8-row
+  groups; the swapped assignment gave wrong products).
+
+The generated kernels are translated by the direct path and assembled for sm_90a by ptxas
+where a CUDA toolkit is installed; their numbers need the GPU (``benchmarks/gpu.py``, the
+GPU runs of test_matmul.py and the differential suite).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import re
+import subprocess
+import tempfile
+
+import numpy as np
+import pytest
+from backend_kernels import attention_fwd, mm_bt_kloop, mm_kloop
+
+import cutile as ct
+from cutile.numba_backend import rt, smem, wgmma
+from cutile.numba_backend import tensorcore as tc
+from cutile.numba_backend.wgmma import WGPlan
+
+
+def _plan(M, N, K, T, kind="f16", bt=False):
+    return WGPlan(M, N, K, T, 4 * (T // 128), 1, kind, bt=bt, GM=T // 128)
+
+
+PLANS = [(64, 64, 32, 128), (128, 128, 32, 128), (128, 128, 64, 256), (256, 64, 16, 256),
+         (128, 256, 64, 128), (64, 16, 128, 128)]
+
+
+@pytest.mark.parametrize("M,N,K,T", PLANS)
+def test_accumulator_layout_is_the_wgmma_fragment(M, N, K, T):
+    plan = _plan(M, N, K, T)
+    tab = plan.layout().table
+    n2 = N // 2
+    seen = np.zeros((M, N), np.int64)
+    for tid in range(T):
+        g, w, lane = tid // 128, (tid // 32) % 4, tid % 32
+        for mi in range(plan.MI):
+            for j in range(n2):
+                row, col = tab[tid, mi * n2 + j]
+                assert (row, col) == (64 * (plan.MI * g + mi) + 16 * w + lane // 4
+                                      + 8 * ((j % 4) // 2), 8 * (j // 4) + 2 * (lane % 4)
+                                      + j % 2)
+                seen[row, col] += 1
+    assert np.all(seen == 1)
+    # whole rows in one warp: row reductions need no shared memory (rows_in_warps)
+    warp_of_row = {}
+    for tid in range(T):
+        for k in range(plan.acc_regs):
+            assert warp_of_row.setdefault(int(tab[tid, k, 0]), tid // 32) == tid // 32
+
+
+def _hw_byte(row, col, rows, cols, esize=2):
+    """Byte address (from a 1024-byte aligned base) the hardware reads for element (row,
+    col) of a tile stored as column panels of ``min(cols * esize, 128)`` bytes: the plain
+    offset, then the address-bit swizzle of that panel width."""
+    pw = min(cols, 128 // esize)
+    plain = (col // pw) * rows * pw * esize + row * pw * esize + (col % pw) * esize
+    s = {128: 3, 64: 2, 32: 1}[pw * esize]
+    return plain ^ (((plain >> 7) & ((1 << s) - 1)) << 4)
+
+
+@pytest.mark.parametrize("rows,cols", [(64, 16), (64, 32), (64, 64), (64, 128), (16, 256),
+                                       (128, 64), (32, 128), (16, 32)])
+def test_panel_staging_is_the_address_swizzle_the_hardware_applies(rows, cols):
+    r, c = np.meshgrid(np.arange(rows), np.arange(cols), indexing="ij")
+    idx = tc.swizzle(r, c, cols, 8, rows)
+    assert np.array_equal(2 * idx, _hw_byte(r, c, rows, cols))
+    expr = tc.swizzle_expr("rr", "cc", cols, 8, rows)
+    for rr, cc in zip(r.ravel()[::7], c.ravel()[::7]):
+        assert eval(expr) == idx[rr, cc]
+
+
+def _fields(d):
+    return ((d >> 16) & 0x3FFF) << 4, ((d >> 32) & 0x3FFF) << 4, (d >> 49) & 7, d >> 62
+
+
+@pytest.mark.parametrize("M,N,K,T", PLANS)
+def test_descriptors_address_the_staged_tiles(M, N, K, T):
+    """Offsets and swizzle mode of both descriptors, and every k16 step's start address:
+    the byte address of the step's first element (unswizzled: rows of the first 8-row group
+    start on a swizzle atom row, where the XOR is 0)."""
+    for bt in (False, True):
+        plan = _plan(M, N, K, T, bt=bt)
+        pa = min(K, 64)
+        lbo, sbo, base, mode = _fields(plan.a_hi())
+        assert (sbo, base, mode) == (8 * pa * 2, 0, {128: 1, 64: 2, 32: 3}[2 * pa])
+        lbo, sbo, base, mode = _fields(plan.b_hi())
+        if bt:                                   # B^T (N x K), K-major like A
+            assert (sbo, base, mode) == (8 * pa * 2, 0, {128: 1, 64: 2, 32: 3}[2 * pa])
+        else:                                    # B (K x N), MN-major: panels along N
+            pb = min(N, 64)
+            assert (lbo, sbo, mode) == (K * pb * 2, 8 * pb * 2, {128: 1, 64: 2, 32: 3}[2 * pb])
+        for kk in range(K // 16):
+            for mi in range(plan.MI):
+                assert plan.a_step(mi, kk) == _hw_byte(64 * mi, 16 * kk, M, K)
+            want = _hw_byte(0, 16 * kk, N, K) if bt else _hw_byte(16 * kk, 0, K, N)
+            assert plan.b_step(kk) == want
+        if plan.GM > 1:
+            assert 2 * plan.a_group_offset() == _hw_byte(64 * plan.MI, 0, M, K)
+
+
+class _Op:
+    def __init__(self, xd, yd, ad, M, N, K):
+        T = lambda s, d: type("T", (), {"dtype": d, "shape": s})  # noqa: E731
+        self.x, self.y, self.acc = (type("V", (), {"type": T(s, d)}) for s, d in
+                                    (((M, K), xd), ((K, N), yd), ((M, N), ad)))
+
+
+def test_plan_applies_to_whole_warpgroups_and_16_bit_floats_only():
+    d = ct.dtypes
+    f16, bf16, f32 = d.float16, d.bfloat16, d.float32
+    assert wgmma.plan(_Op(f16, f16, f32, 128, 128, 32), 128).MI == 2
+    assert wgmma.plan(_Op(bf16, bf16, f32, 128, 128, 32), 256).GM == 2
+    assert wgmma.plan(_Op(f16, f16, f32, 64, 64, 32), 64) is None       # half a warpgroup
+    assert wgmma.plan(_Op(f16, f16, f32, 64, 64, 32), 256) is None      # M < 64 per group
+    assert wgmma.plan(_Op(f16, f16, f16, 64, 64, 32), 128) is None      # float16 accumulator
+    assert wgmma.plan(_Op(d.int8, d.int8, d.int32, 64, 64, 32), 128) is None
+    assert wgmma.plan(_Op(f16, f16, f32, 64, 8, 32), 128) is None       # N < 16
+    assert wgmma.plan(_Op(f16, f16, f32, 128, 512, 32), 128) is None    # N > 256
+    assert wgmma.plan(_Op(f16, f16, f32, 256, 256, 32), 128) is None    # 256 accumulators
+    # the launch bound's register cap: ptxas refuses wgmma below accumulators + ~26
+    assert wgmma.register_cap(256, 3) == 80 and wgmma.register_cap(256, 2) == 128
+    assert wgmma.register_cap(128, None) == 255
+    assert wgmma.plan(_Op(f16, f16, f32, 128, 128, 32), 256, reg_cap=80) is None
+    assert wgmma.plan(_Op(f16, f16, f32, 128, 128, 32), 256, reg_cap=128) is not None
+
+
+def test_dynamic_buffers_of_wgmma_operands_start_on_1024_byte_boundaries():
+    p = smem.SmemPlan(aligned=True)
+    a = p.buffer(("s", 1), 0, "u8", 1000)
+    b = p.buffer(("s", 2), 0, "f16", 40000, align1024=True)
+    c = p.buffer(("s", 3), 0, "f16", 8, align16=True)
+    assert p.dynamic
+    offs = p.offsets()
+    assert offs[b] % 1024 == 0 and offs[c] % 16 == 0 and offs[a] == 0
+    assert p.dynamic_bytes == 1024 + offs[c] + 16          # slack for the run-time rounding
+    decl = "\n".join(p.declarations())
+    assert "_dyn_pad = i64((u32(1024) - (smem_addr32(_dyn_u8, 0) & u32(1023)))" in decl
+    assert f"{b} = _dyn_f16[(_dyn_pad >> 1) + {offs[b] // 2}:" in decl
+    q = smem.SmemPlan(aligned=True)
+    s = q.buffer(("t", 1), 0, "f16", 4096, align1024=True)
+    assert not q.dynamic and f"{s} = cuda.shared.array(4096, f16, alignment=1024)" in \
+        "\n".join(q.declarations())
+
+
+def _gen(kernel, args, T, monkeypatch, **env):
+    for k, v in env.items():
+        monkeypatch.setenv(k, v)
+    from cutile.numba_backend.compile import generate
+    monkeypatch.setattr(rt, "simulator", lambda: False)
+    ir = kernel.compile(kernel.specialize(args))
+    return ir, generate(ir, T, "f32", tensor_cores=True, wgmma=True)
+
+
+def _mm_args(M, N, K, tiles, d=np.float16):
+    z = np.zeros
+    return (z((M, K), d), z((K, N), d), z((M, N), np.float32), *tiles, ct.float32)
+
+
+def test_pipelined_matmul_takes_wgmma_with_fences_in_order(monkeypatch):
+    ir, g = _gen(mm_kloop, _mm_args(256, 256, 256, (128, 128, 32)), 128, monkeypatch,
+                 CUTILE_NUMBA_CP_ASYNC="1")
+    src = g.source
+    assert "wgmma m64n128k16.f16 128x128x32: 1 warpgroup(s) along M, 2 x m64" in g.plans[0]
+    loop = src[src.index("for _i"):]
+    # the landed copies are fenced to the async proxy before the barrier publishing them
+    assert re.search(r"cp_async_wait_group\d\(\)\n\s+fence_proxy_async\(\)\n\s+"
+                     r"cuda\.syncthreads\(\)", loop)
+    fence = loop.index("= wgmma_fence128(")
+    mmas = [m.start() for m in re.finditer(r"= wgmma_f16_n128_t\(", loop)]
+    assert len(mmas) == 4 and fence < mmas[0]          # 2 k16 steps x 2 m64 blocks
+    assert mmas[-1] < loop.index("wgmma_commit()") < loop.index("= wgmma_wait128(")
+    assert "wgmma_wait1_" not in src                   # not deferred by default
+
+
+def test_deferred_wait_leaves_one_step_in_flight_and_waits_after_the_loop(monkeypatch):
+    _, g = _gen(mm_kloop, _mm_args(256, 256, 256, (128, 128, 32)), 128, monkeypatch,
+                CUTILE_NUMBA_CP_ASYNC="1", CUTILE_NUMBA_WGMMA="defer")
+    src = g.source
+    loop_at = src.index("for _i")
+    body_end = src.index("cp_async_wait_all()", loop_at)     # after the loop
+    assert "wgmma_wait1_128(" in src[loop_at:body_end]
+    assert re.search(r"= \(\(i64\(\w+\) - i64\(\w+\)\) // i64\(\w+\)\) % 5", src)  # 4 + 1
+    assert "= wgmma_wait128(" in src[body_end:]
+    assert "wgmma wait deferred one iteration" in g.plans[0]
+
+
+def test_deferred_wait_is_not_taken_when_the_accumulator_is_read_in_the_loop(monkeypatch):
+    from test_backend_tensorcore import _mm_reused
+    z = np.zeros
+    args = (z((256, 256), np.float16), z((256, 256), np.float16), z((256, 256), np.float32),
+            128, 128, 32)
+    _, g = _gen(_mm_reused, args, 128, monkeypatch, CUTILE_NUMBA_CP_ASYNC="1",
+                CUTILE_NUMBA_WGMMA="defer")
+    assert "wgmma_wait1_" not in g.source and "wgmma" in g.source
+
+
+def test_register_operands_and_transposed_b_take_wgmma(monkeypatch):
+    """Attention: the query tile staged once (registers -> panels), K^T read K-major
+    (``bt``), P from registers; ``a @ b.T`` with a cp.async-staged B^T."""
+    q = np.zeros((2, 256, 64), np.float16)
+    _, g = _gen(attention_fwd, (q, q, q, q, 0.125, 64, 64, 64), 128, monkeypatch)
+    assert len({p for p in g.plans if "wgmma" in p}) == 2
+    assert "wgmma_f16_n64(" in g.source and "wgmma_f16_n64_t(" in g.source
+    a = np.zeros((128, 96), np.float16)
+    _, g = _gen(mm_bt_kloop, (a, np.zeros((72, 96), np.float16), np.zeros((128, 72),
+                np.float32), 64, 64, 32), 128, monkeypatch)
+    assert "B^T K-major" in g.plans[0]
+
+
+def _ptxas():
+    from diff import ptxcheck
+    tk = ptxcheck.toolkit()
+    return tk if tk and tk["ptxas"] else None
+
+
+@pytest.mark.skipif(_ptxas() is None, reason="no CUDA toolkit with libNVVM and ptxas (set "
+                    "CUDA_HOME) to build and assemble the kernels for sm_90a")
+def test_direct_path_assembles_wgmma_kernels_for_sm90a(monkeypatch):
+    """The direct path's NVVM IR of float16/bfloat16 matmuls (full and partial tiles) and
+    attention, compiled for compute_90a and assembled by ptxas for sm_90a: no errors, no
+    spills in the matmuls, the wgmmas present and none serialised by ptxas (C7515).  (The
+    attention kernel at 4 blocks per SM, 128 registers, spills about 200 bytes: measured
+    152 TFLOP/s on an H200 all the same; fewer blocks per SM are yet to be measured.)"""
+    from diff import ptxcheck
+    from test_backend_direct import _numba_args
+
+    from cutile.numba_backend import direct
+    from cutile.numba_backend.nvvm import emit, nvvmc
+    from cutile.numba_backend.threads import launch_bounds
+    tk = _ptxas()
+    monkeypatch.setenv("CUTILE_NUMBA_CP_ASYNC", "1")
+    monkeypatch.setattr(rt, "simulator", lambda: False)
+    import ml_dtypes
+    q = np.zeros((2, 256, 64), np.float16)
+    cases = [(mm_kloop, _mm_args(256, 256, 256, (128, 128, 32)), 128, 4, True),
+             (mm_kloop, _mm_args(200, 136, 90, (64, 64, 32), ml_dtypes.bfloat16), 128, 2,
+              True),
+             (attention_fwd, (q, q, q, q, 0.125, 64, 64, 64), 128, 8, False)]
+    for kernel, args, T, n_wgmma, no_spill in cases:
+        ir = kernel.compile(kernel.specialize(args))
+        job = ptxcheck.job_for(ir, T, tensor_cores=True)
+        from cutile.numba_backend.compile import generate
+        job["source"] = generate(ir, T, "f32", tensor_cores=True, wgmma=True).source
+        b = list(launch_bounds(ir, T) or ())
+        ll = emit.translate(job["source"], job["fn"], direct.param_types(_numba_args(job)),
+                            *b[:2])
+        ptx = nvvmc.to_ptx(ll, tk["libdevice"], (9, 0, "a"))
+        assert ".target sm_90a" in ptx and ptx.count("wgmma.mma_async") == n_wgmma
+        with tempfile.TemporaryDirectory() as d:
+            p = os.path.join(d, "k.ptx")
+            with open(p, "w") as f:
+                f.write(ptx)
+            r = subprocess.run([tk["ptxas"], "-arch=sm_90a", "-v", p, "-o", p + ".o"],
+                               capture_output=True, text=True)
+        log = r.stdout + r.stderr
+        assert r.returncode == 0, log
+        assert "C7515" not in log, log
+        assert "0 bytes spill stores" in log or not no_spill, log
+
+
+@pytest.mark.skipif(_ptxas() is None, reason="no CUDA toolkit with libNVVM and ptxas (set "
+                    "CUDA_HOME) to build and assemble the kernels for sm_90a")
+def test_numba_path_builds_the_same_wgmma_kernel(monkeypatch):
+    """A kernel the direct path does not cover compiles through Numba: the wgmma family's
+    generated intrinsics (``ptx._from_asm``) type and lower there too, and the PTX assembles
+    for sm_90a (numba-cuda targets sm_90a itself on the GPU; offline its ``.target`` line is
+    edited, as ``tools/gpu/wgmma_probe.py --offline`` does)."""
+    from cutile.numba_backend.compile import generate
+    from diff import ptxcheck
+    tk = _ptxas()
+    monkeypatch.setenv("CUTILE_NUMBA_CP_ASYNC", "1")
+    monkeypatch.setattr(rt, "simulator", lambda: False)
+    ir = mm_kloop.compile(mm_kloop.specialize(_mm_args(256, 256, 256, (128, 128, 32))))
+    job = ptxcheck.job_for(ir, 128, tensor_cores=True)
+    job["source"] = generate(ir, 128, "f32", tensor_cores=True, wgmma=True).source
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    (r,) = ptxcheck.run_in_subprocess([job], root)
+    assert r["ok"], r.get("error")
+    ptx = re.sub(r"^\.target sm_90\b", ".target sm_90a", r["ptx"], flags=re.M)
+    assert ptx.count("wgmma.mma_async") == 4 and "fence.proxy.async.shared::cta" in ptx
+    with tempfile.TemporaryDirectory() as d:
+        p = os.path.join(d, "k.ptx")
+        with open(p, "w") as f:
+            f.write(ptx)
+        out = subprocess.run([tk["ptxas"], "-arch=sm_90a", "-v", p, "-o", p + ".o"],
+                             capture_output=True, text=True)
+    assert out.returncode == 0 and "C7515" not in out.stderr, out.stderr
+
+
+def test_mma_sync_plans_are_unchanged_when_wgmma_is_off(monkeypatch):
+    _, g = _gen(mm_kloop, _mm_args(256, 256, 256, (128, 128, 32)), 128, monkeypatch,
+                CUTILE_NUMBA_CP_ASYNC="1")
+    from cutile.numba_backend.compile import generate
+    ir = mm_kloop.compile(mm_kloop.specialize(_mm_args(256, 256, 256, (128, 128, 32))))
+    off = generate(ir, 128, "f32", tensor_cores=True, wgmma=False)
+    assert "mma.sync" in off.plans[0] and "wgmma" not in off.source
+    assert "alignment=1024" not in off.source and "_dyn_pad" not in off.source
+
+
+def test_threads_give_a_wgmma_matmul_one_warpgroup_per_128_rows(monkeypatch):
+    from cutile.numba_backend import device_limits, threads
+    monkeypatch.setattr(rt, "simulator", lambda: False)
+    monkeypatch.delenv("CUTILE_NUMBA_THREADS", raising=False)
+    ir = mm_kloop.compile(mm_kloop.specialize(_mm_args(256, 256, 256, (128, 128, 32))))
+    monkeypatch.setattr(device_limits, "device_compute_capability", lambda: (9, 0))
+    assert threads._choose_threads(ir) == 128
+    monkeypatch.setenv("CUTILE_NUMBA_WGMMA", "0")
+    assert threads._choose_threads(ir) == 256
+    monkeypatch.delenv("CUTILE_NUMBA_WGMMA")
+    monkeypatch.setattr(device_limits, "device_compute_capability", lambda: (8, 0))
+    assert threads._choose_threads(ir) == 256
+
+
+def test_plan_replace_keeps_the_warpgroups():
+    p = dataclasses.replace(_plan(128, 128, 32, 256), bt=True)
+    assert isinstance(p, WGPlan) and p.GM == 2 and p.intrinsic() == "wgmma_f16_n128"
