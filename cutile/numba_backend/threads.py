@@ -44,13 +44,12 @@ def _max_tile(ir: KernelIR) -> tuple[int, int, int]:
     return _scan(ir)[:3]
 
 
-def _scan(ir: KernelIR) -> tuple[int, int, int, bool]:
-    """``_max_tile``'s facts and whether every mma is 16-bit floats into float32 (the
-    operands Hopper's wgmma takes)."""
+def _scan(ir: KernelIR) -> tuple[int, int, int, object]:
+    """``_max_tile``'s facts and the kernel's ``Mma`` when it has exactly one."""
     got = _max_tiles.get(ir)
     if got is not None:
         return got
-    big, acc, n, half = 1, 0, 0, True
+    big, acc, n, mma = 1, 0, 0, None
     for op in walk(ir.body):
         for r in op.results:
             if isinstance(r.type, TileType):
@@ -58,20 +57,24 @@ def _scan(ir: KernelIR) -> tuple[int, int, int, bool]:
         if isinstance(op, ops.Mma):
             acc = max(acc, op.acc.type.size)
             n += 1
-            half = half and op.x.type.dtype.name in ("float16", "bfloat16") and \
-                op.acc.type.dtype.name == "float32"
-    _max_tiles[ir] = got = (big, acc, n, half and n > 0)
+            mma = op
+    _max_tiles[ir] = got = (big, acc, n, mma if n == 1 else None)
     return got
 
 
-def _wgmma_likely(ir: KernelIR) -> bool:
-    """Whether the kernel's mmas will take Hopper's wgmma: a single-mma kernel of 16-bit
-    float operands on an sm_90 GPU with tensor cores and wgmma on (``mma_plan``)."""
+def _wgmma_threads(ir: KernelIR) -> int | None:
+    """Threads for a kernel whose single mma takes Hopper's wgmma at one warpgroup per 128
+    rows (two m64 blocks each, at least one warpgroup, at most 256 threads), or None: its
+    plan (``wgmma.plan``, the one place its rules live) refuses that count, or wgmma is not
+    usable here (``mma_plan.wgmma_usable``)."""
     from .device_limits import device_compute_capability
     from .mma_plan import wgmma_usable
-    _, _, n, half = _scan(ir)
-    return n == 1 and half and wgmma_usable(config.numba_mma_acc(),
-                                             device_compute_capability())
+    from .wgmma import WG_THREADS, plan
+    _, acc, _, mma = _scan(ir)
+    if mma is None or not wgmma_usable(config.numba_mma_acc(), device_compute_capability()):
+        return None
+    t = min(max(1 << max(acc // 128 - 1, 0).bit_length(), WG_THREADS), 256)
+    return t if plan(mma, t) is not None else None
 
 
 _threads_cache: weakref.WeakKeyDictionary[KernelIR, dict] = weakref.WeakKeyDictionary()
@@ -136,13 +139,11 @@ def _choose_threads(ir: KernelIR, threads: int | None = None) -> int:
         return SIM_THREADS
     big, acc, n_mma = _max_tile(ir)
     t = acc // 64 * min(n_mma, 2) if acc else big // (16 if big >= 4096 else 8)
-    low = 32
-    if acc and _wgmma_likely(ir):
-        # wgmma: one warpgroup per 128 rows (two m64 blocks each), at least one warpgroup.
-        # H200, 128x128x32 float16 matmul at 4096^3: 256 threads 475 TFLOP/s (90 registers,
-        # 2 blocks/SM), 128 threads 519 (158 registers, 3 blocks/SM)
-        t, low = acc // 128, 128
-    t = min(max(1 << max(t - 1, 0).bit_length(), low), 256 if acc else 512)
+    t = min(max(1 << max(t - 1, 0).bit_length(), 32), 256 if acc else 512)
+    if acc:
+        # wgmma: H200, 128x128x32 float16 matmul at 4096^3: 256 threads 475 TFLOP/s (90
+        # registers, 2 blocks/SM), 128 threads 519 (158 registers, 3 blocks/SM)
+        t = _wgmma_threads(ir) or t
     occ = _hint(ir, "occupancy")
     if isinstance(occ, int) and occ > 0:
         while t > 32 and t * occ > 2048:
