@@ -54,7 +54,7 @@ class Gen:
         self.cp_async = (bool(tensor_cores) or self.ffma) and config.numba_cp_async()
         self.e = Emitter(indent=1)
         # Hopper's wgmma for float16/bfloat16 mma (an sm_90 device; CUTILE_NUMBA_WGMMA)
-        if wgmma is None:
+        if wgmma is None and tensor_cores and self.cp_async:
             wgmma = wgmma_usable(mma_acc, device_compute_capability())
         self.wgmma = bool(wgmma) and bool(tensor_cores) and self.cp_async
         cap = register_cap(T, min_blocks(ir, T)) if self.wgmma else 255
