@@ -174,6 +174,12 @@ def numba_wgmma() -> bool:
         "0", "false", "no")
 
 
+def numba_wgmma_sim() -> bool:
+    """``CUTILE_NUMBA_WGMMA=sim``: with ``CUTILE_NUMBA_TENSOR_CORES=sim``, the wgmma path
+    under the simulator too, on ``numba_backend/ptx_sim.py``'s models (tests)."""
+    return os.environ.get("CUTILE_NUMBA_WGMMA", "").strip().lower() == "sim"
+
+
 def numba_wgmma_deferred() -> bool:
     """Whether a pipelined wgmma K loop leaves one iteration's wgmmas in flight
     (``CUTILE_NUMBA_WGMMA=defer``)."""

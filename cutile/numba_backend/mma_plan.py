@@ -46,8 +46,11 @@ def tensor_cores_usable(mma_acc: str) -> bool:
 def wgmma_usable(mma_acc: str, cc) -> bool:
     """Whether float16/bfloat16 mma may take Hopper's wgmma (``wgmma.py``): the tensor cores
     are usable on a real GPU, the device is sm_90 (the instructions exist on sm_90a only:
-    not on later architectures' targets), and ``CUTILE_NUMBA_WGMMA=0`` does not turn it off."""
-    return (not rt.simulator() and tensor_cores_usable(mma_acc) and config.numba_wgmma()
+    not on later architectures' targets), and ``CUTILE_NUMBA_WGMMA=0`` does not turn it off.
+    Under the simulator only with ``CUTILE_NUMBA_WGMMA=sim`` (``ptx_sim.py``'s models)."""
+    if rt.simulator():
+        return tensor_cores_usable(mma_acc) and config.numba_wgmma_sim()
+    return (tensor_cores_usable(mma_acc) and config.numba_wgmma()
             and cc is not None and tuple(cc)[:2] == (9, 0))
 
 

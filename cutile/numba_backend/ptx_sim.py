@@ -17,6 +17,8 @@ import threading
 
 import numpy as np
 
+from .ptx_text import WGMMA_COUNTS, WGMMA_NS
+
 _lock = threading.Lock()
 _warps: dict = {}
 
@@ -178,12 +180,170 @@ def addr_of(arr):
     return np.uint64(_nd(arr).__array_interface__["data"][0])
 
 
+# -- Hopper's wgmma (wgmma.py), with shared memory read through descriptors ------------------
+#
+# A descriptor holds an 18-bit shared-window address, so ``smem_addr32`` gives each shared
+# array of a block (its root allocation: the dynamic arrays are views of one) a place in a
+# simulated 256 KiB window, 1024-byte aligned, and the wgmma model reads the bytes back from
+# there by the hardware's rules: rows of a K-major operand 8 to a core-matrix group (stride
+# byte offset between groups), an MN-major operand's 64-column panels at the leading byte
+# offset, then the swizzle applied to the byte address bits [4:4+s) ^= [7:7+s).
+
+WINDOW = 1 << 18
+_smem_lock = threading.Lock()
+_smem: dict = {}            # blockIdx -> [(root array, window base, bytes)]
+_smem_launch = None         # the simulator's block manager of the launch _smem is about
+# racecheck's hook: called with (host address, length) of each range a wgmma reads
+READ_HOOK = None
+
+
+def _root(a: np.ndarray) -> np.ndarray:
+    while isinstance(a.base, np.ndarray):
+        a = a.base
+    return a
+
+
+def smem_addr32(buf, idx):
+    """The simulated 32-bit shared-window address of ``buf[idx]``: each block's shared
+    allocations (told apart by their host memory: the simulator's dynamic arrays are new
+    array objects over one buffer) get 1024-byte aligned places in the window, afresh for
+    every launch."""
+    global _smem_launch
+    a = _nd(buf)
+    root = _root(a)
+    ptr = root.__array_interface__["data"][0]
+    th = threading.current_thread()
+    blk = tuple(th.blockIdx)
+    with _smem_lock:
+        if getattr(th, "_manager", None) is not _smem_launch:   # a new launch: a new window
+            _smem.clear()
+            _smem_launch = getattr(th, "_manager", None)
+        ents = _smem.setdefault(blk, [])
+        for held, base, _ in ents:
+            if held.__array_interface__["data"][0] == ptr:
+                break
+        else:
+            end = max((b + n for _, b, n in ents), default=0)
+            base = -(-end // 1024) * 1024
+            assert base + root.nbytes <= WINDOW, "shared memory beyond the 256 KiB window"
+            ents.append((root, base, root.nbytes))
+    off = a.__array_interface__["data"][0] - ptr
+    return np.uint32(base + off + int(idx) * a.itemsize)
+
+
+def _window_bytes(addr: int):
+    """(the block's shared bytes holding window address ``addr``, that address's offset in
+    them, the array holding them)."""
+    blk = tuple(threading.current_thread().blockIdx)
+    with _smem_lock:
+        ents = list(_smem.get(blk, []))
+    for root, base, n in ents:
+        if base <= addr < base + n:
+            return root.reshape(-1).view(np.uint8), addr - base, root
+    raise AssertionError(f"wgmma descriptor address {addr:#x} is in no shared array")
+
+
+_SWZ = {1: (128, 7), 2: (64, 3), 3: (32, 1)}     # mode -> (row bytes, swizzle mask)
+
+
+def _operand(desc: int, rows: int, cols: int, mn_major: bool, kind: str,
+             log: bool = False) -> np.ndarray:
+    """The ``rows`` x ``cols`` float64 matrix a descriptor addresses: K-major (``rows`` of
+    16 k values each) or MN-major (``rows`` = 16 k rows of ``cols`` n values)."""
+    addr = (desc & 0x3FFF) << 4
+    lbo, sbo, mode = ((desc >> 16) & 0x3FFF) << 4, ((desc >> 32) & 0x3FFF) << 4, desc >> 62
+    assert (desc >> 49) & 7 == 0, "descriptor base offset"
+    rb, m = _SWZ[int(mode)]
+    r = np.arange(rows)[:, None]
+    c = np.arange(cols)[None, :]
+    if mn_major:                  # r: k (rows of 8 to a group), c: n (panels of rb / 2)
+        pw = rb // 2
+        rel = (c // pw) * lbo + (r // 8) * sbo + (r % 8) * rb + (c % pw) * 2
+    else:                         # r: m or n, c: k within the row
+        rel = (r // 8) * sbo + (r % 8) * rb + c * 2
+    raw, off0, root = _window_bytes(int(addr))
+    byte = addr + rel                                   # absolute window addresses
+    byte = byte ^ (((byte >> 7) & m) << 4)
+    at = byte - addr + off0
+    assert at.min() >= 0 and at.max() + 2 <= raw.size, "wgmma operand beyond its buffer"
+    bits = raw[at].astype(np.uint32) | (raw[at + 1].astype(np.uint32) << 8)
+    if log and READ_HOOK is not None:
+        base = root.__array_interface__["data"][0]
+        for b in np.unique(at // 2 * 2):
+            READ_HOOK(base + int(b), 2)
+    if kind == "bf16":
+        return (bits << 16).astype(np.uint32).view(np.float32).astype(np.float64)
+    return bits.astype(np.uint16).view(np.float16).astype(np.float64)
+
+
+def _wg_exchange(post):
+    """All 128 warpgroup threads' ``post`` values, in thread order."""
+    th = threading.current_thread()
+    tid = th.thread_id
+    key = ("wg", tuple(th.blockIdx), tid >> 7)
+    with _lock:
+        ent = _warps.get(key)
+        if ent is None:
+            ent = _warps[key] = (threading.Barrier(128), [None] * 128)
+    bar, slots = ent
+    slots[tid & 127] = post
+    bar.wait()
+    got = list(slots)
+    bar.wait()
+    return tid & 127, got
+
+
+def _acc_place(t: int, j: int) -> tuple[int, int]:
+    """(row, column) of register ``j`` of warpgroup thread ``t`` in the 64 x N result."""
+    return (16 * (t // 32) + (t % 32) // 4 + 8 * ((j % 4) // 2),
+            8 * (j // 4) + 2 * (t % 4) + j % 2)
+
+
+def _wgmma(kind: str, n: int, trans_b: bool):
+    """m64nNk16 float32 += A * B from descriptors (B MN-major when ``trans_b``): the
+    warpgroup meets, each thread computes the product from the shared bytes and all
+    accumulators (float64 sums, rounded once, as the mma.sync model), thread 0 reports the
+    bytes read to racecheck."""
+    def wgmma(da, db, scale, *acc):
+        t, posts = _wg_exchange((int(da), int(db), int(scale), [float(x) for x in acc]))
+        d_a, d_b, sc = posts[0][:3]
+        assert all(p[:3] == (d_a, d_b, sc) for p in posts), "descriptors differ in a warpgroup"
+        log = t == 0
+        A = _operand(d_a, 64, 16, False, kind, log)
+        B = _operand(d_b, 16, n, True, kind, log) if trans_b else \
+            _operand(d_b, n, 16, False, kind, log).T
+        C = np.zeros((64, n))
+        for tt, p in enumerate(posts):
+            for j, v in enumerate(p[3]):
+                C[_acc_place(tt, j)] = v
+        D = A @ B + (C if sc else 0.0)
+        return tuple(np.float32(D[_acc_place(t, j)]) for j in range(n // 2))
+    return wgmma
+
+
+def _identity(*acc):
+    return acc
+
+
+def _nothing(*_):
+    return None
+
+
 SIM_INTRINSICS = {"mma_f16": _mma("f16"), "mma_bf16": _mma("bf16"), "mma_tf32": _mma_tf32,
                   "mma_s8": _mma_int("s8"), "mma_u8": _mma_int("u8"),
                   "cp_async16": cp_async16, "cp_async_wait_all": cp_async_wait_all,
                   "addr_of": addr_of, "cp_async_commit": cp_async_commit,
                   "lds_v2": _lds(2), "lds_v4": _lds(4),
                   **{f"cp_async_wait_group{n}": cp_async_wait_all for n in range(3)}}
+for _k in ("f16", "bf16"):
+    for _n in WGMMA_NS:
+        for _t in (False, True):
+            SIM_INTRINSICS[f"wgmma_{_k}_n{_n}{'_t' if _t else ''}"] = _wgmma(_k, _n, _t)
+for _c in WGMMA_COUNTS:
+    SIM_INTRINSICS.update({f"wgmma_fence{_c}": _identity, f"wgmma_wait{_c}": _identity,
+                           f"wgmma_wait1_{_c}": _identity})
+SIM_INTRINSICS.update({"wgmma_commit": _nothing, "fence_proxy_async": _nothing,
+                       "smem_addr32": smem_addr32})
 for _p in ("ldsm", "ldsm32"):
     SIM_INTRINSICS.update({f"{_p}_x4": _ldsm(4, False), f"{_p}_x4_t": _ldsm(4, True),
                            f"{_p}_x2": _ldsm(2, False),

@@ -181,8 +181,11 @@ class SmemPlan:
         if not self.dynamic:
             out = []
             for name, (cast, n) in self.buffers.items():
-                al = (f", alignment={WG_ALIGN}" if name in self.align1024 else
-                      ", alignment=16" if self.aligned and name in self.align16 else "")
+                # (the simulator refuses alignment=; its wgmma model places every shared
+                # array at a 1024-byte boundary of its window, ptx_sim.smem_addr32)
+                al = ("" if not self.aligned else f", alignment={WG_ALIGN}"
+                      if name in self.align1024 else
+                      ", alignment=16" if name in self.align16 else "")
                 out.append(f"{name} = cuda.shared.array({n}, {cast}{al})")
             return out
         offs = self.offsets()

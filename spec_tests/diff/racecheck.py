@@ -9,7 +9,8 @@ for the ``cp.async`` models of ``ptx_sim.py``, the phases between the copy's iss
 issuing thread's ``cp.async.wait_all`` (the copy lands somewhere in between).  Two accesses of
 one byte by different threads race when at least one writes and their phases overlap; a thread
 reading bytes its own copy has not yet waited for races with itself.  ``ldmatrix`` reads are
-recorded for the lane that gives the row address (16 bytes; ``.x2`` ignores lanes 16-31).
+recorded for the lane that gives the row address (16 bytes; ``.x2`` ignores lanes 16-31),
+wgmma's descriptor reads for thread 0 of the warpgroup (``ptx_sim.READ_HOOK``).
 What compute-sanitizer's racecheck finds on a GPU, for the barriers the code generator places.
 The global workspace that takes buffers too large for shared memory (numba_backend/smem.py) is
 recorded the same way: its buffers are ordered by the same barriers.
@@ -93,6 +94,18 @@ def _log(arr, i, write: bool, nbytes: int | None = None) -> None:
     else:
         ent = [block, tid, phase, phase, write, seq, seq, start, length, where]
     _rec["log"].append(ent)
+
+
+def _log_bytes(start: int, length: int) -> None:
+    """A read of ``length`` bytes at host address ``start`` by the calling thread at its
+    phase: ``ptx_sim``'s wgmma model reports the shared bytes its descriptors address (as
+    the warpgroup's thread 0: the instruction's reads are the warpgroup's)."""
+    if _rec is None:
+        return
+    block, tid, phase = _thread_info()
+    seq = _next_seq()
+    _rec["log"].append([block, tid, phase, phase, False, seq, seq, start, length,
+                        ("wgmma operand read", 0)])
 
 
 def _next_seq() -> int:
@@ -254,12 +267,14 @@ def racecheck():
     from cutile.numba_backend import launch
     orig_workspace, launch.workspace = launch.workspace, workspace
     saved = _wrap_intrinsics(ptx_sim.SIM_INTRINSICS)
+    ptx_sim.READ_HOOK = _log_bytes
     _rec = {"log": []}
     try:
         yield report
     finally:
         log = _rec["log"]
         _rec = None
+        ptx_sim.READ_HOOK = None
         kernelapi.FakeCUDAShared.array = orig_array
         launch.workspace = orig_workspace
         skernel.BlockThread.syncthreads = orig_sync

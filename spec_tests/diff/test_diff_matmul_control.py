@@ -338,3 +338,81 @@ def test_persistent_loop_with_reduction():
     out = poison((3,), np.float32)
     ref, got = run_both(persistent, (3,), [a, out, 32])
     assert_same(ref[1], got[1], what="persistent loop")
+
+
+WGMMA_CASES = [  # (TM, TN, TK, threads, M, N, K), input dtype, kernel
+    ((64, 64, 32, 128, 64, 64, 96), np.float16, "kloop"),         # pipelined, 3 iterations
+    ((64, 32, 16, 128, 70, 30, 40), ml_dtypes.bfloat16, "kloop"),  # partial tiles, sw32 A
+    ((64, 16, 16, 128, 64, 16, 20), np.float16, "kloop"),          # unaligned rows: element copy
+    ((128, 16, 64, 128, 128, 16, 128), np.float16, "kloop"),       # 2 x m64 per warpgroup
+    ((128, 32, 16, 256, 128, 32, 48), ml_dtypes.bfloat16, "kloop"),  # 2 warpgroups along M
+    ((64, 128, 32, 128, 64, 128, 64), np.float16, "kloop"),        # B in two 64-column panels
+    ((64, 32, 32, 128, 64, 40, 72), np.float16, "bt"),             # B^T K-major (a @ b.T)
+]
+
+
+@pytest.mark.skipif("not sim()", reason="on a GPU the real instructions run (test_matmul.py "
+                    "and benchmarks/gpu.py take wgmma on an sm_90 device)")
+@pytest.mark.parametrize("case,din,form", WGMMA_CASES,
+                         ids=["pipelined-f16", "partial-bf16", "unaligned-f16", "mi2-f16",
+                              "2warpgroups-bf16", "2panels-f16", "bt-f16"])
+def test_wgmma_path_on_instruction_models(monkeypatch, case, din, form):
+    """R-MM-7: the generated wgmma kernel (CUTILE_NUMBA_WGMMA=sim: ptx_sim.py's models read
+    the operands through the descriptors by the hardware's layout and address-swizzle rules)
+    agrees with the interpreter within mma_f32_bound: the panel staging by cp.async (chunks,
+    full tiles, the element-wise fallback), the 1024-byte aligned buffers, the descriptors
+    and k16 steps, the accumulator's fragment layout across the K loop, the warpgroups along
+    M; no shared-memory race, the wgmma's operand reads included (racecheck)."""
+    monkeypatch.setenv("CUTILE_NUMBA_TENSOR_CORES", "sim")
+    monkeypatch.setenv("CUTILE_NUMBA_WGMMA", "sim")
+    monkeypatch.setenv("CUTILE_NUMBA_CP_ASYNC", "1")
+    TM, TN, TK, T, M, N, K = case
+    rng = np.random.default_rng(M * N + K)
+    a = _data(rng, (M, K), din)
+    b = _data(rng, (N, K) if form == "bt" else (K, N), din)
+    c = poison((M, N), np.float32)
+    grid = (-(-M // TM), -(-N // TN))
+    args = [a, b, c, TM, TN, TK] + ([] if form == "bt" else [ct.float32])
+    kern = mm_bt_kloop if form == "bt" else mm_kloop
+    from cutile.numba_backend import compile as nb_compile
+    plans = []
+    real = nb_compile.Compiled.__init__
+
+    def spy(self, *a, **k):
+        real(self, *a, **k)
+        plans.append(self.plan)
+
+    monkeypatch.setattr(nb_compile.Compiled, "__init__", spy)
+    with racecheck() as races:
+        ref, got = run_both(kern, grid, args, mma_acc="f32", threads=T)
+    assert not races, races.describe()
+    assert plans and all("wgmma" in p for p in plans), plans
+    bound = mma_f32_bound(a, b.T if form == "bt" else b, TK, tensor_cores=True)
+    err = np.abs(ref[2].astype(np.float64) - got[2].astype(np.float64))
+    assert np.all(err <= bound), f"max err {err.max()} bound {bound.max()}"
+
+
+@pytest.mark.skipif("not sim()", reason="on a GPU the real instructions run "
+                    "(benchmarks/gpu.py --only attention)")
+def test_attention_wgmma_on_instruction_models(monkeypatch):
+    """R-MM-7: attention forward with both mmas on the wgmma models at one warpgroup: the
+    query tile staged from registers into panels once, K^T read K-major, P from registers;
+    against softmax(Q K^T * scale) V in float64, race-free."""
+    monkeypatch.setenv("CUTILE_NUMBA_TENSOR_CORES", "sim")
+    monkeypatch.setenv("CUTILE_NUMBA_WGMMA", "sim")
+    monkeypatch.setenv("CUTILE_NUMBA_CP_ASYNC", "1")
+    H, S, D, TL = 1, 128, 16, 64
+    rng = np.random.default_rng(13)
+    q, k, v = (rng.standard_normal((H, S, D)).astype(np.float16) for _ in range(3))
+    o = poison((H, S, D), np.float16)
+    with racecheck() as races:
+        ref, got = run_both(attention_fwd, (S // TL, H), [q, k, v, o, D ** -0.5, TL, TL, D],
+                            threads=128)
+    assert not races, races.describe()
+    s = np.einsum("hmd,hnd->hmn", q.astype(np.float64), k.astype(np.float64)) * D ** -0.5
+    p = np.exp(s - s.max(-1, keepdims=True))
+    want = (p / p.sum(-1, keepdims=True)) @ v.astype(np.float64)
+    bound = 2.0 ** -10 * (np.abs(v.astype(np.float64)).max() + np.abs(want))
+    for out in (got[3], ref[3]):
+        err = np.abs(out.astype(np.float64) - want)
+        assert np.all(err <= bound), f"max err {err.max()}"
