@@ -219,10 +219,9 @@ def smem_addr32(buf, idx):
             _smem.clear()
             _smem_launch = getattr(th, "_manager", None)
         ents = _smem.setdefault(blk, [])
-        for held, base, _ in ents:
-            if held.__array_interface__["data"][0] == ptr:
-                break
-        else:
+        base = next((b for held, b, _ in ents if held.__array_interface__["data"][0] == ptr),
+                    None)
+        if base is None:
             end = max((b + n for _, b, n in ents), default=0)
             base = -(-end // 1024) * 1024
             assert base + root.nbytes <= WINDOW, "shared memory beyond the 256 KiB window"
