@@ -317,16 +317,16 @@ def test_mma_sync_plans_are_unchanged_when_wgmma_is_off(monkeypatch):
 
 
 def test_threads_give_a_wgmma_matmul_one_warpgroup_per_128_rows(monkeypatch):
-    from cutile.numba_backend import device_limits, threads
+    from cutile.numba_backend import threads
     monkeypatch.setattr(rt, "simulator", lambda: False)
     monkeypatch.delenv("CUTILE_NUMBA_THREADS", raising=False)
     ir = mm_kloop.compile(mm_kloop.specialize(_mm_args(256, 256, 256, (128, 128, 32))))
-    monkeypatch.setattr(device_limits, "device_compute_capability", lambda: (9, 0))
+    monkeypatch.setattr(threads, "device_compute_capability", lambda: (9, 0))
     assert threads._choose_threads(ir) == 128
     monkeypatch.setenv("CUTILE_NUMBA_WGMMA", "0")
     assert threads._choose_threads(ir) == 256
     monkeypatch.delenv("CUTILE_NUMBA_WGMMA")
-    monkeypatch.setattr(device_limits, "device_compute_capability", lambda: (8, 0))
+    monkeypatch.setattr(threads, "device_compute_capability", lambda: (8, 0))
     assert threads._choose_threads(ir) == 256
 
 

@@ -17,7 +17,9 @@ from .. import config
 from ..ir import ops
 from ..ir.core import KernelIR, walk
 from ..ir.types import TileType
-from . import rt
+from . import rt, wgmma
+from .device_limits import device_compute_capability
+from .mma_plan import wgmma_usable
 
 # Thread counts: the simulator runs every thread as a Python thread, so keep it small there.
 SIM_THREADS = 32
@@ -67,14 +69,11 @@ def _wgmma_threads(ir: KernelIR) -> int | None:
     rows (two m64 blocks each, at least one warpgroup, at most 256 threads), or None: its
     plan (``wgmma.plan``, the one place its rules live) refuses that count, or wgmma is not
     usable here (``mma_plan.wgmma_usable``)."""
-    from .device_limits import device_compute_capability
-    from .mma_plan import wgmma_usable
-    from .wgmma import WG_THREADS, plan
     _, acc, _, mma = _scan(ir)
     if mma is None or not wgmma_usable(config.numba_mma_acc(), device_compute_capability()):
         return None
-    t = min(max(1 << max(acc // 128 - 1, 0).bit_length(), WG_THREADS), 256)
-    return t if plan(mma, t) is not None else None
+    t = min(max(1 << max(acc // 128 - 1, 0).bit_length(), wgmma.WG_THREADS), 256)
+    return t if wgmma.plan(mma, t) is not None else None
 
 
 _threads_cache: weakref.WeakKeyDictionary[KernelIR, dict] = weakref.WeakKeyDictionary()
