@@ -416,3 +416,72 @@ def test_attention_wgmma_on_instruction_models(monkeypatch):
     for out in (got[3], ref[3]):
         err = np.abs(out.astype(np.float64) - want)
         assert np.all(err <= bound), f"max err {err.max()}"
+
+
+@ct.kernel
+def mm_nan_b(a, b, c, TM: Constant[int], TN: Constant[int], TK: Constant[int]):
+    # B NaN-padded: not copied by cp.async (zero padding only), staged from registers
+    acc = ct.full((TM, TN), 0.25, dtype=ct.float32)
+    for k in range(ct.num_tiles(a, 1, (TM, TK))):
+        x = ct.load(a, (ct.bid(0), k), (TM, TK), padding_mode=ct.PaddingMode.ZERO)
+        y = ct.load(b, (k, ct.bid(1)), (TK, TN), padding_mode=ct.PaddingMode.NAN)
+        acc = ct.mma(x, y, acc)
+    ct.store(c, (ct.bid(0), ct.bid(1)), acc)
+
+
+@st.composite
+def wg_case(draw):
+    TM = draw(st.sampled_from([64, 128]))
+    TN = draw(st.sampled_from([16, 32, 64, 128]))
+    TK = draw(st.sampled_from([16, 32, 64]))
+    T = draw(st.sampled_from([128, 256] if TM == 128 else [128]))
+    regs = draw(st.booleans())                  # B through registers (NaN padding)
+    din = draw(st.sampled_from([np.float16, ml_dtypes.bfloat16]))
+    M = draw(st.integers(1, 2 * TM))
+    N = draw(st.integers(1, 2 * TN))
+    # K partial only with zero padding (NaN-padded B rows would meet A's zero columns)
+    K = TK * draw(st.integers(1, 3)) if regs else draw(st.integers(1, 3 * TK))
+    return TM, TN, TK, T, M, N, K, regs, din, draw(st.integers(0, 2 ** 16))
+
+
+@pytest.mark.skipif(not sim(), reason="on a GPU the real instructions run (the GPU runs "
+                    "of test_matmul.py and this file's other mma tests take wgmma on sm_90)")
+@pytest.mark.parametrize("shard", shards())
+@settings(max_examples=examples(6))
+@given(wg_case())
+def test_wgmma_random_tiles_on_instruction_models(shard, case):
+    """R-MM-7: random tile shapes (M 64/128 per block, N 16..128, K 16..64), one or two
+    warpgroups, partial tiles in every dimension, float16/bfloat16, B staged by cp.async or
+    from registers: the wgmma path on ptx_sim.py's models within mma_f32_bound of the
+    interpreter."""
+    TM, TN, TK, T, M, N, K, regs, din, seed = case
+    with pytest.MonkeyPatch.context() as mp:
+        for k, v in (("CUTILE_NUMBA_TENSOR_CORES", "sim"), ("CUTILE_NUMBA_WGMMA", "sim"),
+                     ("CUTILE_NUMBA_CP_ASYNC", "1")):
+            mp.setenv(k, v)
+        from cutile.numba_backend import compile as nb_compile
+        plans, real = [], nb_compile.Compiled.__init__
+
+        def spy(self, *a, **kw):
+            real(self, *a, **kw)
+            plans.append(self.plan)
+
+        mp.setattr(nb_compile.Compiled, "__init__", spy)
+        _wgmma_random_case(TM, TN, TK, T, M, N, K, regs, din, seed)
+    assert plans and all("wgmma" in p for p in plans), plans
+
+
+def _wgmma_random_case(TM, TN, TK, T, M, N, K, regs, din, seed):
+    rng = np.random.default_rng(seed)
+    a, b = _data(rng, (M, K), din), _data(rng, (K, N), din)
+    c = poison((M, N), np.float32)
+    grid = (-(-M // TM), -(-N // TN))
+    kern, args = (mm_nan_b, [a, b, c, TM, TN, TK]) if regs else \
+        (mm_kloop, [a, b, c, TM, TN, TK, ct.float32])
+    ref, got = run_both(kern, grid, args, mma_acc="f32", threads=T)
+    bound = mma_f32_bound(a, b, TK, tensor_cores=True)
+    if regs:                # the 0.25 start value joins the sums: the same relative bound on it
+        bound = bound + 0.25 * mma_f32_bound(np.ones((1, K)), np.ones((K, 1)), TK,
+                                             tensor_cores=True) / K
+    err = np.abs(ref[2].astype(np.float64) - got[2].astype(np.float64))
+    assert np.all(err <= bound), f"max err {err.max()} bound {bound.max()}"
