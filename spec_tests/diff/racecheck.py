@@ -97,15 +97,20 @@ def _log(arr, i, write: bool, nbytes: int | None = None) -> None:
 
 
 def _log_bytes(start: int, length: int) -> None:
-    """A read of ``length`` bytes at host address ``start`` by the calling thread at its
-    phase: ``ptx_sim``'s wgmma model reports the shared bytes its descriptors address (as
-    the warpgroup's thread 0: the instruction's reads are the warpgroup's)."""
+    """A read of ``length`` bytes at host address ``start`` by the calling thread from its
+    phase on: ``ptx_sim``'s wgmma model reports the shared bytes its descriptors address (as
+    the warpgroup's thread 0: the instruction's reads are the warpgroup's).  The read is
+    asynchronous: it lasts until the ``wgmma.wait_group`` that retires its commit group
+    (``_wrap_intrinsics``), like a cp.async copy until its wait."""
     if _rec is None:
         return
     block, tid, phase = _thread_info()
     seq = _next_seq()
-    _rec["log"].append([block, tid, phase, phase, False, seq, seq, start, length,
-                        ("wgmma operand read", 0)])
+    ent = [block, tid, phase, None, False, seq, None, start, length, ("wgmma operand read", 0)]
+    if not hasattr(_state, "wg_pending"):
+        _state.wg_pending, _state.wg_groups = [], []
+    _state.wg_pending.append(ent)
+    _rec["log"].append(ent)
 
 
 def _next_seq() -> int:
@@ -181,8 +186,28 @@ def _wrap_intrinsics(intr: dict) -> dict:
         _state.pending, _state.groups = [], []
         return saved["cp_async_wait_all"]()
 
+    def wg_commit():
+        if getattr(_state, "wg_pending", None):
+            _state.wg_groups.append(_state.wg_pending)
+            _state.wg_pending = []
+        return saved["wgmma_commit"]()
+
+    def wg_wait(fn, n: int):
+        def wait(*acc):
+            groups = getattr(_state, "wg_groups", [])
+            for grp in groups[:max(len(groups) - n, 0)]:
+                land(grp)
+            if hasattr(_state, "wg_groups"):
+                _state.wg_groups = groups[max(len(groups) - n, 0):]
+            return fn(*acc)
+        return wait
+
     for name, fn in saved.items():
-        if name.startswith("ldsm"):
+        if name == "wgmma_commit":
+            intr[name] = wg_commit
+        elif name.startswith("wgmma_wait"):
+            intr[name] = wg_wait(fn, 1 if name.startswith("wgmma_wait1_") else 0)
+        elif name.startswith("ldsm"):
             intr[name] = ldsm(fn, int(name.split("_x")[1][0]))
         elif name.startswith("lds_v"):
             intr[name] = lds(fn, int(name[len("lds_v"):]))

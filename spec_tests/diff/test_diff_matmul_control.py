@@ -393,6 +393,32 @@ def test_wgmma_path_on_instruction_models(monkeypatch, case, din, form):
 
 
 @pytest.mark.skipif("not sim()", reason="on a GPU the real instructions run "
+                    "(CUTILE_NUMBA_WGMMA=defer benchmarks/gpu.py --only mm_f16)")
+def test_wgmma_deferred_wait_on_instruction_models(monkeypatch):
+    """R-MM-7: CUTILE_NUMBA_WGMMA=defer (one K step's wgmmas in flight across the back edge,
+    stages + 1 operand slots): 7 iterations wrap the 5 slots; race-free with the wgmma's
+    reads logged at its issue, within mma_f32_bound."""
+    monkeypatch.setenv("CUTILE_NUMBA_TENSOR_CORES", "sim")
+    monkeypatch.setenv("CUTILE_NUMBA_WGMMA", "sim")
+    monkeypatch.setenv("CUTILE_NUMBA_CP_ASYNC", "1")
+    from cutile import config
+    monkeypatch.setattr(config, "numba_wgmma_deferred", lambda: True)
+    rng = np.random.default_rng(5)
+    M, N, K, TM, TN, TK = 64, 32, 7 * 32, 64, 32, 32
+    a, b = _data(rng, (M, K), np.float16), _data(rng, (K, N), np.float16)
+    c = poison((M, N), np.float32)
+    from cutile.numba_backend.compile import generate
+    ir = mm_kloop.compile(mm_kloop.specialize((a, b, c, TM, TN, TK, ct.float32)))
+    assert "wgmma_wait1_" in generate(ir, 128, "f32").source
+    with racecheck() as races:
+        ref, got = run_both(mm_kloop, (1, 1), [a, b, c, TM, TN, TK, ct.float32],
+                            mma_acc="f32", threads=128)
+    assert not races, races.describe()
+    err = np.abs(ref[2].astype(np.float64) - got[2].astype(np.float64))
+    assert np.all(err <= mma_f32_bound(a, b, TK, tensor_cores=True)), err.max()
+
+
+@pytest.mark.skipif("not sim()", reason="on a GPU the real instructions run "
                     "(benchmarks/gpu.py --only attention)")
 def test_attention_wgmma_on_instruction_models(monkeypatch):
     """R-MM-7: attention forward with both mmas on the wgmma models at one warpgroup: the
