@@ -317,7 +317,7 @@ def _from_asm(name: str):
                 sig_args.append(_NB[k])
 
         def codegen(context, builder, signature, vals):
-            ops_, tys = [], []
+            ops_ = []
             i = 0
             while i < len(ins):
                 if ins[i] == "A":
