@@ -205,6 +205,23 @@ def main(argv=None) -> int:
     stream = torch.cuda.current_stream()
     sync = torch.cuda.synchronize
     rows = []
+
+    def show_inspect(kernel, targs, grid):
+        """One ``[inspect]`` line: threads, shared memory, registers, occupancy and the mma
+        plans (wgmma or mma.sync) of the kernel as the benchmark launched it."""
+        def host(t):          # NumPy has no bfloat16: ml_dtypes' (what cutile uses)
+            if not isinstance(t, torch.Tensor):
+                return t
+            if t.dtype is torch.bfloat16:
+                import ml_dtypes
+                return t.float().cpu().numpy().astype(ml_dtypes.bfloat16)
+            return t.cpu().numpy()
+        try:
+            info = inspect(kernel, tuple(host(t) for t in targs), grid=grid,
+                           threads=args.threads)
+            print(f"[inspect] {info.summary()}")
+        except Exception as e:  # noqa: BLE001 - a report line, not a benchmark result
+            print(f"[inspect] failed: {e}")
     n_vadd = 2 ** (20 if args.quick else 26)
     R, Ncol = (1024, 4096) if args.quick else (8192, 4096)
     S = 1024 if args.quick else 4096
@@ -313,17 +330,7 @@ def main(argv=None) -> int:
             if torch.allclose(Cm, ref, rtol=tol, atol=tol * S ** 0.5)
             else f"max err {(Cm - ref).abs().max().item():.3g}", 2 * S ** 3 / 1e12,
             lambda Cm=Cm: Cm.fill_(float("nan")))
-        try:
-            def host(t):          # NumPy has no bfloat16: ml_dtypes' (what cutile uses)
-                if t.dtype is torch.bfloat16:
-                    import ml_dtypes
-                    return t.float().cpu().numpy().astype(ml_dtypes.bfloat16)
-                return t.cpu().numpy()
-            info = inspect(ours["matmul"], (host(A), host(B), host(Cm), TM, TN, TK),
-                           grid=grid, threads=args.threads)
-            print(f"[inspect] {info.summary()}")
-        except Exception as e:
-            print(f"[inspect] failed: {e}")
+        show_inspect(ours["matmul"], (A, B, Cm, TM, TN, TK), grid)
 
     # -- batched matmul, layer norm, attention forward (issue 12) -----------------------------
     if "bmm" in only:
@@ -343,6 +350,7 @@ def main(argv=None) -> int:
         ], lambda: None if torch.allclose(Cb.float(), ref.float(), rtol=2e-2, atol=0.1)
             else f"max err {(Cb.float() - ref.float()).abs().max().item():.3g}",
             2 * Z * S3 ** 3 / 1e12, lambda: Cb.fill_(float("nan")))
+        show_inspect(ours["bmm"], (A, B, Cb, TM, TN, TK), grid)
 
     if "layernorm" in only:
         x = torch.randn(R, Ncol, device=dev)
@@ -384,6 +392,7 @@ def main(argv=None) -> int:
         ], lambda: None if torch.allclose(o.float(), ref.float(), rtol=1e-2, atol=1e-2) else
             f"max err {(o.float() - ref.float()).abs().max().item():.3g}",
             4 * Bt * H * Sq * Sq * D / 1e12, lambda: o.fill_(float("nan")), out=o)
+        show_inspect(ours["attention"], (q, k, v, o, scale, TM, TN, D), grid)
 
     # -- table -------------------------------------------------------------------------------
     print()
