@@ -27,7 +27,7 @@ import ml_dtypes  # noqa: E402
 from backend_kernels import attention_fwd, mm_bt_kloop, mm_kloop, mm_tf32_kloop  # noqa: E402
 
 import cutile as ct  # noqa: E402
-from cutile.executors import backend  # noqa: E402
+from cutile.executors import backend, inspect  # noqa: E402
 
 
 @ct.kernel
@@ -42,6 +42,8 @@ def row_softmax(x, y, TN: ct.Constant[int]):
 def launch(kernel, grid, args, threads=None):
     with backend("numba", threads=threads):
         ct.launch(None, grid, kernel, args)
+    # which form ran (wgmma or mma.sync on an H100/H200, FFMA...): the sanitizers' coverage
+    print("   ", inspect(kernel, args, grid=grid, threads=threads).summary())
 
 
 def main() -> int:
