@@ -284,8 +284,9 @@ def test_numba_path_builds_the_same_wgmma_kernel(monkeypatch):
     generated intrinsics (``ptx._from_asm``) type and lower there too, and the PTX assembles
     for sm_90a (numba-cuda targets sm_90a itself on the GPU; offline its ``.target`` line is
     edited, as ``tools/gpu/wgmma_probe.py --offline`` does)."""
-    from cutile.numba_backend.compile import generate
     from diff import ptxcheck
+
+    from cutile.numba_backend.compile import generate
     tk = _ptxas()
     monkeypatch.setenv("CUTILE_NUMBA_CP_ASYNC", "1")
     monkeypatch.setattr(rt, "simulator", lambda: False)

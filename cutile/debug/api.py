@@ -20,8 +20,8 @@ from ..interp.access_map import AccessRecorder
 from ..interp.machine import run_kernel
 from ..interp.rules.debugger import DebugSession, current_session
 from ..ir.types import ArrayType
-from ..launch_args import check_grid
 from ..kernel import kernel as kernel_cls
+from ..launch_args import check_grid
 from .render import png, text
 
 

@@ -14,8 +14,8 @@ float16/bfloat16 ``add`` (the only 16-bit atomic R-ATOM-4 allows) goes through
 ``atom16.py``'s one-instruction PTX intrinsics (``atom.add.noftz.f16``, sm_70+;
 ``.bf16``, sm_90+: the generator records the compute capability in ``g.min_cc`` and the launch
 refuses an older device).  A 0-D array is atomically updated through its 1-element 1-D view
-(``a.reshape((1,))``).  Raw memory offsets are decoded to an index with the user's strides (row-major order
-of strides required, checked at launch).
+(``a.reshape((1,))``).  Raw memory offsets are decoded to an index with the user's strides
+(row-major order of strides required, checked at launch).
 """
 
 from __future__ import annotations
