@@ -226,6 +226,17 @@ def test_register_operands_and_transposed_b_take_wgmma(monkeypatch):
     assert "B^T K-major" in g.plans[0]
 
 
+def _assemble_sm90a(tk, ptx: str) -> tuple[int, str]:
+    """(exit status, output) of ``ptxas -arch=sm_90a -v`` on ``ptx``."""
+    with tempfile.TemporaryDirectory() as d:
+        p = os.path.join(d, "k.ptx")
+        with open(p, "w") as f:
+            f.write(ptx)
+        r = subprocess.run([tk["ptxas"], "-arch=sm_90a", "-v", p, "-o", p + ".o"],
+                           capture_output=True, text=True)
+    return r.returncode, r.stdout + r.stderr
+
+
 def _ptxas():
     from diff import ptxcheck
     tk = ptxcheck.toolkit()
@@ -265,14 +276,8 @@ def test_direct_path_assembles_wgmma_kernels_for_sm90a(monkeypatch):
                             *b[:2])
         ptx = nvvmc.to_ptx(ll, tk["libdevice"], (9, 0, "a"))
         assert ".target sm_90a" in ptx and ptx.count("wgmma.mma_async") == n_wgmma
-        with tempfile.TemporaryDirectory() as d:
-            p = os.path.join(d, "k.ptx")
-            with open(p, "w") as f:
-                f.write(ptx)
-            r = subprocess.run([tk["ptxas"], "-arch=sm_90a", "-v", p, "-o", p + ".o"],
-                               capture_output=True, text=True)
-        log = r.stdout + r.stderr
-        assert r.returncode == 0, log
+        rc, log = _assemble_sm90a(tk, ptx)
+        assert rc == 0, log
         assert "C7515" not in log, log
         assert "0 bytes spill stores" in log or not no_spill, log
 
@@ -298,13 +303,8 @@ def test_numba_path_builds_the_same_wgmma_kernel(monkeypatch):
     assert r["ok"], r.get("error")
     ptx = re.sub(r"^\.target sm_90\b", ".target sm_90a", r["ptx"], flags=re.M)
     assert ptx.count("wgmma.mma_async") == 4 and "fence.proxy.async.shared::cta" in ptx
-    with tempfile.TemporaryDirectory() as d:
-        p = os.path.join(d, "k.ptx")
-        with open(p, "w") as f:
-            f.write(ptx)
-        out = subprocess.run([tk["ptxas"], "-arch=sm_90a", "-v", p, "-o", p + ".o"],
-                             capture_output=True, text=True)
-    assert out.returncode == 0 and "C7515" not in out.stderr, out.stderr
+    rc, log = _assemble_sm90a(tk, ptx)
+    assert rc == 0 and "C7515" not in log, log
 
 
 def test_mma_sync_plans_are_unchanged_when_wgmma_is_off(monkeypatch):
