@@ -308,13 +308,18 @@ def test_numba_path_builds_the_same_wgmma_kernel(monkeypatch):
 
 
 def test_mma_sync_plans_are_unchanged_when_wgmma_is_off(monkeypatch):
-    _, g = _gen(mm_kloop, _mm_args(256, 256, 256, (128, 128, 32)), 128, monkeypatch,
-                CUTILE_NUMBA_CP_ASYNC="1")
+    """wgmma off (or a device that is not sm_90: here none at all) gives the mma.sync kernel,
+    with no trace of the wgmma layouts; on, the same kernel takes wgmma."""
+    from cutile.numba_backend import codegen
     from cutile.numba_backend.compile import generate
-    ir = mm_kloop.compile(mm_kloop.specialize(_mm_args(256, 256, 256, (128, 128, 32))))
+    ir, on = _gen(mm_kloop, _mm_args(256, 256, 256, (128, 128, 32)), 128, monkeypatch,
+                  CUTILE_NUMBA_CP_ASYNC="1")
+    assert "wgmma" in on.plans[0]
     off = generate(ir, 128, "f32", tensor_cores=True, wgmma=False)
     assert "mma.sync" in off.plans[0] and "wgmma" not in off.source
     assert "alignment=1024" not in off.source and "_dyn_pad" not in off.source
+    monkeypatch.setattr(codegen, "device_compute_capability", lambda: (8, 0))
+    assert generate(ir, 128, "f32", tensor_cores=True).source == off.source
 
 
 def test_threads_give_a_wgmma_matmul_one_warpgroup_per_128_rows(monkeypatch):
