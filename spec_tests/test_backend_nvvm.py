@@ -278,6 +278,23 @@ def test_variables_read_across_branches_and_loops_hold_their_last_store(n):
     assert np.array_equal(ours[0], ref[0]), (n, ours[0], ref[0])
 
 
+
+@pytest.mark.parametrize("cast,alignment,itemsize", [("f64", 16, 8), ("f16", 1024, 2),
+                                                     ("i32", None, 4), ("b1", 16, 1)])
+def test_shared_arrays_stride_by_their_item_size_whatever_the_alignment(cast, alignment,
+                                                                         itemsize):
+    """``cuda.shared.array(n, dtype, alignment=a)``: ``.strides`` is the element size, as in
+    Numba (``_generic_array`` of numba-cuda's ``cudaimpl.py``); the direct path gave the
+    alignment (nothing generated reads a shared array's strides yet)."""
+    pytest.importorskip("llvmlite")
+    from diff import nvvm_cpu
+    al = "" if alignment is None else f", alignment={alignment}"
+    src = (f"def k(a0):\n    s = cuda.shared.array(4, {cast}{al})\n"
+           "    a0[u64(0)] = s.strides[0]\n    a0[u64(1)] = s.shape[0]\n")
+    out = np.zeros(2, np.int64)
+    nvvm_cpu.run_ir(src, "k", [T.Array("l", 1, "C")], [out])
+    assert out.tolist() == [itemsize, 4]
+
 @needs_nvvm
 def test_bit_views_translate_with_numbas_types():
     """``a.view(np.uint32)`` (a float ``atomic_cas`` compares bits) is translated, typed as

@@ -17,7 +17,7 @@ from .. import ptx_text
 from . import ops
 from .infer import FLOAT_CONSTANTS
 from .numba_table import LIBDEVICE
-from .types import FLOATS, Array, ArrayValue, Scalar, Unsupported
+from .types import FLOATS, ITEMSIZE, Array, ArrayValue, Scalar, Unsupported
 
 __all__ = ["Calls", "FLOAT_CONSTANTS"]
 
@@ -49,10 +49,11 @@ class Calls:
 
     def shared(self, e, t: Array):
         """A ``cuda.shared.array``: an ``addrspace(3)`` global (``[0 x T]`` external for
-        the dynamic one), aligned as Numba aligns it (element size, or ``alignment=``)."""
+        the dynamic one), aligned as Numba aligns it (element size, or ``alignment=``); its
+        stride is the element size whatever the alignment, as Numba's."""
         n = e.args[0].value
         el = ops.lltype(t.dtype) if t.dtype != "b" else ops.I8
-        align = max(1, ops.BITS[t.dtype] // 8)
+        align = ITEMSIZE[t.dtype]
         for k in e.keywords:
             align = k.value.value
         self._n += 1
@@ -65,7 +66,7 @@ class Calls:
             g.linkage = "internal"
             g.initializer = ir.Constant(ir.ArrayType(el, n), None)
         data = self.b.gep(g, [ops.I32(0), ops.I32(0)])
-        return ArrayValue(t, data, [ops.I64(n)], [ops.I64(align)])
+        return ArrayValue(t, data, [ops.I64(n)], [ops.I64(ITEMSIZE[t.dtype])])
 
     def _args(self, e):
         return [(self.em.expr(a), self.em._t(a)) for a in e.args]
