@@ -20,7 +20,7 @@ from ..ir import ops
 from ..ir.core import KernelIR, Op, Region, Value
 from ..ir.effects import array_roots
 from ..ir.types import ArrayType
-from . import exprs, rt
+from . import exprs, minifloat, rt
 from . import layout as L
 from .assign import Assignment
 from .barriers import BarrierState
@@ -465,6 +465,7 @@ class Gen:
                 "    tid = cuda.threadIdx.x"]
         head += ["    " + d for d in self.smem.declarations()]
         head += ["    " + d for d in self.smem.scratch_declarations()]
+        head += ["    " + b for b in minifloat.table_bindings("\n".join(body_lines))]
         for name, expr in self.hoisted.values():
             head.append(f"    {name} = {expr}")
         self.line_ops = [None] * len(head) + list(self.e.ops)

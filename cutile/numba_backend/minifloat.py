@@ -76,20 +76,36 @@ def decode_table(d: dt.DType) -> np.ndarray:
     return vals
 
 
+TABLE_DTYPES = (dt.float8_e4m3fn, dt.float8_e5m2, dt.float4_e2m1fn, dt.float8_e8m0fnu,
+                dt.float8_e5m3fnu)
+
+
 def table_name(d: dt.DType) -> str:
     return f"MFDEC_{d.name}"
 
 
 def tables() -> dict:
     """Decode tables for the generated kernels' namespace (constant arrays on the GPU)."""
-    return {table_name(d): decode_table(d)
-            for d in (dt.float8_e4m3fn, dt.float8_e5m2, dt.float4_e2m1fn, dt.float8_e8m0fnu,
-                      dt.float8_e5m3fnu)}
+    return {table_name(d): decode_table(d) for d in TABLE_DTYPES}
+
+
+def local_name(d: dt.DType) -> str:
+    """The kernel's local binding of ``d``'s decode table (``table_bindings``)."""
+    return f"mfd_{d.name}"
 
 
 def load(ref: str, d: dt.DType) -> str:
-    """An array byte read as its float32 value."""
-    return f"{table_name(d)}[u32({ref}) & u32(255)]"
+    """An array byte read as its float32 value (through the kernel's local table)."""
+    return f"{local_name(d)}[u32({ref}) & u32(255)]"
+
+
+def table_bindings(body: str) -> list[str]:
+    """``local = TABLE`` lines for the decode tables ``body`` reads.  Numba makes a constant
+    array at every read of a global array, so a kernel that indexed the global at each load
+    carried one 1 KiB copy per site: an f8 128x128x64 mma tile went over the 64 KiB
+    constant bank (ptxas: "too much global constant data"); bound once, there is one."""
+    return [f"{local_name(d)} = {table_name(d)}" for d in
+            TABLE_DTYPES if f"{local_name(d)}[" in body]
 
 
 NAN32 = 0x7FC00000          # the quiet float32 NaN a NaN byte decodes to (with sign and byte)
