@@ -1,9 +1,10 @@
 """The Hopper wgmma/TMA probe (``tools/gpu/wgmma_probe.py``, issue 24), without a GPU.
 
-- its layout facts (``tools/gpu/hopper_layout.py``), exactly: the 128-byte swizzle is a
-  bijection of a tile onto its buffer that keeps 16-byte chunks whole and permutes them
-  within each 128-byte row as ``chunk ^ (row % 8)``; descriptor fields round-trip and sit
-  at the documented bits; the wgmma accumulator fragment covers a 64 x N result once;
+- its layout facts (the backend's, in ``tools/gpu/hopper_layout.py``'s forms), exactly
+  against the PTX ISA's statements: the 128-byte swizzle is a bijection of a tile onto its
+  buffer that keeps 16-byte chunks whole and permutes them within each 128-byte row as
+  ``chunk ^ (row % 8)``; descriptor fields round-trip and sit at the documented bits; the
+  wgmma accumulator fragment covers a 64 x N result once;
 - every probe kernel builds (NVVM) and assembles for sm_90a (ptxas), skipped without a CUDA
   toolkit.  The GPU run itself: ``source tools/gpu/setup.sh; python3
   tools/gpu/wgmma_probe.py``.
@@ -23,6 +24,8 @@ from diff import ptxcheck  # spec_tests/ is on sys.path
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tools", "gpu"))
 import hopper_layout as hl  # noqa: E402
+
+from cutile.numba_backend.wgmma import desc_hi  # noqa: E402
 
 
 def test_sw128_is_a_chunk_permutation_within_rows():
@@ -48,25 +51,32 @@ def test_unswizzle_inverts_the_stores():
     assert not np.array_equal(raw.reshape(64, 64), tile)
 
 
+def _desc(addr, lbo, sbo, row_bytes=128):
+    return hl.desc_encode(addr, desc_hi(lbo, sbo, row_bytes))
+
+
 @pytest.mark.parametrize("addr,lbo,sbo", [(0, 16, 1024), (1024 + 32, 16, 1024),
                                           (227 * 1024 - 16, 0x3FFF0, 0x3FFF0)])
 def test_descriptor_fields_round_trip(addr, lbo, sbo):
-    d = hl.desc_encode(addr, lbo, sbo, hl.SWIZZLE_128B)
+    d = _desc(addr, lbo, sbo)
     assert isinstance(d, np.uint64)
     assert hl.desc_decode(d) == {"addr": addr, "lbo": lbo, "sbo": sbo, "base_offset": 0,
                                  "swizzle": 1}
+    assert hl.desc_decode(hl.desc_encode(addr, hl.SW128_HI)) == {
+        "addr": addr, "lbo": 16, "sbo": 1024, "base_offset": 0, "swizzle": 1}
 
 
 def test_descriptor_bit_positions():
-    assert int(hl.desc_encode(0x10, 0, 0, 0)) == 1                      # bits 0-13: addr>>4
-    assert int(hl.desc_encode(0, 0x10, 0, 0)) == 1 << 16                # bits 16-29: LBO>>4
-    assert int(hl.desc_encode(0, 0, 0x10, 0)) == 1 << 32                # bits 32-45: SBO>>4
-    assert int(hl.desc_encode(0, 0, 0, hl.SWIZZLE_128B)) == 1 << 62     # bits 62-63: mode 1
+    sw = 1 << 62                                                        # bits 62-63: mode 1
+    assert int(_desc(0, 0, 0)) == sw                                    # (128-byte swizzle)
+    assert int(_desc(0x10, 0, 0)) == sw | 1                             # bits 0-13: addr>>4
+    assert int(_desc(0, 0x10, 0)) == sw | 1 << 16                       # bits 16-29: LBO>>4
+    assert int(_desc(0, 0, 0x10)) == sw | 1 << 32                       # bits 32-45: SBO>>4
+    assert [int(_desc(0, 0, 0, rb)) >> 62 for rb in (64, 32)] == [2, 3]  # 64-, 32-byte
     # the 18-bit shared window: address bits above it are dropped, not carried
-    assert int(hl.desc_encode(0x40000 + 0x20, 0, 0, 0)) == 2
+    assert int(_desc(0x40000 + 0x20, 0, 0)) == sw | 2
     # a k16 step of float16 (32 bytes) is +2 in the encoded address
-    assert int(hl.desc_encode(1024 + 32, 16, 1024, 1)) == int(hl.desc_encode(1024, 16, 1024,
-                                                                             1)) + 2
+    assert int(_desc(1024 + 32, 16, 1024)) == int(_desc(1024, 16, 1024)) + 2
 
 
 @pytest.mark.parametrize("n", [64, 128, 256])

@@ -1,92 +1,100 @@
-"""Host-side facts of Hopper's asynchronous tensor-core path, as pure Python/NumPy (no numba):
-the 128-byte shared-memory swizzle, the 64-bit wgmma matrix descriptor and the wgmma
-accumulator fragment.  ``wgmma_probe.py`` uses them in its kernels (the swizzle is compiled
-by Numba as a device function) and to read its results back; ``spec_tests/
-test_wgmma_probe_ptx.py`` checks them exactly, since a wrong bit here shows on the GPU only
-as wrong numbers.
+"""The backend's Hopper layout facts in the forms ``wgmma_probe.py`` needs: inside its Numba
+kernels (device functions and constants) and on the host to read results back.
 
-128-byte swizzle (PTX ISA, "Asynchronous Warpgroup Level Matrix Shared Memory Layout",
-swizzling modes; the same pattern as ``CU_TENSOR_MAP_SWIZZLE_128B`` of the tensor-copy
-engine).  A tile of 16-bit elements is stored as rows of 64 elements (128 bytes), row ``r``
-at byte ``128 r``; within a row the 16-byte chunk ``c`` (elements ``8c .. 8c+7``) is stored at
-chunk ``c ^ (r % 8)``.  The hardware applies the XOR to shared-memory *address* bits
-[4:6] ^= [7:9], so the pattern above holds only for a tile that starts at a 1024-byte aligned
-address (8 rows of 128 bytes, one swizzle atom); the probe aligns every tile to 1024 bytes.
+The facts themselves are the backend's (``cutile/numba_backend``), so that what the probe
+measures on the GPU is what the backend emits, not a second reading of the PTX ISA:
 
-Matrix descriptor (PTX ISA, "Matrix Descriptor Format" under the warpgroup-level matrix
-shared-memory layout, section 9.7.15.5.1 in PTX ISA 8.x), a 64-bit value:
+- the 128-byte swizzle of a tile of 16-bit elements stored as 64-element rows:
+  ``tensorcore.swizzle(row, col, 64, 8)``.  Numba cannot compile that function (it asserts
+  and calls ``int.bit_length``), so ``sw128`` looks its two halves up in tables computed
+  here from it: the swizzle is linear over GF(2) in the bits of ``row`` and ``col`` (its
+  docstring), so ``swizzle(r, c) == swizzle(r, 0) ^ swizzle(0, c)``;
+- the 64-bit wgmma matrix descriptor: its constant bits (leading/stride byte offsets,
+  swizzle mode) are ``wgmma.desc_hi``; the probe adds the start-address field
+  (``desc_encode``: bits 0-13, ``(addr & 0x3FFFF) >> 4``, which the backend computes in
+  the kernels it generates, ``lower/matmul_tc.py``, rather than in a Python function);
+- the float32 accumulator fragment of ``wgmma.m64nNk16``: the ``layout.Layout`` of a
+  one-warpgroup ``wgmma.WGPlan`` (value ``j`` of thread ``t`` is its register ``j``).
 
-====== ====================================================================
-bits   field
-====== ====================================================================
-0-13   matrix start address in the shared window: ``(addr & 0x3FFFF) >> 4``
-16-29  leading-dimension byte offset ``>> 4`` (K direction between core matrices;
-       not used for K-major operands in a swizzled layout whose K extent fits the
-       swizzle width: set to 1, i.e. 16 bytes)
-32-45  stride-dimension byte offset ``>> 4`` (M/N direction: from one 8-row group to
-       the next; 1024 bytes = 8 rows of 128 bytes for the 128-byte swizzle)
-49-51  matrix base offset (0: every tile starts on a swizzle-atom boundary)
-62-63  swizzle mode: 0 none, 1 128-byte, 2 64-byte, 3 32-byte
-====== ====================================================================
-
-Moving along K inside one 128-byte row (one k16 step = 32 bytes of float16) adds 32 bytes to
-the start address; the hardware swizzles the resulting addresses itself.
-
-Accumulator fragment of ``wgmma.m64nNk16`` with float32 D (PTX ISA, "Matrix fragments for
-wgmma.mma_async", register fragment D): warp ``w`` of the warpgroup owns rows
-``16w .. 16w+15``; thread ``lane`` holds ``N/2`` values, value ``j`` at row
-``16w + lane//4 + 8*((j%4)//2)``, column ``8*(j//4) + 2*(lane%4) + j%2`` (the mma.sync m16n8
-pattern repeated over the N/8 column blocks).
+The hardware applies the swizzle to shared-memory address bits ([4:6] ^= [7:9]), so the
+pattern holds only for a tile that starts at a 1024-byte aligned address (one swizzle atom:
+8 rows of 128 bytes); the probe aligns every tile to 1024 bytes.
+``spec_tests/test_wgmma_probe_ptx.py`` checks these forms against the PTX ISA's statements
+(a wrong bit shows on the GPU only as wrong numbers), ``spec_tests/test_probe_layout.py``
+that they equal what the probe's own formulas gave before they were derived from the backend.
 """
 
 from __future__ import annotations
 
+import os
+import sys
+
 import numpy as np
 
-ROW_ELEMS = 64          # 16-bit elements per 128-byte swizzled row
-ATOM_BYTES = 1024       # one 128-byte swizzle atom: 8 rows of 128 bytes
-SWIZZLE_128B = 1        # descriptor swizzle-mode code (bits 62-63)
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+if ROOT not in sys.path:                # run as a script from tools/gpu: cutile is not installed
+    sys.path.insert(0, ROOT)
 
-_M14 = np.uint64(0x3FFF)
+from cutile.numba_backend.layout import Layout  # noqa: E402
+from cutile.numba_backend.tensorcore import swizzle  # noqa: E402
+from cutile.numba_backend.wgmma import WG_THREADS, WGPlan, desc_hi  # noqa: E402
+
+ROW_ELEMS = 64          # 16-bit elements per 128-byte swizzled row
+ROW_BYTES = 2 * ROW_ELEMS
+ATOM_BYTES = 8 * ROW_BYTES      # one 128-byte swizzle atom: 8 rows of 128 bytes
+MAX_ROWS = 256          # rows of the probe's tallest staged tile (B of m64n256k16)
+
+# swizzle(r, 0) and swizzle(0, c) of a 64-element-wide tile (int32: Numba keeps global
+# arrays as constants of the kernel)
+_ROW_IMAGE = swizzle(np.arange(MAX_ROWS), 0, ROW_ELEMS, 8).astype(np.int32)
+_COL_IMAGE = swizzle(0, np.arange(ROW_ELEMS), ROW_ELEMS, 8).astype(np.int32)
+
+# the constant bits of a K-major 128-byte swizzled operand's descriptor: leading byte offset
+# 16 (unused for a K extent within the swizzle width), stride byte offset one atom (the next
+# 8 rows of M/N)
+SW128_HI = np.uint64(desc_hi(16, ATOM_BYTES, ROW_BYTES))
+
 _M18 = np.uint64(0x3FFFF)
-_U4, _U16, _U32, _U49, _U62 = (np.uint64(v) for v in (4, 16, 32, 49, 62))
+_U4 = np.uint64(4)
 
 
 def sw128(row, col):
     """Element index, within a 1024-byte aligned tile of 16-bit elements stored as 64-element
-    rows with the 128-byte swizzle, of element (``row``, ``col``), ``0 <= col < 64``.  Plain
-    integer arithmetic: works on Python ints, NumPy arrays and inside a Numba kernel."""
-    return row * 64 + ((((col >> 3) ^ (row & 7)) << 3) | (col & 7))
+    rows with the 128-byte swizzle, of element (``row``, ``col``), ``0 <= row < MAX_ROWS``,
+    ``0 <= col < 64``: ``tensorcore.swizzle(row, col, 64, 8)``.  Table lookups: works on
+    Python ints, NumPy arrays and inside a Numba kernel."""
+    return _ROW_IMAGE[row] ^ _COL_IMAGE[col]
 
 
-def desc_encode(addr, lbo, sbo, swizzle):
+def desc_encode(addr, hi):
     """The 64-bit wgmma matrix descriptor (np.uint64) of a shared-memory operand starting at
-    byte address ``addr`` of the shared window, with leading/stride byte offsets ``lbo`` and
-    ``sbo`` (multiples of 16) and swizzle mode code ``swizzle`` (``SWIZZLE_128B``); base
-    offset 0.  Written with uint64 operands only, so Numba types it as uint64 arithmetic."""
-    a = (np.uint64(addr) & _M18) >> _U4
-    lo = (np.uint64(lbo) >> _U4) & _M14
-    so = (np.uint64(sbo) >> _U4) & _M14
-    return a | (lo << _U16) | (so << _U32) | (np.uint64(swizzle) << _U62)
+    byte address ``addr`` of the shared window (bits 0-13: ``(addr & 0x3FFFF) >> 4``, address
+    bits above the 18-bit window dropped) with the constant bits ``hi`` (``wgmma.desc_hi``,
+    e.g. ``SW128_HI``).  Written with uint64 operands only, so Numba types it as uint64
+    arithmetic."""
+    return ((np.uint64(addr) & _M18) >> _U4) | np.uint64(hi)
 
 
 def desc_decode(desc: int) -> dict:
-    """The fields of a descriptor, in bytes (host-side, for tests and printing)."""
+    """The fields of a descriptor, in bytes, as the PTX ISA's "Matrix Descriptor Format"
+    places them (host-side, for tests and printing)."""
     d = int(desc)
     return {"addr": (d & 0x3FFF) << 4, "lbo": ((d >> 16) & 0x3FFF) << 4,
             "sbo": ((d >> 32) & 0x3FFF) << 4, "base_offset": (d >> 49) & 7,
             "swizzle": (d >> 62) & 3}
 
 
+def acc_layout(n: int) -> Layout:
+    """The backend's layout of the 64 x ``n`` float32 result of one warpgroup's
+    ``wgmma.m64nNk16`` (``n`` a power of two, 16 .. 256): register ``j`` of thread ``t``."""
+    return WGPlan(64, n, 16, WG_THREADS, 4, 1, "f16", GM=1).layout()
+
+
 def acc_coords(n: int) -> tuple[np.ndarray, np.ndarray]:
     """(rows, cols), each of shape (128, n // 2): where value ``j`` of warpgroup thread ``t``
     lies in the 64 x ``n`` float32 result of ``wgmma.m64nNk16``."""
-    t = np.arange(128)[:, None]
-    j = np.arange(n // 2)[None, :]
-    w, lane = t // 32, t % 32
-    rows = 16 * w + lane // 4 + 8 * ((j % 4) // 2)
-    cols = 8 * (j // 4) + 2 * (lane % 4) + j % 2
-    return np.broadcast_to(rows, (128, n // 2)), np.broadcast_to(cols, (128, n // 2))
+    table = acc_layout(n).table
+    return table[:, :, 0], table[:, :, 1]
 
 
 def unswizzle_tile(raw: np.ndarray, rows: int) -> np.ndarray:
@@ -102,4 +110,3 @@ def fragments_to_matrix(raw: np.ndarray, n: int) -> np.ndarray:
     out = np.full((64, n), np.nan, dtype=raw.dtype)
     out[rows, cols] = raw.reshape(128, n // 2)
     return out
-

@@ -15,7 +15,8 @@ a host check; the last lines printed are a table.
 
 How the inline PTX gets in: ``numba.cuda.extending.intrinsic``s emitting llvmlite
 ``InlineAsm`` (as ``cutile/numba_backend/ptx.py`` and ``shared/probes/tc_probe.py``).  Layout
-facts (swizzle, descriptor bits, accumulator fragment) live in ``hopper_layout.py``.
+facts (swizzle, descriptor bits, accumulator fragment) are the backend's, in the forms these
+kernels need from ``hopper_layout.py``.
 
 The sm_90a target.  ``wgmma`` needs sm_90a; numba-cuda 0.30 already compiles a launched
 kernel for the arch-specific target: ``CUDACodeLibrary._ensure_cc`` (numba/cuda/codegen.py)
@@ -51,8 +52,8 @@ if "--offline" in sys.argv:             # before numba reads its configuration
 
 import numpy as np  # noqa: E402
 from hopper_layout import (  # noqa: E402
-    SWIZZLE_128B,
-    acc_coords,
+    SW128_HI,
+    acc_layout,
     desc_encode,
     fragments_to_matrix,
     sw128,
@@ -252,23 +253,21 @@ def acc_store(typingctx, out, idx, acc):
     return types.void(out, types.int64, acc), codegen
 
 
-_ROWS, _COLS = acc_coords(256)
-# thread t's first value's (row, col) in the 64 x N result, and value j's offset from it
-ROW0 = np.ascontiguousarray(_ROWS[:, 0]).astype(np.int32)
-COL0 = np.ascontiguousarray(_COLS[:, 0]).astype(np.int32)
+# thread t's first value's (row, col) in the 64 x N result (the layout's thread part, the same
+# for every N); value j's offset from it is the layout's register part
+ROW0, COL0 = (acc_layout(256).thread_coord(d, np.arange(128)).astype(np.int32) for d in (0, 1))
 
 
 @intrinsic
 def frag_store(typingctx, c, row, col, acc):
     """Scatter one thread's wgmma accumulator fragment into the 2-D float32 array ``c``:
-    value j at ``c[row + dr_j, col + dc_j]``, (dr_j, dc_j) its offset from value 0 in
-    ``hopper_layout.acc_coords`` (constants; ``row, col``: value 0's place)."""
+    value j at ``c[row + dr_j, col + dc_j]``, (dr_j, dc_j) register j's offsets in
+    ``hopper_layout.acc_layout`` (constants; ``row, col``: value 0's place)."""
     if not (isinstance(c, types.Array) and c.ndim == 2 and c.dtype == types.float32
             and isinstance(acc, types.UniTuple)):
         return None
     k = acc.count
-    rows, cols = acc_coords(2 * k)
-    offs = [(int(rows[0, j] - rows[0, 0]), int(cols[0, j] - cols[0, 0])) for j in range(k)]
+    offs = [acc_layout(2 * k).reg_offsets(j) for j in range(k)]
 
     def codegen(context, builder, signature, args):
         arrty = signature.args[0]
@@ -314,8 +313,8 @@ desc_dev = cuda.jit(device=True, inline=True)(desc_encode)
 @cuda.jit(device=True, inline=True)
 def desc_sw128(addr):
     """Descriptor of a K-major 128-byte swizzled operand at shared byte address ``addr``:
-    LBO 16 (unused here), SBO 1024 (the next 8 rows of M/N)."""
-    return desc_dev(addr, 16, 1024, SWIZZLE_128B)
+    LBO 16 (unused here), SBO 1024 (the next 8 rows of M/N): ``hopper_layout.SW128_HI``."""
+    return desc_dev(addr, SW128_HI)
 
 
 @cuda.jit(device=True, inline=True)
@@ -412,7 +411,7 @@ def make_wgmma_kernels(n: int):
 
 
 def make_layout_kernels(n: int):
-    """Operand layouts of any width as the backend stages them (``hopper_layout.panel_index``):
+    """Operand layouts of any width as the backend stages them (``tensorcore.swizzle``):
     the host builds both shared-memory images and every k16 step's descriptor offsets, the
     kernel copies the images in verbatim (1024-byte aligned) and runs the wgmmas."""
     mma_k, mma_t, pin, zeros = WGMMA.get(n), WGMMA_T[n], PIN[n], ZEROS[n]
