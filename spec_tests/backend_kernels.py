@@ -21,6 +21,19 @@ def mm_kloop(a, b, c, TM: Constant[int], TN: Constant[int], TK: Constant[int],
 
 
 @ct.kernel
+def bmm_kloop(a, b, c, TM: Constant[int], TN: Constant[int], TK: Constant[int]):
+    """Batched ``mm_kloop`` as benchmarks/gpu.py writes it: 3-D loads reshaped to 2-D for the
+    mma, the float32 accumulator stored through a (1, TM, TN) reshape in ``c``'s dtype."""
+    z = ct.bid(2)
+    acc = ct.zeros((TM, TN), dtype=ct.float32)
+    for k in range(ct.num_tiles(a, 2, (1, TM, TK))):
+        x = ct.load(a, (z, ct.bid(0), k), (1, TM, TK), padding_mode=ct.PaddingMode.ZERO)
+        y = ct.load(b, (z, k, ct.bid(1)), (1, TK, TN), padding_mode=ct.PaddingMode.ZERO)
+        acc = ct.mma(ct.reshape(x, (TM, TK)), ct.reshape(y, (TK, TN)), acc)
+    ct.store(c, (z, ct.bid(0), ct.bid(1)), ct.reshape(acc.astype(c.dtype), (1, TM, TN)))
+
+
+@ct.kernel
 def mm_tf32_kloop(a, b, c, TM: Constant[int], TN: Constant[int], TK: Constant[int]):
     """``mm_kloop`` on float32 arrays with tfloat32 operands (R-MM-5), float32 accumulator."""
     acc = ct.zeros((TM, TN), dtype=ct.float32)

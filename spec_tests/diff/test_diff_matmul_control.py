@@ -7,7 +7,7 @@ from __future__ import annotations
 import ml_dtypes
 import numpy as np
 import pytest
-from backend_kernels import attention_fwd, mm_bt_kloop, mm_kloop
+from backend_kernels import attention_fwd, bmm_kloop, mm_bt_kloop, mm_kloop
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -362,6 +362,7 @@ WGMMA_CASES = [  # (TM, TN, TK, threads, M, N, K), input dtype, kernel
     ((128, 32, 16, 256, 128, 32, 48), ml_dtypes.bfloat16, "kloop"),  # 2 warpgroups along M
     ((64, 128, 32, 128, 64, 128, 64), np.float16, "kloop"),        # B in two 64-column panels
     ((64, 32, 32, 128, 64, 40, 72), np.float16, "bt"),             # B^T K-major (a @ b.T)
+    ((64, 32, 32, 128, 70, 32, 64), np.float16, "bmm"),            # batched, (1,TM,TN) store
 ]
 
 
@@ -369,7 +370,7 @@ WGMMA_CASES = [  # (TM, TN, TK, threads, M, N, K), input dtype, kernel
                     "and benchmarks/gpu.py take wgmma on an sm_90 device)")
 @pytest.mark.parametrize("case,din,form", WGMMA_CASES,
                          ids=["pipelined-f16", "partial-bf16", "unaligned-f16", "mi2-f16",
-                              "2warpgroups-bf16", "2panels-f16", "bt-f16"])
+                              "2warpgroups-bf16", "2panels-f16", "bt-f16", "batched-f16"])
 def test_wgmma_path_on_instruction_models(monkeypatch, case, din, form):
     """R-MM-7: the generated wgmma kernel (CUTILE_NUMBA_WGMMA=sim: ptx_sim.py's models read
     the operands through the descriptors by the hardware's layout and address-swizzle rules)
@@ -382,12 +383,13 @@ def test_wgmma_path_on_instruction_models(monkeypatch, case, din, form):
     monkeypatch.setenv("CUTILE_NUMBA_CP_ASYNC", "1")
     TM, TN, TK, T, M, N, K = case
     rng = np.random.default_rng(M * N + K)
-    a = _data(rng, (M, K), din)
-    b = _data(rng, (N, K) if form == "bt" else (K, N), din)
-    c = poison((M, N), np.float32)
-    grid = (-(-M // TM), -(-N // TN))
-    args = [a, b, c, TM, TN, TK] + ([] if form == "bt" else [ct.float32])
-    kern = mm_bt_kloop if form == "bt" else mm_kloop
+    batch = (2,) if form == "bmm" else ()
+    a = _data(rng, batch + (M, K), din)
+    b = _data(rng, (N, K) if form == "bt" else batch + (K, N), din)
+    c = poison(batch + (M, N), np.float32)
+    grid = (-(-M // TM), -(-N // TN)) + batch
+    args = [a, b, c, TM, TN, TK] + ([ct.float32] if form == "kloop" else [])
+    kern = {"bt": mm_bt_kloop, "bmm": bmm_kloop}.get(form, mm_kloop)
     assert _takes_wgmma(kern, args, T)
     with racecheck() as races:
         ref, got = run_both(kern, grid, args, mma_acc="f32", threads=T)
