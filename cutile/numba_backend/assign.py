@@ -95,12 +95,6 @@ class Assignment(IRIndex):
         op = d[1]
         if isinstance(op, FLEXIBLE_OPS):
             return None
-        if isinstance(op, ops.Reshape) and _unit_dims_only(op.x.type.shape, t.shape):
-            # size-1 dims inserted or removed (a batched matmul's (TM, TN) accumulator
-            # stored as (1, TM, TN)): the same distribution, relabelled, so no exchange
-            # through shared memory (which cost the batched matmul 32 KiB and a block per SM)
-            src = self.layout(op.x)
-            return None if src is None else src.relabel(t.shape)
         if op.rearranges:                  # the operand's elements, moved
             return None if self.layout(op.x) is None else L.flat(t.shape, self.T)
         if isinstance(op, ops.Mma):
@@ -153,11 +147,6 @@ class Assignment(IRIndex):
                 if lay is not None:
                     return lay
         return L.flat(t.shape, self.T)
-
-
-def _unit_dims_only(src: tuple, dst: tuple) -> bool:
-    """``dst`` is ``src`` with size-1 dims inserted or removed."""
-    return [d for d in src if d != 1] == [d for d in dst if d != 1]
 
 
 def _loop_exits(region: Region):

@@ -67,6 +67,7 @@ class SmemPlan:
         self.buffers: dict[str, list] = {}      # name -> [cast, nelems]
         self.scratch: dict[str, list] = {}      # buffers moved to the global workspace (fit)
         self.sites: dict = {}
+        self.retired: list[str] = []             # dead buffers a later site may take (retire)
 
     def buffer(self, site, slot: int, cast: str, nelems: int, align16: bool = False,
                align1024: bool = False) -> str:
@@ -81,7 +82,7 @@ class SmemPlan:
         else:
             name = self.sites.get(key)
             if name is None:
-                name = f"sm{len(self.sites)}"
+                name = self._take_retired(cast, nelems) or f"sm{len(self.sites)}"
         self.sites[key] = name
         entry = self.buffers.setdefault(name, [cast, 0])
         entry[1] = max(entry[1], int(nelems))
@@ -90,6 +91,22 @@ class SmemPlan:
         if align1024:
             self.align1024.add(name)
         return name
+
+    def retire(self, names) -> None:
+        """``names`` are dead from here to the kernel's end (a top-level pipelined K loop's
+        staging after its last copies landed): a later site of the same element type that
+        fits takes one instead of a buffer of its own (the batched matmul's epilogue exchange
+        reuses A's staging: 32 KiB less, a block more per SM).  The barrier tracker orders
+        the new writes after the old reads, as for any shared buffer."""
+        self.retired += [n for n in names if n not in self.retired]
+
+    def _take_retired(self, cast: str, nelems: int) -> str | None:
+        for name in self.retired:
+            c, n = self.buffers[name]
+            if c == cast and n >= nelems:
+                self.retired.remove(name)
+                return name
+        return None
 
     @property
     def total_bytes(self) -> int:

@@ -52,6 +52,9 @@ def for_(g, op):
                 normal_exit=True)
     if pipes:
         g.line("cp_async_wait_all()")       # the copies issued for the iteration after the last
+        if not g.loops:                     # no iteration of an outer loop stages them again
+            for mma in pipes:
+                g.smem.retire(matmul_tc.pipelined_buffers(g, mma, g.mma.staging_plan(mma)))
     deferred = {g.mma.deferred_wait(m) for m in pipes} - {None}
     for j, (r, lay, n) in enumerate(zip(op.results, frame.layouts, frame.names)):
         if j in deferred:                   # the last wgmmas, left in flight by the loop
