@@ -346,6 +346,8 @@ def test_threads_give_a_wgmma_matmul_one_warpgroup_per_128_rows(monkeypatch):
     from cutile.numba_backend import threads
     monkeypatch.setattr(rt, "simulator", lambda: False)
     monkeypatch.delenv("CUTILE_NUMBA_THREADS", raising=False)
+    # float32 accumulation, the default (the GPU runs of the spec tests set ``exact``)
+    monkeypatch.setenv("CUTILE_NUMBA_MMA_ACC", "f32")
     ir = mm_kloop.compile(mm_kloop.specialize(_mm_args(256, 256, 256, (128, 128, 32))))
     monkeypatch.setattr(threads, "device_compute_capability", lambda: (9, 0))
     assert threads._choose_threads(ir) == 128

@@ -167,7 +167,8 @@ def min_blocks(ir: KernelIR, T: int) -> int | None:
     """Blocks of ``T`` threads per SM the compiled kernel must fit (``launch_bounds``'
     second value: ptxas caps registers per thread at 65536 / (T * blocks), spilling if it
     must): the kernel's ``occupancy`` hint (cuTile's meaning: blocks per SM), else
-    ``CUTILE_NUMBA_MIN_BLOCKS``, else None (ptxas chooses)."""
+    ``CUTILE_NUMBA_MIN_BLOCKS``, else the rules below by the kind of kernel, else None
+    (ptxas chooses)."""
     occ = _hint(ir, "occupancy")
     if isinstance(occ, int) and occ > 0:
         return max(1, min(occ, 2048 // T))
@@ -187,6 +188,12 @@ def min_blocks(ir: KernelIR, T: int) -> int | None:
         # 32.  H200, 8192 x 4096 f32 at 512 threads (8 per thread): softmax (ptxas alone 39
         # registers, 3 blocks/SM) 3073 -> 3264 GB/s; layer norm (46, 2 blocks) 1719 -> 2549
         # GB/s, though ptxas spills 80 bytes.  Vector add (1024 at 128 threads): 3970 -> 4220.
-        # Tiles of 4096 and more get 16 elements per thread and no bound (``_choose_threads``)
+        # Tiles of 4096 and more get 16 elements per thread (``_choose_threads``): next rule
         return 2048 // T
+    if n_mma == 0 and 8 * T < big <= 16 * T and T >= 256:
+        # no mma, up to 16 elements per thread (the 1 x 4096 rows at 256 threads): 64
+        # registers per thread, 1024 threads per SM.  H200, 8192 x 4096 f32 layer norm
+        # (ptxas alone 80 registers, 3 blocks/SM): 3619 -> 3736 GB/s and 3640 -> 3716 in
+        # two sessions (0.88 -> 0.91 of copy); softmax (46 registers) is the same code
+        return 1024 // T
     return None
