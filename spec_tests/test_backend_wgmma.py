@@ -374,3 +374,32 @@ def test_a_retired_buffer_is_taken_by_a_later_site_of_its_type_that_fits():
     assert p.buffer("xchg4", 0, "f16", 16) not in (a, b)
     assert p.buffer("xchg3", 0, "f16", 4096) == a             # its site keeps it
     assert len(set(p.sites.values())) == len(p.buffers) == 5
+
+
+@pytest.mark.parametrize("shape,cast", [((128, 128), "f16"), ((64, 32), "f32"), ((4, 8, 64), "u8"),
+                                        ((16, 16), "f64"), ((128,), "f16")])
+def test_exchange_swizzle_is_a_permutation_within_each_row(shape, cast):
+    from cutile.numba_backend.codegen import exchange_swizzle, swizzled
+    sw = exchange_swizzle(shape, cast)
+    n = int(np.prod(shape))
+    f = np.arange(n)
+    g = f if sw is None else np.array([swizzled(int(x), sw) for x in f])
+    assert sorted(g) == list(f) and np.all(g // shape[-1] == f // shape[-1])
+    if sw is not None:       # linear over GF(2): XOR of disjoint bit parts distributes
+        a, b = 3 * shape[-1] * (len(shape) > 1), 5
+        assert swizzled(a ^ b, sw) == swizzled(a, sw) ^ swizzled(b, sw)
+
+
+def test_exchange_of_the_wgmma_fragment_writes_without_bank_conflicts():
+    """The batched matmul's epilogue writes the m64n128 fragment (float16) into a 128 x 128
+    exchange: each store instruction of a warp (one register index, 32 lanes) touches 32
+    different 4-byte banks or shares a word; unswizzled it hit 4 banks 8 times."""
+    from cutile.numba_backend.codegen import exchange_swizzle, swizzled
+    lay = _plan(128, 128, 32, 128).layout()
+    sw = exchange_swizzle((128, 128), "f16")
+    tab = lay.table
+    for j in range(lay.nregs):
+        for w in range(4):
+            rows, cols = tab[32 * w:32 * w + 32, j].T
+            words = {swizzled(int(r) * 128 + int(c), sw) * 2 // 4 for r, c in zip(rows, cols)}
+            assert len({x % 32 for x in words}) == len(words) == 32, (j, w)

@@ -29,7 +29,7 @@ from .emitter import Emitter, describe_op
 from .global_order import GlobalAccesses
 from .lower import load_lowerings
 from .mma_plan import ffma_usable, tensor_cores_usable, wgmma_usable
-from .smem import SmemPlan
+from .smem import SmemPlan, smem_itemsize
 from .threads import min_blocks
 from .values import AV, TV, LoopFrame, row_major_strides
 from .wgmma import register_cap
@@ -152,8 +152,10 @@ class Gen:
             out.append(str(o) if c == "0" else (c if o == 0 else f"({c} + {o})"))
         return out
 
-    def linear(self, lay: L.Layout, weights, k: int) -> str:
-        """Expression of ``sum_j coord_j * weights[j]`` for register ``k`` of ``lay``."""
+    def linear(self, lay: L.Layout, weights, k: int, swizzle: tuple | None = None) -> str:
+        """Expression of ``sum_j coord_j * weights[j]`` for register ``k`` of ``lay``
+        (``swizzle``: permuted by ``exchange_swizzle``'s XOR, which distributes over the
+        thread and register parts: power-of-two weights put them on disjoint bits)."""
         weights = tuple(int(w) for w in weights)
         terms = []
         for j, w in enumerate(weights):
@@ -161,11 +163,19 @@ class Gen:
             if w and c != "0":
                 terms.append(c if w == 1 else f"{c} * {w}")
         const = sum(o * w for o, w in zip(lay.reg_offsets(k), weights))
+        if swizzle is not None:
+            const = swizzled(const, swizzle)
         if not terms:
             return str(const)
         i = self.lid(lay)
-        base = self.hoist(("lin", i, weights), f"L{i}_x{len(self.hoisted)}", " + ".join(terms))
-        return base if const == 0 else f"{base} + {const}"
+        expr = " + ".join(terms)
+        if swizzle is not None:
+            sh, mask, up = swizzle
+            expr = f"({expr}) ^ ((({expr}) >> {sh}) & {mask}) << {up}"
+        base = self.hoist(("lin", i, weights, swizzle), f"L{i}_x{len(self.hoisted)}", expr)
+        if const == 0:
+            return base
+        return f"{base} ^ {const}" if swizzle is not None else f"{base} + {const}"
 
     def writer(self, lay: L.Layout) -> str | None:
         """Predicate selecting one thread among replicas (None: no replicas)."""
@@ -269,11 +279,13 @@ class Gen:
             return [tv.regs[r] for r in m]
         # Shared-memory exchange: write what we hold, barrier, read what we need.
         buf = self.buffer(("xchg", hint, dst.key), 0, tv.dtype, src.size)
-        self.smem_write(buf, src, tv.regs, tv.dtype, row_major_strides(sshape))
+        sw = exchange_swizzle(sshape, exprs.cast(tv.dtype))
+        self.smem_write(buf, src, tv.regs, tv.dtype, row_major_strides(sshape), sw)
         self.smem_sync()
         names = [self.tmp(hint) for _ in range(dst.nregs)]
         for k, n in enumerate(names):
-            self.line(f"{n} = {self.smem_load(buf, self.linear(dst, weights, k), tv.dtype)}")
+            idx = self.linear(dst, weights, k, sw)
+            self.line(f"{n} = {self.smem_load(buf, idx, tv.dtype)}")
         self.smem_did_read(buf)
         return names
 
@@ -286,8 +298,10 @@ class Gen:
         self.line("cuda.syncthreads()")
         self.bar.barrier()
 
-    def smem_write(self, buf: str, lay: L.Layout, regs: list[str], dtype, weights) -> None:
-        """Every register of ``lay`` to ``buf[coords . weights]`` (one writer per element)."""
+    def smem_write(self, buf: str, lay: L.Layout, regs: list[str], dtype, weights,
+                   swizzle: tuple | None = None) -> None:
+        """Every register of ``lay`` to ``buf[coords . weights]`` (one writer per element;
+        ``swizzle``: that index permuted, ``exchange_swizzle``)."""
         self.smem_before_write(buf)
         w = self.writer(lay)
         if w is not None:
@@ -295,7 +309,7 @@ class Gen:
             self.e.level += 1
         for k, r in enumerate(regs):
             val = f"u8({r})" if dtype.is_bool else r
-            self.line(f"{buf}[{self.linear(lay, weights, k)}] = {val}")
+            self.line(f"{buf}[{self.linear(lay, weights, k, swizzle)}] = {val}")
         if w is not None:
             self.e.level -= 1
 
@@ -472,6 +486,28 @@ class Gen:
         if not body_lines:
             body_lines = ["    pass"]
         return "\n".join(head + body_lines) + "\n"
+
+
+def exchange_swizzle(shape: tuple, cast: str) -> tuple | None:
+    """The XOR swizzle of a shared-memory exchange of a row-major tile of ``shape``:
+    ``(row shift, mask, chunk shift)`` so that flat index ``f`` lies at ``f ^ ((f >> row
+    shift) & mask) << chunk shift``: the 16-byte chunks of a row permuted by the row's low
+    three bits, a bijection within each row.  Writers and readers index alike, so any
+    layouts exchange correctly; a layout holding a few columns of eight consecutive rows per
+    warp (the mma fragments: a batched matmul's epilogue) then writes eight different chunks
+    instead of one bank group eight times.  None where a row holds fewer than two chunks."""
+    if not shape:
+        return None
+    row, chunk = shape[-1], 16 // smem_itemsize(cast)
+    if chunk < 1 or row // max(chunk, 1) < 2:
+        return None
+    return (L.log2(row), min(row // chunk, 8) - 1, L.log2(chunk))
+
+
+def swizzled(f: int, swizzle: tuple) -> int:
+    """``exchange_swizzle``'s permutation of flat index ``f``."""
+    sh, mask, up = swizzle
+    return f ^ (((f >> sh) & mask) << up)
 
 
 def kernel_fn_name(ir: KernelIR) -> str:

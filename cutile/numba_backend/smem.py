@@ -49,6 +49,13 @@ WG_ALIGN = 1024     # wgmma operand buffers (the 128-byte swizzle atom)
 
 _ITEMSIZE = {"b1": 1, "u8": 1, "i8": 1, "u16": 2, "i16": 2, "f16": 2, "u32": 4, "i32": 4,
              "f32": 4, "u64": 8, "i64": 8, "f64": 8}
+
+
+def smem_itemsize(cast: str) -> int:
+    """Bytes of one element of a buffer of ``cast`` (bools: one byte)."""
+    return _ITEMSIZE[cast]
+
+
 # NumPy dtype of a workspace row per cast name (bools travel as bytes)
 NP_DTYPE = {"u8": "uint8", "i8": "int8", "u16": "uint16", "i16": "int16", "f16": "float16",
             "u32": "uint32", "i32": "int32", "f32": "float32", "u64": "uint64", "i64": "int64",

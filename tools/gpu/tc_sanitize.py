@@ -5,7 +5,9 @@
 
 Forms: float16 matmul with full tiles (cp.async full-tile copies, 4-stage pipeline, dynamic
 shared memory), with partial tiles (checked copies), with unaligned rows (element-wise copy),
-bfloat16 ``a @ b.T`` (transposed B), tfloat32 and int8 (register staging), and the benchmark's
+bfloat16 ``a @ b.T`` (transposed B), tfloat32 and int8 (register staging), a batched float16
+matmul (its (1, TM, TN) store exchanged through a retired staging buffer), float8 e4m3
+(FFMA from decoded bytes), and the benchmark's
 attention forward; float32 matmul on the FFMA schedule (cp.async staging, vector shared loads)
 with full, partial and unaligned tiles; a row softmax whose last tiles are partial (the
 whole-tile and checked branches of loads and stores).  Each result is checked against NumPy;
@@ -24,7 +26,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 sys.path[:0] = [ROOT, os.path.join(ROOT, "spec_tests")]
 
 import ml_dtypes  # noqa: E402
-from backend_kernels import attention_fwd, mm_bt_kloop, mm_kloop, mm_tf32_kloop  # noqa: E402
+from backend_kernels import attention_fwd, bmm_kloop, mm_bt_kloop, mm_kloop, mm_tf32_kloop  # noqa: E402
 
 import cutile as ct  # noqa: E402
 from cutile.executors import backend, inspect  # noqa: E402
@@ -85,6 +87,18 @@ def main() -> int:
     c8 = np.zeros((128, 128), np.int32)
     launch(mm_kloop, (2, 2), (a8, b8, c8, 64, 64, 64, ct.int32))
     report("int8", c8, a8.astype(np.int64) @ b8.astype(np.int64), 0)
+    a = rng.standard_normal((2, 256, 128)).astype(np.float16)
+    b = rng.standard_normal((2, 128, 256)).astype(np.float16)
+    c = np.full((2, 256, 256), np.nan, np.float16)
+    launch(bmm_kloop, (2, 2, 2), (a, b, c, 128, 128, 32))
+    report("f16 batched (epilogue exchange in the retired staging)", c,
+           a.astype(np.float64) @ b.astype(np.float64), 0.1)
+    a = rng.standard_normal((128, 128)).astype(ml_dtypes.float8_e4m3fn)
+    b = rng.standard_normal((128, 128)).astype(ml_dtypes.float8_e4m3fn)
+    c = np.full((128, 128), np.nan, np.float32)
+    launch(mm_kloop, (1, 1), (a, b, c, 128, 128, 64, ct.float32))
+    report("float8 e4m3 (FFMA, decode table)", c, a.astype(np.float64) @ b.astype(np.float64),
+           1e-3)
     H, S, D = 2, 256, 64
     q, k, v = (rng.standard_normal((H, S, D)).astype(np.float16) for _ in range(3))
     o = np.full((H, S, D), np.nan, np.float16)
