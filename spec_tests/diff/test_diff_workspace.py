@@ -61,6 +61,11 @@ def tiny_smem(monkeypatch):
     monkeypatch.setenv("CUTILE_NUMBA_SMEM_LIMIT", "0")
 
 
+# On a GPU a reduction within one warp takes shuffles and needs no buffer: two warps make the
+# tree's last step an exchange, the buffer that must go to the workspace (on a GPU too)
+TWO_WARPS = 64
+
+
 def _uses_workspace(kernel, args, grid, threads):
     info = inspect(kernel, args, grid=grid, threads=threads)
     assert info.global_scratch_bytes > 0 and "gs_" in info.source, info.summary()
@@ -78,9 +83,9 @@ def test_reduction_over_all_axes_in_the_workspace(tiny_smem, dtype, op):
     x = _values(rng, (8, 16), npd) if op != 2 else (1 + rng.random((8, 16)) / 8).astype(npd)
     out = np.zeros((1, 1), np.int32 if op == 3 else npd)
     args = (x, out, 8, 16, op)
-    _uses_workspace(reduce_all, args, (1,), 32)
+    _uses_workspace(reduce_all, args, (1,), TWO_WARPS)
     with racecheck() as races:
-        ref, got = run_both(reduce_all, (1,), args, threads=32)
+        ref, got = run_both(reduce_all, (1,), args, threads=TWO_WARPS)
     assert not races, races.describe()
     assert_same(ref[1], got[1], what=f"op {op}")
 
@@ -90,9 +95,9 @@ def test_reduction_over_two_axes_in_the_workspace(tiny_smem, axes):
     """R-RED-1: two axes of a 3-D tile per block; two blocks use two rows of the workspace."""
     x = _values(np.random.default_rng(1), (4, 4, 16), np.float16)
     args = (x, np.zeros(4, np.float16), 2, 4, 16, *axes)
-    _uses_workspace(reduce_two_axes, args, (2,), 32)
+    _uses_workspace(reduce_two_axes, args, (2,), TWO_WARPS)
     with racecheck() as races:
-        ref, got = run_both(reduce_two_axes, (2,), args, threads=32)
+        ref, got = run_both(reduce_two_axes, (2,), args, threads=TWO_WARPS)
     assert not races, races.describe()
     assert_same(ref[1], got[1], what=f"axes {axes}")
 
@@ -106,7 +111,8 @@ def test_transpose_and_scan_in_the_workspace(tiny_smem):
     assert info.shared_bytes == 0
     with racecheck() as races:
         ref, got = run_both(transpose_scan, (3,), args, threads=32)
-    assert races.accesses and not races, races.describe()   # all of them in the workspace
+    # all of them in the workspace (the racecheck log exists under the simulator only)
+    assert (races.accesses or not sim()) and not races, races.describe()
     assert_same(ref[1], got[1], what="cumsum of the transpose")
 
 
