@@ -426,7 +426,8 @@ def test_register_bound_from_occupancy(monkeypatch):
     """launch_bounds' blocks per SM: the kernel's occupancy hint, else CUTILE_NUMBA_MIN_BLOCKS,
     else 512 threads per SM for kernels with several mmas (attention), full occupancy for
     mma-free kernels with at most 8 elements of a tile per thread, 1024 threads per SM (64
-    registers) for those with 9-16 at 256 threads or more, none otherwise."""
+    registers) for those with 9-16 at 256 threads or more and two or more such loads, none
+    otherwise."""
     from backend_kernels import attention_fwd, mm_kloop
 
     from cutile.numba_backend import threads
@@ -451,8 +452,11 @@ def test_register_bound_from_occupancy(monkeypatch):
     assert threads.min_blocks(v, 128) == 16                # 8 elements per thread
     assert threads.min_blocks(v, 64) is None               # 16 per thread: ptxas chooses
     w = vadd.compile(vadd.specialize((np.zeros(8192, np.float32),) * 3 + (4096,)))
-    assert threads.min_blocks(w, 256) == 4                 # 16 per thread at 256: 64 regs
+    assert threads.min_blocks(w, 256) == 4                 # 2 loads, 16 per thread: 64 regs
     assert threads.min_blocks(w, 128) is None              # 32 per thread: ptxas chooses
+    r = rows_in_warps.compile(rows_in_warps.specialize((np.zeros((1, 4096), np.float32),) * 2
+                                                       + (1, 4096)))
+    assert threads.min_blocks(r, 256) is None              # one load (softmax-like)
 
 
 def test_kernel_inspect_method():

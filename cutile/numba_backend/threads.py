@@ -46,21 +46,26 @@ def _max_tile(ir: KernelIR) -> tuple[int, int, int]:
     return _scan(ir)[:3]
 
 
-def _scan(ir: KernelIR) -> tuple[int, int, int, object]:
-    """``_max_tile``'s facts and the kernel's ``Mma`` when it has exactly one."""
+def _scan(ir: KernelIR) -> tuple[int, int, int, object, int]:
+    """``_max_tile``'s facts, the kernel's ``Mma`` when it has exactly one, and how many
+    ``Load`` ops load a tile of the largest size."""
     got = _max_tiles.get(ir)
     if got is not None:
         return got
     big, acc, n, mma = 1, 0, 0, None
+    loads = []
     for op in walk(ir.body):
         for r in op.results:
             if isinstance(r.type, TileType):
                 big = max(big, r.type.size)
+        if isinstance(op, ops.Load):
+            loads.append(op.result.type.size)
         if isinstance(op, ops.Mma):
             acc = max(acc, op.acc.type.size)
             n += 1
             mma = op
-    _max_tiles[ir] = got = (big, acc, n, mma if n == 1 else None)
+    _max_tiles[ir] = got = (big, acc, n, mma if n == 1 else None,
+                            sum(1 for x in loads if x == big))
     return got
 
 
@@ -69,7 +74,7 @@ def _wgmma_threads(ir: KernelIR) -> int | None:
     rows (two m64 blocks each, at least one warpgroup, at most 256 threads), or None: its
     plan (``wgmma.plan``, the one place its rules live) refuses that count, or wgmma is not
     usable here (``mma_plan.wgmma_usable``)."""
-    _, acc, _, mma = _scan(ir)
+    _, acc, _, mma, _ = _scan(ir)
     if mma is None or not wgmma_usable(config.numba_mma_acc(), device_compute_capability()):
         return None
     t = min(max(1 << max(acc // 128 - 1, 0).bit_length(), wgmma.WG_THREADS), 256)
@@ -190,10 +195,12 @@ def min_blocks(ir: KernelIR, T: int) -> int | None:
         # GB/s, though ptxas spills 80 bytes.  Vector add (1024 at 128 threads): 3970 -> 4220.
         # Tiles of 4096 and more get 16 elements per thread (``_choose_threads``): next rule
         return 2048 // T
-    if n_mma == 0 and 8 * T < big <= 16 * T and T >= 256:
-        # no mma, up to 16 elements per thread (the 1 x 4096 rows at 256 threads): 64
-        # registers per thread, 1024 threads per SM.  H200, 8192 x 4096 f32 layer norm
-        # (ptxas alone 80 registers, 3 blocks/SM): 3619 -> 3736 GB/s and 3640 -> 3716 in
-        # two sessions (0.88 -> 0.91 of copy); softmax (46 registers) is the same code
+    if n_mma == 0 and 8 * T < big <= 16 * T and T >= 256 and _scan(ir)[4] >= 2:
+        # no mma, up to 16 elements per thread (the 1 x 4096 rows at 256 threads) and
+        # several loads of such tiles, the later ones waiting on the reductions between: 64
+        # registers per thread, 1024 threads per SM, so more blocks' loads are in flight.
+        # H200, 8192 x 4096 f32 layer norm (3 loads; ptxas alone 80 registers, 3 blocks/SM):
+        # 3640 -> 3716, 3619 -> 3736 and -> 3743 GB/s in three runs (0.88 -> 0.91 of copy).
+        # Softmax (one load) lost by the same bound: 3770 -> 3680 and 3653 GB/s
         return 1024 // T
     return None
