@@ -34,6 +34,24 @@ def bmm_kloop(a, b, c, TM: Constant[int], TN: Constant[int], TK: Constant[int]):
 
 
 @ct.kernel
+def mm_two_loops(a, b, c, d, TM: Constant[int], TN: Constant[int], TK: Constant[int]):
+    """Two K loops one after the other: ``c = a @ b``, then ``d = a @ b.T`` (``b`` square);
+    the second loop's staging may take the buffers the first one retired (smem.py)."""
+    acc = ct.zeros((TM, TN), dtype=ct.float32)
+    for k in range(ct.num_tiles(a, 1, (TM, TK))):
+        x = ct.load(a, (ct.bid(0), k), (TM, TK), padding_mode=ct.PaddingMode.ZERO)
+        y = ct.load(b, (k, ct.bid(1)), (TK, TN), padding_mode=ct.PaddingMode.ZERO)
+        acc = ct.mma(x, y, acc)
+    ct.store(c, (ct.bid(0), ct.bid(1)), acc)
+    acc2 = ct.zeros((TM, TN), dtype=ct.float32)
+    for k in range(ct.num_tiles(a, 1, (TM, TK))):
+        x = ct.load(a, (ct.bid(0), k), (TM, TK), padding_mode=ct.PaddingMode.ZERO)
+        y = ct.load(b, (ct.bid(1), k), (TN, TK), padding_mode=ct.PaddingMode.ZERO)
+        acc2 = ct.mma(x, ct.transpose(y), acc2)
+    ct.store(d, (ct.bid(0), ct.bid(1)), acc2)
+
+
+@ct.kernel
 def mm_tf32_kloop(a, b, c, TM: Constant[int], TN: Constant[int], TK: Constant[int]):
     """``mm_kloop`` on float32 arrays with tfloat32 operands (R-MM-5), float32 accumulator."""
     acc = ct.zeros((TM, TN), dtype=ct.float32)

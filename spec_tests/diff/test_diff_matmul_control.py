@@ -7,7 +7,7 @@ from __future__ import annotations
 import ml_dtypes
 import numpy as np
 import pytest
-from backend_kernels import attention_fwd, bmm_kloop, mm_bt_kloop, mm_kloop
+from backend_kernels import attention_fwd, bmm_kloop, mm_bt_kloop, mm_kloop, mm_two_loops
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -397,6 +397,31 @@ def test_wgmma_path_on_instruction_models(monkeypatch, case, din, form):
     bound = mma_f32_bound(a, b.T if form == "bt" else b, TK, tensor_cores=True)
     err = np.abs(ref[2].astype(np.float64) - got[2].astype(np.float64))
     assert np.all(err <= bound), f"max err {err.max()} bound {bound.max()}"
+
+
+@pytest.mark.skipif("not sim()", reason="on a GPU the real instructions run (test_matmul.py)")
+def test_second_k_loop_stages_into_the_first_ones_retired_buffers(monkeypatch):
+    """R-MM-7: two pipelined wgmma K loops one after the other; the second one's staging
+    takes the buffers the first one retired (smem.py), its first copies after a barrier that
+    orders them behind the first loop's last operand reads (racecheck: without that barrier
+    12224 races)."""
+    monkeypatch.setenv("CUTILE_NUMBA_TENSOR_CORES", "sim")
+    monkeypatch.setenv("CUTILE_NUMBA_WGMMA", "sim")
+    monkeypatch.setenv("CUTILE_NUMBA_CP_ASYNC", "1")
+    rng = np.random.default_rng(5)
+    a, b = _data(rng, (64, 64), np.float16), _data(rng, (64, 64), np.float16)
+    args = [a, b, poison((64, 64), np.float32), poison((64, 64), np.float32), 64, 64, 32]
+    from cutile.numba_backend.compile import generate
+    ir = mm_two_loops.compile(mm_two_loops.specialize(tuple(args)))
+    g = generate(ir, 128, "f32")
+    assert len({p for p in g.plans if "wgmma" in p}) == 2 and len(g.smem.buffers) == 2
+    with racecheck() as races:
+        ref, got = run_both(mm_two_loops, (1, 1), args, mma_acc="f32", threads=128)
+    assert not races, races.describe()
+    for out, bb in ((2, b), (3, b.T)):
+        bound = mma_f32_bound(a, bb, 32, tensor_cores=True)
+        err = np.abs(ref[out].astype(np.float64) - got[out].astype(np.float64))
+        assert np.all(err <= bound), f"max err {err.max()} bound {bound.max()}"
 
 
 @pytest.mark.skipif("not sim()", reason="on a GPU the real instructions run "

@@ -445,6 +445,9 @@ def prologue(g, op, plan: TCPlan, for_op) -> None:
     that are never used (out of the array: zero-filled, nothing read)."""
     xl, yl = g.mma.direct_operands(op)
     bufa, bufb = pipelined_buffers(g, op, plan)
+    # a buffer retired by an earlier K loop (SmemPlan.retire) may still be read by other
+    # warps: a barrier first where the tracker sees such reads (none for a fresh buffer)
+    g.smem_before_write(bufa, bufb)
     start, step = g.scalar(for_op.start), g.scalar(for_op.step)
     for s in range(g.mma.stages(op) - 1):
         it = f"(i64({start}) + {s} * i64({step}))" if s else f"{start}"
