@@ -27,6 +27,10 @@
   schedule (``numba_backend/ffma.py``: swizzled staging, by ``cp.async`` and pipelined where
   the operands allow, 128-bit shared reads); ``0`` keeps the seeds' scalar schedule; ``sim``
   also under the CUDA simulator, with models of the instructions (tests).
+- ``CUTILE_NUMBA_STORE_EXCHANGE``: ``1`` stores a large tile held in a non-flat layout (an
+  mma accumulator) after the kernel's K loops through a shared-memory exchange into the flat,
+  coalesced layout, in a staging buffer those loops retired (no shared memory of its own);
+  ``0`` (default, until measured on the 2-D matmul) stores it as it lies (docs/backend.md).
 - ``CUTILE_NUMBA_SMEM_LIMIT``: shared memory per block the Numba backend plans within, bytes
   or ``48K`` (default and maximum: the device's opt-in limit, 227 KiB on an H100); buffers
   beyond it go to a global workspace (``numba_backend/smem.py``; tests force that path with a
@@ -178,6 +182,11 @@ def numba_wgmma_sim() -> bool:
     """``CUTILE_NUMBA_WGMMA=sim``: with ``CUTILE_NUMBA_TENSOR_CORES=sim``, the wgmma path
     under the simulator too, on ``numba_backend/ptx_sim.py``'s models (tests)."""
     return os.environ.get("CUTILE_NUMBA_WGMMA", "").strip().lower() == "sim"
+
+
+def numba_store_exchange() -> bool:
+    """``CUTILE_NUMBA_STORE_EXCHANGE=1``: coalescing exchange before a fragment store."""
+    return os.environ.get("CUTILE_NUMBA_STORE_EXCHANGE", "0").strip() == "1"
 
 
 def numba_wgmma_deferred() -> bool:

@@ -34,6 +34,17 @@ def bmm_kloop(a, b, c, TM: Constant[int], TN: Constant[int], TK: Constant[int]):
 
 
 @ct.kernel
+def mm_narrow(a, b, c, TM: Constant[int], TN: Constant[int], TK: Constant[int]):
+    """benchmarks/gpu.py's matmul: ``mm_kloop`` in float32, stored in ``c``'s dtype."""
+    acc = ct.zeros((TM, TN), dtype=ct.float32)
+    for k in range(ct.num_tiles(a, 1, (TM, TK))):
+        x = ct.load(a, (ct.bid(0), k), (TM, TK), padding_mode=ct.PaddingMode.ZERO)
+        y = ct.load(b, (k, ct.bid(1)), (TK, TN), padding_mode=ct.PaddingMode.ZERO)
+        acc = ct.mma(x, y, acc)
+    ct.store(c, (ct.bid(0), ct.bid(1)), acc.astype(c.dtype))
+
+
+@ct.kernel
 def mm_two_loops(a, b, c, d, TM: Constant[int], TN: Constant[int], TK: Constant[int]):
     """Two K loops one after the other: ``c = a @ b``, then ``d = a @ b.T`` (``b`` square);
     the second loop's staging may take the buffers the first one retired (smem.py)."""

@@ -28,7 +28,7 @@ import tempfile
 
 import numpy as np
 import pytest
-from backend_kernels import attention_fwd, bmm_kloop, mm_bt_kloop, mm_kloop
+from backend_kernels import attention_fwd, bmm_kloop, mm_bt_kloop, mm_kloop, mm_narrow
 
 import cutile as ct
 from cutile.numba_backend import rt, smem, wgmma
@@ -403,3 +403,21 @@ def test_exchange_of_the_wgmma_fragment_writes_without_bank_conflicts():
             rows, cols = tab[32 * w:32 * w + 32, j].T
             words = {swizzled(int(r) * 128 + int(c), sw) * 2 // 4 for r, c in zip(rows, cols)}
             assert len({x % 32 for x in words}) == len(words) == 32, (j, w)
+
+
+def test_store_exchange_is_opt_in_and_uses_a_retired_buffer(monkeypatch):
+    """CUTILE_NUMBA_STORE_EXCHANGE=1: the matmul's float16 result goes to the flat layout
+    through A's retired staging buffer (a barrier after the K loop's reads, one after the
+    writes) before its store; off (the default), the fragment is stored as it lies.  (A
+    float32 result has no retired float16 buffer to take: stored as it lies.)"""
+    z = np.zeros
+    args = (z((256, 256), np.float16), z((256, 256), np.float16), z((256, 256), np.float16),
+            128, 128, 32)
+    _, off = _gen(mm_narrow, args, 128, monkeypatch, CUTILE_NUMBA_CP_ASYNC="1")
+    _, on = _gen(mm_narrow, args, 128, monkeypatch, CUTILE_NUMBA_CP_ASYNC="1",
+                 CUTILE_NUMBA_STORE_EXCHANGE="1")
+    tail_off = off.source[off.source.index("cp_async_wait_all()"):]
+    tail_on = on.source[on.source.index("cp_async_wait_all()"):]
+    assert "sm0[" not in tail_off and "syncthreads" not in tail_off
+    assert re.search(r"cuda.syncthreads\(\)\n\s+sm0\[", tail_on)
+    assert tail_on.count("cuda.syncthreads()") == 2 and len(on.smem.buffers) == 2

@@ -218,6 +218,7 @@ def compile_kernel(ir: KernelIR, T: int, mma_acc: str | None = None,
     key = (T, mma_acc, rt.simulator(), config.numba_tensor_cores(),
            config.numba_tensor_cores_sim(), config.numba_cp_async(), config.numba_ffma(),
            config.numba_ffma_sim(), config.numba_wgmma(), config.numba_wgmma_deferred(),
+           config.numba_store_exchange(),
            config.numba_wgmma_sim(), full,
            min_blocks(ir, T), config.numba_smem_limit(), config.numba_lineinfo(),
            config.numba_direct())

@@ -107,6 +107,11 @@ class SmemPlan:
         the new writes after the old reads, as for any shared buffer."""
         self.retired += [n for n in names if n not in self.retired]
 
+    def can_take(self, cast: str, nelems: int) -> bool:
+        """Whether a new site of ``cast`` and ``nelems`` would take a retired buffer."""
+        return not self.shared and any(self.buffers[n][0] == cast and self.buffers[n][1] >=
+                                       nelems for n in self.retired)
+
     def _take_retired(self, cast: str, nelems: int) -> str | None:
         for name in self.retired:
             c, n = self.buffers[name]

@@ -7,7 +7,7 @@ from __future__ import annotations
 import ml_dtypes
 import numpy as np
 import pytest
-from backend_kernels import attention_fwd, bmm_kloop, mm_bt_kloop, mm_kloop, mm_two_loops
+from backend_kernels import attention_fwd, bmm_kloop, mm_bt_kloop, mm_kloop, mm_narrow, mm_two_loops
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -522,3 +522,28 @@ def _wgmma_random_case(TM, TN, TK, T, M, N, K, regs, din, seed):
                                              tensor_cores=True) / K
     err = np.abs(ref[2].astype(np.float64) - got[2].astype(np.float64))
     assert np.all(err <= bound), f"max err {err.max()} bound {bound.max()}"
+
+
+@pytest.mark.skipif("not sim()", reason="on a GPU the real instructions run "
+                    "(CUTILE_NUMBA_STORE_EXCHANGE=1 benchmarks/gpu.py --only mm_f16)")
+def test_store_exchange_on_instruction_models(monkeypatch):
+    """R-MM-7: with CUTILE_NUMBA_STORE_EXCHANGE=1 the wgmma accumulator is exchanged into the
+    flat layout through the retired staging buffer before its (partial-tile) store: the same
+    results as the interpreter within mma_f32_bound, no shared-memory race."""
+    monkeypatch.setenv("CUTILE_NUMBA_TENSOR_CORES", "sim")
+    monkeypatch.setenv("CUTILE_NUMBA_WGMMA", "sim")
+    monkeypatch.setenv("CUTILE_NUMBA_CP_ASYNC", "1")
+    monkeypatch.setenv("CUTILE_NUMBA_STORE_EXCHANGE", "1")
+    rng = np.random.default_rng(9)
+    a, b = _data(rng, (100, 64), np.float16), _data(rng, (64, 70), np.float16)
+    args = [a, b, poison((100, 70), np.float16), 64, 64, 32]
+    from cutile.numba_backend.compile import generate
+    ir = mm_narrow.compile(mm_narrow.specialize(tuple(args)))
+    src = generate(ir, 128, "f32").source
+    assert "sm0[" in src[src.index("cp_async_wait_all()"):]
+    with racecheck() as races:
+        ref, got = run_both(mm_narrow, (2, 2), args, mma_acc="f32", threads=128)
+    assert not races, races.describe()
+    want = ref[2].astype(np.float64)
+    err = np.abs(want - got[2].astype(np.float64))      # + one float16 rounding each
+    assert np.all(err <= mma_f32_bound(a, b, 32, tensor_cores=True) + 2.0 ** -10 * np.abs(want))
