@@ -498,8 +498,8 @@ def exchange_swizzle(shape: tuple, cast: str) -> tuple | None:
     instead of one bank group eight times.  None where a row holds fewer than two chunks."""
     if not shape:
         return None
-    row, chunk = shape[-1], 16 // smem_itemsize(cast)
-    if chunk < 1 or row // max(chunk, 1) < 2:
+    row, chunk = shape[-1], 16 // smem_itemsize(cast)     # itemsize <= 8: chunk >= 2
+    if row // chunk < 2:
         return None
     return (L.log2(row), min(row // chunk, 8) - 1, L.log2(chunk))
 
