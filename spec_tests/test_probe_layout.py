@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import os
+import sys
 
 import numpy as np
 import pytest
@@ -21,10 +22,13 @@ import pytest
 from cutile.numba_backend.tensorcore import swizzle
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+GPU = os.path.join(ROOT, "tools", "gpu")
 
 
 def _load(name: str):
-    path = os.path.join(ROOT, "tools", "gpu", f"{name}.py")
+    if GPU not in sys.path:             # the probe's modules import their siblings
+        sys.path.insert(0, GPU)
+    path = os.path.join(GPU, f"{name}.py")
     spec = importlib.util.spec_from_file_location(f"_probe_{name}", path)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
@@ -75,8 +79,9 @@ def test_accumulator_fragment_is_the_old_formulas(n):
 
 
 def test_probe_fragment_origins_are_the_old_ones():
-    """``wgmma_probe.ROW0``/``COL0``: thread t's value 0 in the 64 x N result (the mini
-    GEMM's store); importing the probe builds no kernel."""
-    probe = _load("wgmma_probe")
+    """``probe_device.ROW0``/``COL0`` (the wgmma probe's constants shared by its kernels):
+    thread t's value 0 in the 64 x N result (the mini GEMM's store); importing the probe
+    builds no kernel."""
+    probe = _load("probe_device")
     assert probe.ROW0.dtype == probe.COL0.dtype == np.int32
     assert _digest(probe.ROW0, probe.COL0) == "d606e74c141ce8a8"

@@ -1,0 +1,108 @@
+"""The wgmma probe's host side on the GPU (``wgmma_probe.py``, issue 24): result lines, the
+kernels compiled and opted in to their dynamic shared memory, timing, the guard that
+reports a failed part and goes on, and the TMA tensor maps encoded on the host.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import time
+
+import numpy as np
+from numba import cuda
+
+RESULTS: list[tuple[str, str]] = []
+
+
+def note(key, value):
+    RESULTS.append((key, value))
+    print(f"{key:58s} {value}", flush=True)
+
+
+def f16_bits(x):
+    return cuda.to_device(np.ascontiguousarray(x.astype(np.float16).view(np.uint16)))
+
+
+def prepare(name, smem):
+    """The kernel compiled for its probe signature (sm_90a: see ``wgmma_probe.py``'s
+    docstring) and opted in to ``smem`` bytes of dynamic shared memory."""
+    from numba.cuda.cudadrv.driver import binding, driver
+    if name not in DISPATCHERS:
+        spec = ALL[name]
+        fn, sig = spec[0], spec[1]
+        disp = cuda.jit(launch_bounds=spec[2])(fn) if len(spec) > 2 else cuda.jit(fn)
+        DISPATCHERS[name] = (disp, disp.compile(sig))
+    disp, kern = DISPATCHERS[name]
+    if os.environ.get("WGMMA_PROBE_CUBINS"):    # for `cuobjdump -sass`: HGMMA/UTMALDG present?
+        with open(os.path.join(os.environ["WGMMA_PROBE_CUBINS"], name + ".cubin"), "wb") as f:
+            cubin = kern._codelibrary.get_cubin()
+            f.write(bytes(getattr(cubin, "code", cubin)))   # cuda.core ObjectCode or bytes
+    cufunc = kern._codelibrary.get_cufunc()
+    attr = binding.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
+    try:                                # as cutile/numba_backend/compile.py does
+        driver.cuKernelSetAttribute(attr, smem, cufunc.kernel.handle,
+                                    cuda.get_current_device().id)
+    except Exception:  # noqa: BLE001 - older wrappers: the function-handle form
+        driver.cuFuncSetAttribute(cufunc.handle, attr, smem)
+    if not TARGET:
+        ptx = kern._codelibrary.get_asm_str()
+        m = re.search(r"^\.target (\S+)", ptx, flags=re.M)
+        TARGET.append(m.group(1) if m else "?")
+        note("target of launched kernels (needs sm_90a)", TARGET[0])
+    return disp, kern.regs_per_thread
+
+
+DISPATCHERS: dict = {}
+TARGET: list = []
+ALL: dict = {}
+
+
+def best_time(fn, reps=5):
+    fn()
+    cuda.synchronize()
+    best = float("inf")
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        fn()
+        cuda.synchronize()
+        best = min(best, time.perf_counter() - t0)
+    return best
+
+
+def guarded(title):
+    def deco(f):
+        def run(*a):
+            try:
+                f(*a)
+            except Exception as e:  # noqa: BLE001 - the probe reports and goes on
+                note(title, f"FAILED {type(e).__name__}: {str(e)[:300]}")
+        return run
+    return deco
+
+
+def tensor_map(arr, box_rows=64, box_cols=64):
+    """128 encoded bytes (16 uint64) of a 2-D float16 tensor map over the row-major device
+    array ``arr`` (uint16 bits), 128-byte swizzle, zero fill out of bounds."""
+    from cuda.bindings import driver as drv
+    rows, cols = arr.shape
+    u32, u64 = drv.cuuint32_t, drv.cuuint64_t
+    err, tm = drv.cuTensorMapEncodeTiled(
+        drv.CUtensorMapDataType.CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2,
+        arr.__cuda_array_interface__["data"][0],
+        [u64(cols), u64(rows)], [u64(cols * 2)], [u32(box_cols), u32(box_rows)],
+        [u32(1), u32(1)], drv.CUtensorMapInterleave.CU_TENSOR_MAP_INTERLEAVE_NONE,
+        drv.CUtensorMapSwizzle.CU_TENSOR_MAP_SWIZZLE_128B,
+        drv.CUtensorMapL2promotion.CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
+        drv.CUtensorMapFloatOOBfill.CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE)
+    if err != drv.CUresult.CUDA_SUCCESS:
+        raise RuntimeError(f"cuTensorMapEncodeTiled: {err}")
+    return np.array([int(v) for v in tm.opaque], dtype=np.uint64)
+
+
+def maps_on_device(*arrs):
+    return cuda.to_device(np.concatenate([tensor_map(a) for a in arrs]))
+
+
+def dev_addr(d):
+    return np.uint64(d.__cuda_array_interface__["data"][0])
