@@ -323,3 +323,40 @@ def test_bit_views_translate_with_numbas_types():
     _, inf = infer.infer(job["source"], job["fn"], _params(job))
     for v, numba_types in r["types"].items():
         assert sorted({T.numba_str(t) for t in inf.assigned.get(v, ())}) == numba_types, v
+
+
+@needs_nvvm
+def test_float_selects_are_not_rewritten_into_min_or_max():
+    """R-SEL-1: NVVM rewrote ``where(x < 0, x, 0)`` into ``min.f32(x, 0)`` (-0.0 for x = -0.0
+    where the select gives +0.0: a disagreement on the H200, test_diff_gpu_regressions.py);
+    float ``where`` is inline ``selp`` on both paths (direct and Numba's), so no ``min``/``max``
+    may appear in the PTX of a kernel that has only selects."""
+    import re
+
+    import cutile as ct
+    from cutile.numba_backend import rt
+    from cutile.numba_backend.nvvm import nvvmc
+
+    @ct.kernel
+    def selects(x0, y0, o1, o2, o3):
+        b = ct.bid(0)
+        x = ct.load(x0, (b, 0), (4, 8))
+        y = ct.load(y0, (b, 0), (4, 8))
+        ct.store(o1, (b, 0), ct.where(x < 0, x, 0))
+        ct.store(o2, (b, 0), ct.where(x > -0.0, x, -0.0).astype(ct.float16))
+        ct.store(o3, (b, 0), ct.where(y < 1.5, y, 1.5))
+
+    for dt in (np.float32, np.float64):
+        z = np.zeros((8, 8), dt)
+        real, rt.simulator = rt.simulator, (lambda: False)
+        try:
+            ir = selects.compile(selects.specialize((z, z, z, z.astype(np.float16), z)))
+            job = ptxcheck.job_for(ir, 32)
+        finally:
+            rt.simulator = real
+        ll = emit.translate(job["source"], job["fn"], _params(job))
+        (numba,) = ptxcheck.run_in_subprocess([job], ROOT)
+        assert numba["ok"], numba
+        for ptx in (nvvmc.to_ptx(ll, TK["libdevice"], (9, 0)), numba["ptx"]):
+            assert not re.search(r"\b(min|max)\.f(32|64)", ptx), dt
+            assert len(re.findall(r"selp\.f(32|64) [^;]*, p;", ptx)) == 3, dt

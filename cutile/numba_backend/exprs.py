@@ -59,6 +59,21 @@ def select(c: str, x: str, y: str, dtype: dt.DType) -> str:
     return f"cuda.selp({c}, {x}, {y})"
 
 
+def select_value(c: str, x: str, y: str, dtype: dt.DType) -> str:
+    """``where(c, x, y)`` of the language (R-SEL): ``select`` for integers and bools; floats
+    through ``selp_f32``/``selp_f64``, a ``selp`` in inline PTX that NVVM cannot rewrite.
+    NVVM turns ``x < 0 ? x : 0`` into ``min.f32(x, 0)`` (and ``x > -0.0 ? x : -0.0`` into
+    ``max``), whose result for a zero of the other sign is that zero, not the constant: a
+    ``where`` of -0.0 gave -0.0 on the GPU, +0.0 in the interpreter (H200, 2026-11-29)."""
+    if not dtype.is_float:
+        return select(c, x, y, dtype)
+    if dtype is dt.float64:
+        return f"selp_f64({x}, {y}, {c})"
+    if dtype is dt.float16:
+        return f"f16(selp_f32(f32({x}), f32({y}), {c}))"
+    return f"selp_f32({x}, {y}, {c})"     # float32 and the narrower floats' float32 registers
+
+
 def ftz32(x: str) -> str:
     """Flush a float32 subnormal to a zero of its sign (``0 * x`` keeps the sign)."""
     return f"cuda.selp(abs({x}) < {_FLT_MIN}, f32(0.0) * {x}, {x})"
@@ -300,12 +315,16 @@ def fma(dtype: dt.DType, a: str, b: str, c: str, let=None) -> str:
         # float16 product and sum are exact in float64: one rounding at the end.
         return f"f16(f64({a}) * f64({b}) + f64({c}))"
     if dtype is dt.bfloat16 and let is not None:
-        # round to odd in float32 (exact result between the RZ and RU roundings), then to
-        # bfloat16: one correct rounding
-        lo = let(f"libdevice.fmaf_rz({a}, {b}, {c})")
+        # round to odd in float32, then to bfloat16: one correct rounding.  The exact result
+        # lies in [RD, RU], exact iff they agree; otherwise round-to-odd is the rounding
+        # toward zero (RD for a positive result, RU for a negative one) with its last bit set.
+        # (RZ and RU agree for every negative result: they cannot test exactness.)  An exact
+        # zero takes RU's sign, which is round-to-nearest's (RD gives x + -x = -0).
+        lo = let(f"libdevice.fmaf_rd({a}, {b}, {c})")
         hi = let(f"libdevice.fmaf_ru({a}, {b}, {c})")
-        odd = let(f"cuda.selp({lo} == {hi}, {lo}, libdevice.int_as_float("
-                  f"i32(libdevice.float_as_int({lo}) | i32(1))))")
+        rz = f"cuda.selp({lo} < f32(0.0), {hi}, {lo})"
+        odd = let(f"cuda.selp({lo} == {hi}, {hi}, libdevice.int_as_float("
+                  f"i32(libdevice.float_as_int({rz}) | i32(1))))")
         return bf16_rn(odd, let)
     raise TileUnsupportedFeatureError(f"op Fma on {dtype.name} is not supported by {BACKEND}")
 

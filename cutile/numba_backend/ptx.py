@@ -287,7 +287,8 @@ def addr_of(typingctx, arr):
     return types.uint64(arr), codegen
 
 
-_NB = {"I": types.uint32, "i": types.int32, "l": types.int64, "f": types.float32}
+_NB = {"I": types.uint32, "i": types.int32, "l": types.int64, "f": types.float32,
+       "d": types.float64}
 
 
 def _from_asm(name: str):
@@ -346,7 +347,7 @@ def _from_asm(name: str):
     return intrinsic(ns[name])
 
 
-GENERATED_PREFIXES = ("wgmma_", "fence_proxy_async", "smem_addr32")
+GENERATED_PREFIXES = ("wgmma_", "fence_proxy_async", "smem_addr32", "selp_f")
 
 
 INTRINSICS = {"mma_f16": mma_f16, "mma_bf16": mma_bf16, "mma_tf32": mma_tf32,

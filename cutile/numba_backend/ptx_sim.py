@@ -342,7 +342,9 @@ for _c in WGMMA_COUNTS:
     SIM_INTRINSICS.update({f"wgmma_fence{_c}": _identity, f"wgmma_wait{_c}": _identity,
                            f"wgmma_wait1_{_c}": _identity})
 SIM_INTRINSICS.update({"wgmma_commit": _nothing, "fence_proxy_async": _nothing,
-                       "smem_addr32": smem_addr32})
+                       "smem_addr32": smem_addr32,
+                       "selp_f32": lambda x, y, c: np.float32(x if c else y),
+                       "selp_f64": lambda x, y, c: np.float64(x if c else y)})
 for _p in ("ldsm", "ldsm32"):
     SIM_INTRINSICS.update({f"{_p}_x4": _ldsm(4, False), f"{_p}_x4_t": _ldsm(4, True),
                            f"{_p}_x2": _ldsm(2, False),

@@ -113,6 +113,12 @@ def _asm() -> dict:
     out["fence_proxy_async"] = ("fence.proxy.async.shared::cta;", "~{memory}", "", "")
     # the 32-bit shared-window address of buf[i] (for descriptors and alignment)
     out["smem_addr32"] = ("mov.u32 $0, $1;", "=r,r", "As", "I")
+    # a float select the optimiser cannot see through: NVVM rewrites ``x < 0 ? x : 0`` into
+    # ``min.f32(x, 0)``, which gives -0 for x = -0 where the select gives +0 (exprs.py)
+    # (the condition travels as a u32: NVVM's verifier refuses i1 inline-asm operands)
+    for w, c in (("32", "f"), ("64", "d")):
+        out[f"selp_f{w}"] = ("{.reg .pred p; setp.ne.b32 p, $3, 0; selp.f" + w
+                             + " $0, $1, $2, p;}", f"={c},{c},{c},r", f"{c}{c}I", c)
     return out
 
 

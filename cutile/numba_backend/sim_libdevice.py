@@ -132,8 +132,12 @@ def _fma_directed(a, b, c, mode):
     if not (math.isfinite(a) and math.isfinite(b) and math.isfinite(c)):
         return F32(F64(a) * F64(b) + F64(c))
     q = Fraction(a) * Fraction(b) + Fraction(c)
-    if q == 0:
-        return F32(F64(a) * F64(b) + F64(c))
+    if q == 0:       # IEEE 754 6.3: an exact zero sum is -0 under RD unless both addends are +0
+        p = F64(a) * F64(b)
+        both_plus = not math.copysign(1.0, p) < 0 and not math.copysign(1.0, c) < 0
+        if mode == "rd" and not (p == 0 and c == 0 and both_plus):
+            return F32(-0.0)
+        return F32(p + F64(c))
     return _directed(lambda: q, F32, mode)()
 
 
@@ -209,6 +213,7 @@ class SimLibdevice:
     fmodf = staticmethod(lambda a, b: np.fmod(F32(a), F32(b)))
     fmod = staticmethod(lambda a, b: np.fmod(F64(a), F64(b)))
     fmaf_rz = staticmethod(lambda a, b, c: _fma_directed(a, b, c, "rz"))
+    fmaf_rd = staticmethod(lambda a, b, c: _fma_directed(a, b, c, "rd"))
     fmaf_ru = staticmethod(lambda a, b, c: _fma_directed(a, b, c, "ru"))
     float_as_int = staticmethod(lambda a: F32(a).view(np.int32))
     int_as_float = staticmethod(lambda i: np.int32(i).view(np.float32))

@@ -6,6 +6,8 @@ generated, on both executors.  Each ran to agreement on the simulator when it wa
   CUDA_LAUNCH_BLOCKING=1 the launch itself reported it), every later launch of the process then
   failing.  Not yet explained: its generated source checks every global index, and Numba's
   LLVM IR for it is the same with and without numba_speedups.py.  Open on the GPU (issue 22).
+- ``where_zero_sign`` and ``bf16_fma_tie`` (the gpu profile of the differential suite, H200,
+  2026-11-29): below.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import numpy as np
 
 import cutile as ct
 
+from .harness import assert_same, run_both
 from .progen import compare_launch
 
 
@@ -82,3 +85,53 @@ def test_uint64_from_a_float_in_one_branch():
         bounds = {k: (0, True) for k in ("x", "f", "o")}
         assert compare_launch(branch_u64, (1,), (x, f, np.zeros(16, np.uint64), n, 16),
                               bounds) == "agree"
+
+
+@ct.kernel
+def where_zero(x0, C6: ct.Constant[int], o9, o10):
+    b = ct.bid(0)
+    v1 = ct.load(x0, (b, 0), (4, 8), padding_mode=ct.PaddingMode.ZERO)
+    ct.store(o9, (b, 0), ct.where(v1 < 0, v1, C6))
+    ct.store(o10, (b, 0), ct.where(v1 > -0.0, v1, -0.0))
+
+
+def test_where_zero_sign():
+    """R-SEL-1: ``where(x < 0, x, 0)`` of x = -0.0 is the constant, +0.0 (program 10 of the
+    gpu profile's ``test_random_programs_agree``: -0.0 on the H200).  NVVM rewrote the select
+    into ``min.f32(x, 0)``, which returns -0.0; float selects are now inline ``selp``
+    (exprs.select_value).  The mirror case: ``where(x > -0.0, x, -0.0)`` of +0.0 is -0.0
+    (``max.f32`` gives +0.0)."""
+    x = np.array([[-0.0, 0.0, -1.5, 2.0] * 2] * 8, np.float32)
+    o9, o10 = np.full((8, 8), np.nan, np.float32), np.full((8, 8), np.nan, np.float32)
+    ref, got = run_both(where_zero, (2,), [x, 0, o9, o10])
+    assert np.signbit(ref[1][0, :2]).tolist() == [False, False]         # the oracle's answer
+    assert np.signbit(ref[2][0, :2]).tolist() == [True, True]
+    for r, g in zip(ref[1:], got[1:]):
+        assert_same(r, g, signed_zero=True)
+
+
+@ct.kernel
+def bf16_fma(a0, a1, out, T0: ct.Constant[int], T1: ct.Constant[int]):
+    x0 = ct.load(a0, (ct.bid(0), 0), (T0, T1), padding_mode=ct.PaddingMode.ZERO)
+    x1 = ct.load(a1, (ct.bid(0), 0), (T0, T1), padding_mode=ct.PaddingMode.ZERO)
+    ct.store(out, (ct.bid(0), 0), x0 * x1 + x1)
+
+
+def test_bf16_fma_tie():
+    """R-FMA-2: ``x0 * x1 + x1`` on bfloat16 is one fused multiply-add, one rounding (example
+    of ``test_elementwise_chains[0]``, gpu profile: one element 1 ulp off, on the simulator
+    too).  8.1704e28 * -26 lies exactly half-way between two bfloat16 values; the -26 added
+    decides the rounding (away from the even neighbour).  The backend rounded to odd in
+    float32 from RZ and RU, which agree for every negative result, so the tie stayed a tie;
+    it now tests exactness with RD and RU.  Also: exact zero sums keep round-to-nearest's
+    sign (+0 for -1 * 5 + 5, where rounding down gives -0)."""
+    bf = ml_dtypes.bfloat16
+    a0 = np.array([[8.1704e28, -8.1704e28, -1.0, 3.0, 0.5, 1e-30, -2.0, 1.5]] * 4, bf)
+    a1 = np.array([[-26, -26, 5, 1, -128, 127, 3, -7]] * 4, np.int8)
+    out = np.full((4, 8), np.nan, bf)
+    ref, got = run_both(bf16_fma, (1,), [a0, a1, out, 4, 8])
+    # the exact results' correct roundings: the tie broken by the addend, and +0
+    assert ref[2][0, :3].astype(np.float64).tolist() == [-2.129256867570854e+30,
+                                                         2.119353347256571e+30, 0.0]
+    assert not np.signbit(ref[2][0, 2])
+    assert_same(ref[2], got[2], signed_zero=True)

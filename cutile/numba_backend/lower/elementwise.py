@@ -43,7 +43,7 @@ def select(g, op):
     lay = g.result_layout(op)
     c, x, y = _operands(g, op, lay, op.cond, op.x, op.y)
     d = op.result.type.dtype
-    g.define(op.result, lay, [exprs.select(cc, a, b, d) for cc, a, b in zip(c, x, y)])
+    g.define(op.result, lay, [exprs.select_value(cc, a, b, d) for cc, a, b in zip(c, x, y)])
 
 
 @lower(ops.Convert)
