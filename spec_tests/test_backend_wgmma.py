@@ -117,6 +117,25 @@ def test_descriptors_address_the_staged_tiles(M, N, K, T):
             assert 2 * plan.a_group_offset() == _hw_byte(64 * plan.MI, 0, M, K)
 
 
+@pytest.mark.parametrize("M,N,K,T", [(64, 64, 32, 128), (128, 128, 64, 128),
+                                     (128, 64, 128, 256), (64, 32, 256, 128)])
+def test_float8_descriptors_are_k_major_with_k32_steps(M, N, K, T):
+    """float8 (1-byte elements, m64nNk32): A and B both K-major (B staged N x K), panels of
+    128 k wide (128 bytes), each k32 step 32 bytes along the row or into the next panel."""
+    for kind in ("e4m3", "e5m2"):
+        plan = _plan(M, N, K, T, kind=kind)
+        assert plan.b_transposed and plan.mk == 32 and plan.esize == 1
+        assert plan.intrinsic() == f"wgmma_{kind}_n{N}"          # no transpose immediates
+        pa = min(K, 128)
+        for hi in (plan.a_hi(), plan.b_hi()):
+            lbo, sbo, base, mode = _fields(hi)
+            assert (sbo, base, mode) == (8 * pa, 0, {128: 1, 64: 2, 32: 3}[pa])
+        for kk in range(K // 32):
+            for mi in range(plan.MI):
+                assert plan.a_step(mi, kk) == _hw_byte(64 * mi, 32 * kk, M, K, esize=1)
+            assert plan.b_step(kk) == _hw_byte(0, 32 * kk, N, K, esize=1)
+
+
 class _Op:
     def __init__(self, xd, yd, ad, M, N, K):
         T = lambda s, d: type("T", (), {"dtype": d, "shape": s})  # noqa: E731
@@ -124,9 +143,15 @@ class _Op:
                                     (((M, K), xd), ((K, N), yd), ((M, N), ad)))
 
 
-def test_plan_applies_to_whole_warpgroups_and_16_bit_floats_only():
+def test_plan_applies_to_whole_warpgroups_and_16_bit_floats_and_float8_only():
     d = ct.dtypes
     f16, bf16, f32 = d.float16, d.bfloat16, d.float32
+    e4, e5 = d.float8_e4m3fn, d.float8_e5m2
+    assert wgmma.plan(_Op(e4, e4, f32, 128, 128, 64), 128).kind == "e4m3"
+    assert wgmma.plan(_Op(e5, e5, f32, 64, 64, 32), 128).kind == "e5m2"
+    assert wgmma.plan(_Op(e4, e4, f32, 64, 64, 48), 128) is None        # K not a k32 multiple
+    assert wgmma.plan(_Op(e4, e5, f32, 64, 64, 64), 128) is None        # mixed float8 kinds
+    assert wgmma.plan(_Op(d.tfloat32, d.tfloat32, f32, 64, 64, 32), 128) is None
     assert wgmma.plan(_Op(f16, f16, f32, 128, 128, 32), 128).MI == 2
     assert wgmma.plan(_Op(bf16, bf16, f32, 128, 128, 32), 256).GM == 2
     assert wgmma.plan(_Op(f16, f16, f32, 64, 64, 32), 64) is None       # half a warpgroup
@@ -285,7 +310,11 @@ def test_direct_path_assembles_wgmma_kernels_for_sm90a(monkeypatch):
     cases = [(mm_kloop, _mm_args(256, 256, 256, (128, 128, 32)), 128, 4, True),
              (mm_kloop, _mm_args(200, 136, 90, (64, 64, 32), ml_dtypes.bfloat16), 128, 2,
               True),
-             (attention_fwd, (q, q, q, q, 0.125, 64, 64, 64), 128, 8, False)]
+             (attention_fwd, (q, q, q, q, 0.125, 64, 64, 64), 128, 8, False),
+             # float8 a @ b.T: both by cp.async, pipelined, 2 x m64 x 2 k32 (a float8 B
+             # staged from registers reads the decode tables: Numba's path, test below)
+             (mm_bt_kloop, _mm_args(256, 256, 256, (128, 128, 64), ml_dtypes.float8_e5m2)[:3]
+              + (128, 128, 64), 128, 4, True)]
     for kernel, args, T, n_wgmma, no_spill in cases:
         ir = kernel.compile(kernel.specialize(args))
         job = ptxcheck.job_for(ir, T, tensor_cores=True)
@@ -315,16 +344,24 @@ def test_numba_path_builds_the_same_wgmma_kernel(monkeypatch):
     tk = _ptxas()
     monkeypatch.setenv("CUTILE_NUMBA_CP_ASYNC", "1")
     monkeypatch.setattr(rt, "simulator", lambda: False)
-    ir = mm_kloop.compile(mm_kloop.specialize(_mm_args(256, 256, 256, (128, 128, 32))))
-    job = ptxcheck.job_for(ir, 128, tensor_cores=True)
-    job["source"] = generate(ir, 128, "f32", tensor_cores=True, wgmma=True).source
+    import ml_dtypes
+    jobs = []
+    f8 = _mm_args(256, 256, 256, (), ml_dtypes.float8_e4m3fn)[:3] + (128, 128, 64)
+    for kern, args in ((mm_kloop, _mm_args(256, 256, 256, (128, 128, 32))), (mm_bt_kloop, f8)):
+        # float8 a @ b.T, k32 steps (a float8 B staged from registers calls the byte encoder,
+        # a Numba device function: offline, Numba asks the driver for the device to build it
+        # for; covered by the instruction models and on the GPU)
+        ir = kern.compile(kern.specialize(args))
+        job = ptxcheck.job_for(ir, 128, tensor_cores=True)
+        job["source"] = generate(ir, 128, "f32", tensor_cores=True, wgmma=True).source
+        jobs.append(job)
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    (r,) = ptxcheck.run_in_subprocess([job], root)
-    assert r["ok"], r.get("error")
-    ptx = re.sub(r"^\.target sm_90\b", ".target sm_90a", r["ptx"], flags=re.M)
-    assert ptx.count("wgmma.mma_async") == 4 and "fence.proxy.async.shared::cta" in ptx
-    rc, log = _assemble_sm90a(tk, ptx)
-    assert rc == 0 and "C7515" not in log, log
+    for r, k in zip(ptxcheck.run_in_subprocess(jobs, root), ("f16.f16", "e4m3.e4m3")):
+        assert r["ok"], r.get("error")
+        ptx = re.sub(r"^\.target sm_90\b", ".target sm_90a", r["ptx"], flags=re.M)
+        assert ptx.count(f"f32.{k}") == 4 and "fence.proxy.async.shared::cta" in ptx
+        rc, log = _assemble_sm90a(tk, ptx)
+        assert rc == 0 and "C7515" not in log, log
 
 
 def test_mma_sync_plans_are_unchanged_when_wgmma_is_off(monkeypatch):

@@ -31,6 +31,8 @@ PIPELINE_SMEM = 96 * 1024
 MAX_STAGES = 4
 # shared memory of a pipelined wgmma with its wait deferred (one more slot): two blocks per SM
 DEFERRED_SMEM = 112 * 1024
+# operand kinds whose loads may be copied to shared memory as they lie (16-byte cp.async)
+STAGED_KINDS = ("f16", "bf16", "f32", "e4m3", "e5m2")
 
 
 def tensor_cores_usable(mma_acc: str) -> bool:
@@ -44,7 +46,7 @@ def tensor_cores_usable(mma_acc: str) -> bool:
 
 
 def wgmma_usable(mma_acc: str, cc) -> bool:
-    """Whether float16/bfloat16 mma may take Hopper's wgmma (``wgmma.py``): the tensor cores
+    """Whether float16/bfloat16/float8 mma may take Hopper's wgmma (``wgmma.py``): the tensor cores
     are usable on a real GPU, the device is sm_90 (the instructions exist on sm_90a only:
     not on later architectures' targets), and ``CUTILE_NUMBA_WGMMA=0`` does not turn it off.
     Under the simulator only with ``CUTILE_NUMBA_WGMMA=sim`` (``ptx_sim.py``'s models)."""
@@ -139,10 +141,13 @@ class MmaPlanner:
                 region, pos = self.ix.place[key]
                 op = region.ops[pos]
                 plan = self._plan(op) if isinstance(op, ops.Mma) else None
-                if plan is not None and plan.kind in ("f16", "bf16", "f32"):  # 16-byte chunks
-                    found = [self._stageable(v, region, pos, plan.epc) for v in (op.x, op.y)]
+                if plan is not None and plan.kind in STAGED_KINDS:     # 16-byte chunks
+                    # a float8 B is read K-major: only its transpose is copied as it lies
+                    k_major_b = plan.kind in wgmma.K_MAJOR_KINDS
+                    found = [self._stageable(v, region, pos, plan.epc) for v in
+                             ((op.x,) if k_major_b else (op.x, op.y))] + [None] * k_major_b
                     if found[1] is None and plan.kind != "f32":
-                        found[1] = self._stageable_transposed(op.y, region, pos)
+                        found[1] = self._stageable_transposed(op.y, region, pos, plan.epc)
                         if found[1] is not None:
                             self._ytrans.add(key)
                     if found != [None, None]:
@@ -293,7 +298,7 @@ class MmaPlanner:
                 return None
         return (ld,) + chain
 
-    def _stageable_transposed(self, v: Value, region: Region, mma_pos: int):
+    def _stageable_transposed(self, v: Value, region: Region, mma_pos: int, epc: int = 8):
         """(load, ..., permute) when ``v`` is the transpose of a stageable 2-D tile used only
         here: its tile is copied as it lies, which is B transposed (``N x K``)."""
         d = self.ix.defs.get(id(v))
@@ -303,5 +308,5 @@ class MmaPlanner:
         if (not isinstance(p, ops.Permute) or tuple(p.axes) != (1, 0)
                 or self.ix.place[id(p)][0] is not region):
             return None
-        inner = self._stageable(p.x, region, mma_pos)       # 16-bit tensor-core operands
+        inner = self._stageable(p.x, region, mma_pos, epc)
         return None if inner is None else inner + (p,)

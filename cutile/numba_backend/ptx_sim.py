@@ -15,9 +15,10 @@ from __future__ import annotations
 
 import threading
 
+import ml_dtypes
 import numpy as np
 
-from .ptx_text import WGMMA_COUNTS, WGMMA_NS
+from .ptx_text import WGMMA_8BIT, WGMMA_COUNTS, WGMMA_NS
 
 _lock = threading.Lock()
 _warps: dict = {}
@@ -245,10 +246,15 @@ def _window_bytes(addr: int):
 _SWZ = {1: (128, 7), 2: (64, 3), 3: (32, 1)}     # mode -> (row bytes, swizzle mask)
 
 
+_F8 = dict(zip(WGMMA_8BIT, ("float8_e4m3fn", "float8_e5m2")))  # 1-byte kinds: ml_dtypes names
+
+
 def _operand(desc: int, rows: int, cols: int, mn_major: bool, kind: str,
              log: bool = False) -> np.ndarray:
     """The ``rows`` x ``cols`` float64 matrix a descriptor addresses: K-major (``rows`` of
-    16 k values each) or MN-major (``rows`` = 16 k rows of ``cols`` n values)."""
+    ``cols`` k values each: 32 bytes, 16 k of 16-bit or 32 of float8) or MN-major (``rows``
+    = 16 k rows of ``cols`` n values, 16-bit only)."""
+    es = 1 if kind in _F8 else 2
     addr = (desc & 0x3FFF) << 4
     lbo, sbo, mode = ((desc >> 16) & 0x3FFF) << 4, ((desc >> 32) & 0x3FFF) << 4, desc >> 62
     assert (desc >> 49) & 7 == 0, "descriptor base offset"
@@ -256,20 +262,23 @@ def _operand(desc: int, rows: int, cols: int, mn_major: bool, kind: str,
     r = np.arange(rows)[:, None]
     c = np.arange(cols)[None, :]
     if mn_major:                  # r: k (rows of 8 to a group), c: n (panels of rb / 2)
+        assert es == 2, "8-bit wgmma operands are K-major"
         pw = rb // 2
         rel = (c // pw) * lbo + (r // 8) * sbo + (r % 8) * rb + (c % pw) * 2
     else:                         # r: m or n, c: k within the row
-        rel = (r // 8) * sbo + (r % 8) * rb + c * 2
+        rel = (r // 8) * sbo + (r % 8) * rb + c * es
     raw, off0, root = _window_bytes(int(addr))
     byte = addr + rel                                   # absolute window addresses
     byte = byte ^ (((byte >> 7) & m) << 4)
     at = byte - addr + off0
-    assert at.min() >= 0 and at.max() + 2 <= raw.size, "wgmma operand beyond its buffer"
-    bits = raw[at].astype(np.uint32) | (raw[at + 1].astype(np.uint32) << 8)
+    assert at.min() >= 0 and at.max() + es <= raw.size, "wgmma operand beyond its buffer"
     if log and READ_HOOK is not None:
         base = root.__array_interface__["data"][0]
-        for b in np.unique(at // 2 * 2):
-            READ_HOOK(base + int(b), 2)
+        for b in np.unique(at // es * es):
+            READ_HOOK(base + int(b), es)
+    if es == 1:
+        return raw[at].view(getattr(ml_dtypes, _F8[kind])).astype(np.float64)
+    bits = raw[at].astype(np.uint32) | (raw[at + 1].astype(np.uint32) << 8)
     if kind == "bf16":
         return (bits << 16).astype(np.uint32).view(np.float32).astype(np.float64)
     return bits.astype(np.uint16).view(np.float16).astype(np.float64)
@@ -299,7 +308,7 @@ def _acc_place(t: int, j: int) -> tuple[int, int]:
 
 
 def _wgmma(kind: str, n: int, trans_b: bool):
-    """m64nNk16 float32 += A * B from descriptors (B MN-major when ``trans_b``): the
+    """m64nNk16 (float8: k32) float32 += A * B from descriptors (B MN-major when ``trans_b``): the
     warpgroup meets, each thread computes the product from the shared bytes and all
     accumulators (float64 sums, rounded once, as the mma.sync model), thread 0 reports the
     bytes read to racecheck."""
@@ -308,9 +317,10 @@ def _wgmma(kind: str, n: int, trans_b: bool):
         d_a, d_b, sc = posts[0][:3]
         assert all(p[:3] == (d_a, d_b, sc) for p in posts), "descriptors differ in a warpgroup"
         log = t == 0
-        A = _operand(d_a, 64, 16, False, kind, log)
-        B = _operand(d_b, 16, n, True, kind, log) if trans_b else \
-            _operand(d_b, n, 16, False, kind, log).T
+        kd = 32 if kind in _F8 else 16
+        A = _operand(d_a, 64, kd, False, kind, log)
+        B = _operand(d_b, kd, n, True, kind, log) if trans_b else \
+            _operand(d_b, n, kd, False, kind, log).T
         C = np.zeros((64, n))
         for tt, p in enumerate(posts):
             for j, v in enumerate(p[3]):
@@ -334,9 +344,9 @@ SIM_INTRINSICS = {"mma_f16": _mma("f16"), "mma_bf16": _mma("bf16"), "mma_tf32": 
                   "addr_of": addr_of, "cp_async_commit": cp_async_commit,
                   "lds_v2": _lds(2), "lds_v4": _lds(4),
                   **{f"cp_async_wait_group{n}": cp_async_wait_all for n in range(3)}}
-for _k in ("f16", "bf16"):
+for _k in ("f16", "bf16") + WGMMA_8BIT:
     for _n in WGMMA_NS:
-        for _t in (False, True):
+        for _t in (False, True) if _k not in WGMMA_8BIT else (False,):
             SIM_INTRINSICS[f"wgmma_{_k}_n{_n}{'_t' if _t else ''}"] = _wgmma(_k, _n, _t)
 for _c in WGMMA_COUNTS:
     SIM_INTRINSICS.update({f"wgmma_fence{_c}": _identity, f"wgmma_wait{_c}": _identity,

@@ -51,20 +51,24 @@ CP_ASYNC16_CONSTRAINTS = "r,l,r,~{memory}"
 
 WGMMA_NS = (8, 16, 32, 64, 128, 256)          # N of wgmma.m64nNk16 the plans use
 WGMMA_COUNTS = (4, 8, 16, 32, 64, 128, 256)   # accumulator registers one fence/wait ties
+WGMMA_8BIT = ("e4m3", "e5m2")                 # float8 kinds: m64nNk32, B K-major only
 
 
 def wgmma_text(kind: str, n: int, trans_b: bool) -> tuple[str, str]:
-    """``wgmma.mma_async`` m64nNk16, float32 D += A * B with A and B from shared memory by
-    descriptor (B MN-major when ``trans_b``): (text, constraints).  Operands: the N/2
+    """``wgmma.mma_async`` m64nNk16 (float8: k32), float32 D += A * B with A and B from shared
+    memory by descriptor (B MN-major when ``trans_b``): (text, constraints).  Operands: the N/2
     accumulators out ($0..), the two descriptors, a scale-d flag (1: D = A B + D), the
     accumulators in, tied to the outputs (the instruction reads and writes the same
     registers)."""
     k = n // 2
     outs = ",".join(f"${i}" for i in range(k))
+    # float8 (k32): both operands K-major, no transpose immediates
+    kdepth, trans = (32, "") if kind in WGMMA_8BIT else (16, f", 0, {int(trans_b)}")
+    assert not (trans_b and kind in WGMMA_8BIT), "8-bit wgmma reads B K-major"
     text = ("{ .reg .pred p; setp.ne.b32 p, $" + str(k + 2) + ", 0; "
-            f"wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{kind}.{kind} "
+            f"wgmma.mma_async.sync.aligned.m64n{n}k{kdepth}.f32.{kind}.{kind} "
             "{" + outs + "}, $" + str(k) + ", $" + str(k + 1)
-            + f", p, 1, 1, 0, {int(trans_b)}; }}")
+            + f", p, 1, 1{trans}; }}")
     cons = ",".join(["=f"] * k + ["l", "l", "r"] + [str(i) for i in range(k)])
     return text, cons
 
@@ -94,9 +98,9 @@ def _asm() -> dict:
     out["cp_async_commit"] = ("cp.async.commit_group;", "~{memory}", "", "")
     for n in range(3):
         out[f"cp_async_wait_group{n}"] = (f"cp.async.wait_group {n};", "~{memory}", "", "")
-    for kind in ("f16", "bf16"):
+    for kind in ("f16", "bf16") + WGMMA_8BIT:
         for n in WGMMA_NS:
-            for t in (False, True):
+            for t in (False, True) if kind not in WGMMA_8BIT else (False,):
                 text, cons = wgmma_text(kind, n, t)
                 out[f"wgmma_{kind}_n{n}{'_t' if t else ''}"] = (
                     text, cons, "lli" + "f" * (n // 2), "f" * (n // 2))

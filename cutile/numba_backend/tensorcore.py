@@ -36,10 +36,13 @@ from . import layout as L
 MMA_KIND = {dt.float16: "f16", dt.bfloat16: "bf16", dt.tfloat32: "tf32", dt.int8: "s8",
             dt.uint8: "u8"}
 MMA_M, MMA_N, MMA_K = 16, 8, 16
-KIND_K = {"f16": 16, "bf16": 16, "tf32": 8, "s8": 32, "u8": 32}   # k depth of one mma
-KIND_EPC = {"f16": 8, "bf16": 8, "tf32": 4, "s8": 16, "u8": 16}   # elements per 16 bytes
+# (e4m3/e5m2: float8, Hopper's wgmma only, ``wgmma.py``)
+KIND_K = {"f16": 16, "bf16": 16, "tf32": 8, "s8": 32, "u8": 32,   # k depth of one mma
+          "e4m3": 32, "e5m2": 32}
+KIND_EPC = {"f16": 8, "bf16": 8, "tf32": 4, "s8": 16, "u8": 16,   # elements per 16 bytes
+            "e4m3": 16, "e5m2": 16}
 KIND_ACC = {"f16": dt.float32, "bf16": dt.float32, "tf32": dt.float32, "s8": dt.int32,
-            "u8": dt.int32}
+            "u8": dt.int32, "e4m3": dt.float32, "e5m2": dt.float32}
 INT_KINDS = ("s8", "u8")      # m16n8k32: B is staged transposed (k contiguous per column)
 
 

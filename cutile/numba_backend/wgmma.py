@@ -45,11 +45,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .. import dtypes as dt
 from . import layout as L
-from .tensorcore import KIND_ACC, MMA_KIND, TCPlan
+from .tensorcore import KIND_ACC, KIND_K, TCPlan
 
 WG_THREADS = 128
-WG_KINDS = ("f16", "bf16")      # the transposed-B flag exists for 16-bit types only
+# operand dtype -> PTX type of a wgmma with float32 accumulation: m64nNk16 for the 16-bit
+# floats, m64nNk32 for float8 (mma.sync has no float8 form before sm_89: tensorcore.py)
+WG_KIND = {dt.float16: "f16", dt.bfloat16: "bf16", dt.float8_e4m3fn: "e4m3",
+           dt.float8_e5m2: "e5m2"}
+# the transposed-B flag exists for 16-bit types only: 8-bit operands are both read K-major,
+# so a float8 B (K x N) is staged transposed (N x K)
+K_MAJOR_KINDS = ("e4m3", "e5m2")
 MAX_ACC_REGS = 128              # accumulator registers per thread (m64n256)
 # registers a wgmma kernel needs beyond its accumulators: ptxas refuses to assemble below
 # that (C7602, "insufficient registers"; the 128x128x32 matmul's m64n128 needs 90 for its 64
@@ -74,9 +81,16 @@ class WGPlan(TCPlan):
         """Accumulator registers per thread (all ``MI`` blocks)."""
         return self.MI * self.N // 2
 
+    @property
+    def b_transposed(self) -> bool:
+        """Whether B lies transposed (N x K, K-major) in shared memory: ``bt`` (the kernel
+        transposed a loaded tile), or a float8 B, staged transposed from its registers."""
+        return self.bt or self.kind in K_MAJOR_KINDS
+
     def describe(self) -> str:
-        b = "B^T K-major" if self.bt else "B MN-major"
-        return (f"tensor-core wgmma m64n{self.N}k16.{self.kind} {self.M}x{self.N}x{self.K}: "
+        b = "B^T K-major" if self.b_transposed else "B MN-major"
+        return (f"tensor-core wgmma m64n{self.N}k{self.mk}.{self.kind} "
+                f"{self.M}x{self.N}x{self.K}: "
                 f"{self.GM} warpgroup(s) along M, {self.MI} x m64 each, A K-major, {b}, "
                 f"operands by descriptor")
 
@@ -93,11 +107,7 @@ class WGPlan(TCPlan):
         col = [("r", 0), ("t", 0), ("t", 1)] + [("r", 2 + i) for i in range(lni)]
         return L.Layout((self.M, self.N), self.T, (tuple(row), tuple(col)))
 
-    # -- descriptors -------------------------------------------------------------------------
-    @property
-    def esize(self) -> int:
-        return 2
-
+    # -- descriptors (offsets in bytes: ``esize`` 2 for 16-bit operands, 1 for float8) -------
     def _pw(self, cols: int) -> int:
         return min(cols, 128 // self.esize)
 
@@ -106,8 +116,8 @@ class WGPlan(TCPlan):
         return desc_hi(16, 8 * self._pw(self.K) * self.esize, self._pw(self.K) * self.esize)
 
     def b_hi(self) -> int:
-        """The constant bits of B's descriptors (K-major for ``bt``, MN-major otherwise)."""
-        if self.bt:
+        """The constant bits of B's descriptors (K-major when transposed, else MN-major)."""
+        if self.b_transposed:
             pw = self._pw(self.K)
             return desc_hi(16, 8 * pw * self.esize, pw * self.esize)
         pw = self._pw(self.N)
@@ -118,22 +128,23 @@ class WGPlan(TCPlan):
         return self.MI * 64 * self._pw(self.K)
 
     def a_step(self, mi: int, kk: int) -> int:
-        """Bytes from a warpgroup's A start to 64-row block ``mi``, k16 step ``kk``."""
+        """Bytes from a warpgroup's A start to 64-row block ``mi``, k step ``kk`` (of
+        ``mk``: 16, or 32 for float8; 32 bytes either way)."""
         pw = self._pw(self.K)
-        k = 16 * kk
+        k = self.mk * kk
         return ((k // pw) * self.M * pw + (k % pw) + mi * 64 * pw) * self.esize
 
     def b_step(self, kk: int) -> int:
-        """Bytes from B's start to k16 step ``kk``."""
-        k = 16 * kk
-        if self.bt:
+        """Bytes from B's start to k step ``kk``."""
+        k = self.mk * kk
+        if self.b_transposed:
             pw = self._pw(self.K)
             return ((k // pw) * self.N * pw + (k % pw)) * self.esize
         return k * self._pw(self.N) * self.esize
 
     def intrinsic(self) -> str:
         """The ``ptx_text.ASM`` name of this plan's wgmma."""
-        return f"wgmma_{self.kind}_n{self.N}{'' if self.bt else '_t'}"
+        return f"wgmma_{self.kind}_n{self.N}{'' if self.b_transposed else '_t'}"
 
 
 def desc_hi(lbo: int, sbo: int, row_bytes: int) -> int:
@@ -145,18 +156,18 @@ def desc_hi(lbo: int, sbo: int, row_bytes: int) -> int:
 
 def plan(op, T: int, reg_cap: int = 255) -> WGPlan | None:
     """The wgmma plan of an ``Mma`` at ``T`` threads, or None where it does not apply:
-    float16/bfloat16 operands into float32, 2-D, whole warpgroups, M a multiple of 64 per
-    warpgroup, 16 <= N <= 256, K a multiple of 16, at most ``MAX_ACC_REGS`` accumulator
+    float16/bfloat16/float8 (e4m3, e5m2) operands of one dtype into float32, 2-D, whole
+    warpgroups, M a multiple of 64 per warpgroup, 16 <= N <= 256, K a multiple of the
+    instruction's k (16; 32 for float8), at most ``MAX_ACC_REGS`` accumulator
     registers per thread and ``EXTRA_REGS`` more within ``reg_cap``, the registers per thread
     the kernel's launch bound allows (else ``tensorcore.plan``'s mma.sync)."""
     xd, yd, ad = op.x.type.dtype, op.y.type.dtype, op.acc.type.dtype
-    kind = MMA_KIND.get(xd)
-    if kind not in WG_KINDS or yd is not xd or ad is not KIND_ACC[kind] or \
-            len(op.x.type.shape) != 2:
+    kind = WG_KIND.get(xd)
+    if kind is None or yd is not xd or ad is not KIND_ACC[kind] or len(op.x.type.shape) != 2:
         return None
     M, K = op.x.type.shape
     N = op.y.type.shape[-1]
-    if T % WG_THREADS or K % 16 or not 16 <= N <= 256 or N % 16:
+    if T % WG_THREADS or K % KIND_K[kind] or not 16 <= N <= 256 or N % 16:
         return None
     G = T // WG_THREADS
     if M % (64 * G):

@@ -104,6 +104,19 @@ def mma_f32_bound(a: np.ndarray, b: np.ndarray, TK: int, tensor_cores: bool,
     return s * ((mma_k + 2) * steps + K + 2) * 2.0 ** -23
 
 
+# Hopper's float8 wgmma keeps about 14 bits where it adds a k32 step's products to the
+# accumulator (DeepSeek-V3 sec. 3.3.2; measured on an H200 with tools/gpu/fp8_mma.py: the real
+# cuTile's largest |C - exact| was 475 * 2**-23 * S, ~2**-14 S); the stated bound keeps 32x
+# margin over that and lies well inside R-MM-7's float8 tolerance (1e-2).
+F8_WGMMA_REL = 2.0 ** -9
+
+
+def mma_f8_wgmma_bound(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Bound on |interpreter - GPU| of a float8 ``a @ b`` into float32 on Hopper's wgmma:
+    ``F8_WGMMA_REL * S``, ``S = |a| @ |b|`` (the interpreter's sum is exact up to float32)."""
+    return (np.abs(a.astype(np.float64)) @ np.abs(b.astype(np.float64))) * F8_WGMMA_REL
+
+
 def assert_same(ref: np.ndarray, got: np.ndarray, *, ulps: int = 0, atol: float = 0.0,
                 rtol: float = 0.0, signed_zero: bool = True, what: str = "") -> None:
     """``ref`` (interpreter) and ``got`` (backend) agree within the bound (cutile.testing)."""

@@ -14,7 +14,16 @@ from hypothesis import strategies as st
 import cutile as ct
 from cutile import Constant
 
-from .harness import assert_same, examples, mma_f32_bound, poison, run_both, shards, sim
+from .harness import (
+    assert_same,
+    examples,
+    mma_f8_wgmma_bound,
+    mma_f32_bound,
+    poison,
+    run_both,
+    shards,
+    sim,
+)
 from .racecheck import racecheck
 
 
@@ -363,6 +372,11 @@ WGMMA_CASES = [  # (TM, TN, TK, threads, M, N, K), input dtype, kernel
     ((64, 128, 32, 128, 64, 128, 64), np.float16, "kloop"),        # B in two 64-column panels
     ((64, 32, 32, 128, 64, 40, 72), np.float16, "bt"),             # B^T K-major (a @ b.T)
     ((64, 32, 32, 128, 70, 32, 64), np.float16, "bmm"),            # batched, (1,TM,TN) store
+    # float8: k32 steps, A by cp.async (16 to a chunk), B staged transposed from registers
+    ((64, 64, 64, 128, 64, 64, 192), ml_dtypes.float8_e4m3fn, "kloop"),
+    ((64, 32, 32, 128, 70, 30, 72), ml_dtypes.float8_e5m2, "kloop"),   # partial, sw32 rows
+    ((64, 32, 128, 128, 64, 32, 256), ml_dtypes.float8_e4m3fn, "bt"),  # both by cp.async,
+    # pipelined, two 128-byte k panels
 ]
 
 
@@ -370,7 +384,8 @@ WGMMA_CASES = [  # (TM, TN, TK, threads, M, N, K), input dtype, kernel
                     "and benchmarks/gpu.py take wgmma on an sm_90 device)")
 @pytest.mark.parametrize("case,din,form", WGMMA_CASES,
                          ids=["pipelined-f16", "partial-bf16", "unaligned-f16", "mi2-f16",
-                              "2warpgroups-bf16", "2panels-f16", "bt-f16", "batched-f16"])
+                              "2warpgroups-bf16", "2panels-f16", "bt-f16", "batched-f16",
+                              "e4m3", "partial-e5m2", "bt-e4m3"])
 def test_wgmma_path_on_instruction_models(monkeypatch, case, din, form):
     """R-MM-7: the generated wgmma kernel (CUTILE_NUMBA_WGMMA=sim: ptx_sim.py's models read
     the operands through the descriptors by the hardware's layout and address-swizzle rules)
@@ -394,9 +409,43 @@ def test_wgmma_path_on_instruction_models(monkeypatch, case, din, form):
     with racecheck() as races:
         ref, got = run_both(kern, grid, args, mma_acc="f32", threads=T)
     assert not races, races.describe()
-    bound = mma_f32_bound(a, b.T if form == "bt" else b, TK, tensor_cores=True)
+    f8 = np.dtype(din).itemsize == 1
+    bound = mma_f32_bound(a, b.T if form == "bt" else b, TK, tensor_cores=True,
+                          mma_k=32 if f8 else 16)
     err = np.abs(ref[2].astype(np.float64) - got[2].astype(np.float64))
     assert np.all(err <= bound), f"max err {err.max()} bound {bound.max()}"
+
+
+def _hopper() -> bool:
+    from cutile.numba_backend.device_limits import device_compute_capability
+    return device_compute_capability() == (9, 0)
+
+
+F8_GPU_CASES = [  # (TM, TN, TK, M, N, K), dtype, kernel
+    ((128, 128, 64, 256, 256, 1024), ml_dtypes.float8_e4m3fn, "kloop"),  # B from registers
+    ((64, 64, 32, 100, 72, 200), ml_dtypes.float8_e5m2, "kloop"),        # partial tiles
+    ((128, 64, 128, 256, 128, 512), ml_dtypes.float8_e4m3fn, "bt"),      # pipelined a @ b.T
+]
+
+
+@pytest.mark.skipif("sim() or not _hopper()", reason="Hopper's float8 wgmma (sm_90); the "
+                    "simulator runs test_wgmma_path_on_instruction_models' e4m3/e5m2 cases")
+@pytest.mark.parametrize("case,din,form", F8_GPU_CASES, ids=["e4m3", "partial-e5m2", "bt-e4m3"])
+def test_float8_wgmma_on_hopper(case, din, form):
+    """R-MM-7: float8 mma into float32 takes wgmma m64nNk32 on an sm_90 device and agrees with
+    the interpreter within the hardware's accumulation bound (harness.F8_WGMMA_REL)."""
+    TM, TN, TK, M, N, K = case
+    rng = np.random.default_rng(M + N + K)
+    a = (rng.standard_normal((M, K)) * 2).astype(din)
+    b = (rng.standard_normal((N, K) if form == "bt" else (K, N)) * 2).astype(din)
+    c = poison((M, N), np.float32)
+    args = [a, b, c, TM, TN, TK] + ([ct.float32] if form == "kloop" else [])
+    kern = mm_bt_kloop if form == "bt" else mm_kloop
+    assert _takes_wgmma(kern, args, 128)
+    ref, got = run_both(kern, (-(-M // TM), -(-N // TN)), args, mma_acc="f32", threads=128)
+    bound = mma_f8_wgmma_bound(a, b.T if form == "bt" else b)
+    err = np.abs(ref[2].astype(np.float64) - got[2].astype(np.float64))
+    assert np.all(err <= bound), f"max err/S {(err / bound).max() * 2.0 ** -9}"
 
 
 @pytest.mark.skipif("not sim()", reason="on a GPU the real instructions run (test_matmul.py)")

@@ -1,4 +1,5 @@
-"""Tensor-core lowering of ``Mma`` (float16/bfloat16 operands, float32 accumulator, real GPU).
+"""Tensor-core lowering of ``Mma`` (float16/bfloat16 operands, float32 accumulator, real GPU;
+float8 on Hopper's wgmma, int8 into int32, tfloat32).
 
 Called by ``matmul.mma`` when the generator's tensor-core switch is on and
 ``tensorcore.plan`` accepts the op.  One call of the IR's K loop: stage A and B (their
@@ -50,14 +51,14 @@ def _stage(g, v, buf: str, ncols: int, epc: int = 8, transpose: bool = False,
     if w is not None:
         g.line(f"if {w}:")
         g.e.level += 1
-    bf16 = v.type.dtype is dt.bfloat16
+    d = v.type.dtype
     for k, r in enumerate(regs):
         ro, co = lay.reg_offsets(k)
         if transpose:
             ro, co = co, ro
         c = int(swizzle(ro, co, ncols, epc, rows))  # linear over GF(2): thread ^ register part
         idx = str(c) if base is None else (base if c == 0 else f"{base} ^ {c}")
-        g.line(f"{buf}[{idx}] = {to_storage(r, dt.bfloat16) if bf16 else r}")
+        g.line(f"{buf}[{idx}] = {to_storage(r, d)}")     # bfloat16/float8: their bits
     if w is not None:
         g.e.level -= 1
 
@@ -196,7 +197,8 @@ def _copy_checked(cp: _DirectCopy) -> None:
     g.line(f"{cp.ok} = ({a.name}.strides[{nd - 1}] == {es}) and "
            + "".join(f"({a.name}.strides[{j}] % 16 == 0) and " for j in range(nd - 1))
            + f"(addr_of({a.name}) % u64(16) == u64(0))")
-    zero = {dt.bfloat16: "u16(0)", dt.float16: "f16(0.0)", dt.float32: "f32(0.0)"}[a.dtype]
+    zero = {dt.bfloat16: "u16(0)", dt.float16: "f16(0.0)", dt.float32: "f32(0.0)",
+            dt.float8_e4m3fn: "u8(0)", dt.float8_e5m2: "u8(0)"}[a.dtype]
     g.line(f"if {cp.ok}:")
     g.e.level += 1
     g.line(f"{st0} = i64({a.name}.strides[{nd - 2}] // {es})")
@@ -230,7 +232,7 @@ def _copy_checked(cp: _DirectCopy) -> None:
 
 # shared-memory element type of the staged operands: 16-bit patterns, float32 for tfloat32
 _SMEM_DTYPE = {"f16": dt.float16, "bf16": dt.uint16, "tf32": dt.float32, "s8": dt.int8,
-               "u8": dt.uint8, "f32": dt.float32}
+               "u8": dt.uint8, "f32": dt.float32, "e4m3": dt.uint8, "e5m2": dt.uint8}
 
 
 def _full(g, ld) -> bool:
@@ -280,8 +282,9 @@ def mma_tc(g, op, plan: TCPlan) -> None:
             _stage(g, x, bufa, K, plan.epc, panels=wg)
     if yl is not None:
         _stage_direct(g, yl, bufb, plan.T, panels=wg)
-    elif plan.kind in INT_KINDS:
-        _stage(g, y, bufb, K, plan.epc, transpose=True)
+    elif plan.kind in INT_KINDS or wg and plan.b_transposed:
+        # int8 (mma.sync) and float8 (wgmma) read B K-major: its transpose, N x K
+        _stage(g, y, bufb, K, plan.epc, transpose=True, panels=wg)
     else:
         _stage(g, y, bufb, N, plan.epc, panels=wg)
     if xl is not None or yl is not None:
@@ -309,10 +312,10 @@ def _compute(g, op, plan, bufa: str, bufb: str, acc_regs, out, abase: str = "",
 def _compute_wg(g, op, plan: WGPlan, bufa: str, bufb: str, acc_regs, out, abase: str = "",
                 bbase: str = "", note: str = "", wait: int = 0) -> None:
     """wgmma over the staged tiles (at element offsets ``abase``/``bbase``): each warpgroup's
-    ``MI`` m64nNk16 per k16 step from descriptors, fenced, committed and waited for until at
-    most ``wait`` groups fly (``wgmma.py``: the tied fence/wait keep the accumulators out of
-    the asynchronous window; 1: ``_mma_pipelined``'s deferred wait, the loop waits for the
-    last group after it, ``wait_after_loop``)."""
+    ``MI`` m64nNk16 (float8: k32) per k step from descriptors, fenced, committed and waited
+    for until at most ``wait`` groups fly (``wgmma.py``: the tied fence/wait keep the
+    accumulators out of the asynchronous window; 1: ``_mma_pipelined``'s deferred wait, the
+    loop waits for the last group after it, ``wait_after_loop``)."""
     g.plans.append(plan.describe() + note)
     p = plan.prefix()
     n2 = plan.N // 2
@@ -328,7 +331,7 @@ def _compute_wg(g, op, plan: WGPlan, bufa: str, bufb: str, acc_regs, out, abase:
     cur = [g.tmp("acc") for _ in range(cnt)]
     g.line(f"{', '.join(cur)} = wgmma_fence{cnt}({', '.join(acc_regs)})")
     fn = plan.intrinsic()
-    for kk in range(plan.K // 16):
+    for kk in range(plan.K // plan.mk):
         for mi in range(plan.MI):
             oa, ob = plan.a_step(mi, kk) >> 4, plan.b_step(kk) >> 4
             dak = f"{da} + u64({oa})" if oa else da
