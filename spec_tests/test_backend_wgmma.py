@@ -311,10 +311,10 @@ def test_direct_path_assembles_wgmma_kernels_for_sm90a(monkeypatch):
              (mm_kloop, _mm_args(200, 136, 90, (64, 64, 32), ml_dtypes.bfloat16), 128, 2,
               True),
              (attention_fwd, (q, q, q, q, 0.125, 64, 64, 64), 128, 8, False),
-             # float8 a @ b.T: both by cp.async, pipelined, 2 x m64 x 2 k32 (a float8 B
-             # staged from registers reads the decode tables: Numba's path, test below)
+             # float8 a @ b.T: both by cp.async, pipelined, 2 warpgroups x 2 k32, promoted
+             # (a float8 B staged from registers reads the decode tables: Numba's path, below)
              (mm_bt_kloop, _mm_args(256, 256, 256, (128, 128, 64), ml_dtypes.float8_e5m2)[:3]
-              + (128, 128, 64), 128, 4, True)]
+              + (128, 128, 64), 256, 2, True)]
     for kernel, args, T, n_wgmma, no_spill in cases:
         ir = kernel.compile(kernel.specialize(args))
         job = ptxcheck.job_for(ir, T, tensor_cores=True)
@@ -393,6 +393,34 @@ def test_threads_give_a_wgmma_matmul_one_warpgroup_per_128_rows(monkeypatch):
     monkeypatch.delenv("CUTILE_NUMBA_WGMMA")
     monkeypatch.setattr(threads, "device_compute_capability", lambda: (8, 0))
     assert threads._choose_threads(ir) == 256
+
+
+def test_float8_takes_one_warpgroup_per_64_rows_and_promotes_each_call(monkeypatch):
+    """float8 wgmma (``WGPlan.promotes``): per 64-row block the k32 steps sum into fresh
+    registers (the first with scale-d 0), waited for, then added to the accumulator by
+    float32 adds; a 128-row tile gets two warpgroups (one block each: the fresh sums fit
+    beside the accumulators), and no deferred wait (the sums are read at once)."""
+    import ml_dtypes
+
+    from cutile.numba_backend import threads
+    args = _mm_args(256, 256, 256, (128, 128, 64), ml_dtypes.float8_e4m3fn)
+    monkeypatch.setattr(rt, "simulator", lambda: False)
+    monkeypatch.delenv("CUTILE_NUMBA_THREADS", raising=False)
+    monkeypatch.setenv("CUTILE_NUMBA_MMA_ACC", "f32")
+    monkeypatch.setattr(threads, "device_compute_capability", lambda: (9, 0))
+    ir = mm_kloop.compile(mm_kloop.specialize(args))
+    assert threads._choose_threads(ir) == 256
+    _, g = _gen(mm_kloop, args, 256, monkeypatch, CUTILE_NUMBA_CP_ASYNC="1")
+    src = g.source
+    calls = re.findall(r"= (wgmma_e4m3_n128)\([^,]+, [^,]+, i32\((\d)\)", src)
+    assert calls == [("wgmma_e4m3_n128", "0"), ("wgmma_e4m3_n128", "1")], calls
+    assert "wgmma_fence64(" + ", ".join(["f32(0.0)"] * 64) + ")" in src
+    assert len(re.findall(r"= f32\(\w+ \+ _?pr\w*\)", src)) == 64
+    assert "wgmma_wait1_" not in src
+    d = ct.dtypes       # 64 x 256: 128 accumulators, and 128 fresh sums for float8
+    assert wgmma.plan(_Op(d.float16, d.float16, d.float32, 64, 256, 64), 128) is not None
+    assert wgmma.plan(_Op(d.float8_e4m3fn, d.float8_e4m3fn, d.float32, 64, 256, 64),
+                      128) is None
 
 
 def test_plan_replace_keeps_the_warpgroups():

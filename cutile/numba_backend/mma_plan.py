@@ -238,7 +238,7 @@ class MmaPlanner:
         blocks share an SM (``2 * DEFERRED_SMEM`` of shared memory)."""
         plan = self.tc_plan(op)
         loop = self.pipelined(op)
-        if not isinstance(plan, wgmma.WGPlan) or loop is None or \
+        if not isinstance(plan, wgmma.WGPlan) or loop is None or plan.promotes or \
                 not config.numba_wgmma_deferred():
             return None
         if (self.stages(op) + 1) * plan.esize * (plan.M * plan.K + plan.K * plan.N) \

@@ -73,12 +73,18 @@ def _wgmma_threads(ir: KernelIR) -> int | None:
     """Threads for a kernel whose single mma takes Hopper's wgmma at one warpgroup per 128
     rows (two m64 blocks each, at least one warpgroup, at most 256 threads), or None: its
     plan (``wgmma.plan``, the one place its rules live) refuses that count, or wgmma is not
-    usable here (``mma_plan.wgmma_usable``)."""
+    usable here (``mma_plan.wgmma_usable``).  A float8 plan (``WGPlan.promotes``: a
+    64-row block's fresh sums live beside the accumulators) takes one warpgroup per 64 rows
+    where that is at most 256 threads: 128x128x64 at 128 threads spilled 268 bytes (255
+    registers, ptxas sm_90a), at 256 none."""
     _, acc, _, mma, _ = _scan(ir)
     if mma is None or not wgmma_usable(config.numba_mma_acc(), device_compute_capability()):
         return None
     t = min(max(1 << max(acc // 128 - 1, 0).bit_length(), wgmma.WG_THREADS), 256)
-    return t if wgmma.plan(mma, t) is not None else None
+    p = wgmma.plan(mma, t)
+    if p is not None and p.promotes and p.MI > 1 and 2 * t <= 256 and wgmma.plan(mma, 2 * t):
+        return 2 * t
+    return t if p is not None else None
 
 
 _threads_cache: weakref.WeakKeyDictionary[KernelIR, dict] = weakref.WeakKeyDictionary()

@@ -82,6 +82,22 @@ class WGPlan(TCPlan):
         return self.MI * self.N // 2
 
     @property
+    def promotes(self) -> bool:
+        """float8: each mma call's products are summed by the wgmmas into fresh registers,
+        one 64-row block at a time, then added to the accumulator in float32 (``FADD``).
+        The tensor cores add a float8 k32 step to their accumulator keeping about 14 bits,
+        so a K loop accumulating in them drifts with K (measured on an H200: max |C -
+        exact| = 4962 * 2**-23 * |a| @ |b| at K = 4096; the real cuTile, which promotes,
+        72); promoted, the error is one call's."""
+        return self.kind in K_MAJOR_KINDS
+
+    @property
+    def regs_needed(self) -> int:
+        """Accumulator registers live at once: the accumulators, and a 64-row block's fresh
+        sums while ``promotes``."""
+        return self.acc_regs + (self.N // 2 if self.promotes else 0)
+
+    @property
     def b_transposed(self) -> bool:
         """Whether B lies transposed (N x K, K-major) in shared memory: ``bt`` (the kernel
         transposed a loaded tile), or a float8 B, staged transposed from its registers."""
@@ -173,7 +189,7 @@ def plan(op, T: int, reg_cap: int = 255) -> WGPlan | None:
     if M % (64 * G):
         return None
     p = WGPlan(M, N, K, T, 4 * G, 1, kind, GM=G)
-    ok = p.acc_regs <= MAX_ACC_REGS and p.acc_regs + EXTRA_REGS <= reg_cap
+    ok = p.acc_regs <= MAX_ACC_REGS and p.regs_needed + EXTRA_REGS <= reg_cap
     return p if ok else None
 
 

@@ -328,6 +328,12 @@ def _compute_wg(g, op, plan: WGPlan, bufa: str, bufb: str, acc_regs, out, abase:
     da, db = g.tmp("da"), g.tmp("db")
     g.line(f"{da} = (u64(smem_addr32({bufa}, {a_at})) >> u64(4)) | u64({plan.a_hi()})")
     g.line(f"{db} = (u64(smem_addr32({bufb}, {bbase}0)) >> u64(4)) | u64({plan.b_hi()})")
+    if plan.promotes:
+        assert wait == 0, "a promoted wgmma's sums are read at once"
+        _promoted_wg(g, op, plan, da, db, acc_regs, out)
+        g.smem_did_read(bufa)
+        g.smem_did_read(bufb)
+        return
     cur = [g.tmp("acc") for _ in range(cnt)]
     g.line(f"{', '.join(cur)} = wgmma_fence{cnt}({', '.join(acc_regs)})")
     fn = plan.intrinsic()
@@ -347,6 +353,34 @@ def _compute_wg(g, op, plan: WGPlan, bufa: str, bufb: str, acc_regs, out, abase:
     g.define(op.result, out, done)
     g.smem_did_read(bufa)
     g.smem_did_read(bufb)
+
+
+def _promoted_wg(g, op, plan: WGPlan, da: str, db: str, acc_regs, out) -> None:
+    """``WGPlan.promotes``: per 64-row block, the wgmmas of every k step into fresh
+    registers (the first with scale-d 0: D = A B), committed and waited for, then added to
+    the accumulator with float32 adds."""
+    n2 = plan.N // 2
+    acc = list(acc_regs)
+    fn = plan.intrinsic()
+    for mi in range(plan.MI):
+        cur = [g.tmp("pr") for _ in range(n2)]
+        g.line(f"{', '.join(cur)} = wgmma_fence{n2}({', '.join(['f32(0.0)'] * n2)})")
+        for kk in range(plan.K // plan.mk):
+            oa, ob = plan.a_step(mi, kk) >> 4, plan.b_step(kk) >> 4
+            dak = f"{da} + u64({oa})" if oa else da
+            dbk = f"{db} + u64({ob})" if ob else db
+            new = [g.tmp("pr") for _ in range(n2)]
+            g.line(f"{', '.join(new)} = {fn}({dak}, {dbk}, i32({int(kk > 0)}), "
+                   f"{', '.join(cur)})")
+            cur = new
+        g.line("wgmma_commit()")
+        done = [g.tmp("pr") for _ in range(n2)]
+        g.line(f"{', '.join(done)} = wgmma_wait{n2}({', '.join(cur)})")
+        for j, r in enumerate(done):
+            s = g.tmp("acc")
+            g.line(f"{s} = f32({acc[mi * n2 + j]} + {r})")
+            acc[mi * n2 + j] = s
+    g.define(op.result, out, acc)
 
 
 def _compute_tc(g, op, plan: TCPlan, bufa: str, bufb: str, acc_regs, out, abase: str = "",
