@@ -346,20 +346,21 @@ def test_numba_path_builds_the_same_wgmma_kernel(monkeypatch):
     monkeypatch.setattr(rt, "simulator", lambda: False)
     import ml_dtypes
     jobs = []
-    f8 = _mm_args(256, 256, 256, (), ml_dtypes.float8_e4m3fn)[:3] + (128, 128, 64)
-    for kern, args in ((mm_kloop, _mm_args(256, 256, 256, (128, 128, 32))), (mm_bt_kloop, f8)):
-        # float8 a @ b.T, k32 steps (a float8 B staged from registers calls the byte encoder,
-        # a Numba device function: offline, Numba asks the driver for the device to build it
-        # for; covered by the instruction models and on the GPU)
+    f8 = _mm_args(256, 256, 256, (128, 128, 64), ml_dtypes.float8_e4m3fn)
+    for kern, args, T in ((mm_kloop, _mm_args(256, 256, 256, (128, 128, 32)), 128),
+                          (mm_kloop, f8, 256), (mm_bt_kloop, f8[:3] + f8[3:6], 256)):
+        # float8 (k32, promoted, 2 warpgroups): B copied transposed byte by byte; a @ b.T
         ir = kern.compile(kern.specialize(args))
-        job = ptxcheck.job_for(ir, 128, tensor_cores=True)
-        job["source"] = generate(ir, 128, "f32", tensor_cores=True, wgmma=True).source
+        job = ptxcheck.job_for(ir, T, tensor_cores=True)
+        job["source"] = generate(ir, T, "f32", tensor_cores=True, wgmma=True).source
         jobs.append(job)
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    for r, k in zip(ptxcheck.run_in_subprocess(jobs, root), ("f16.f16", "e4m3.e4m3")):
+    for r, k in zip(ptxcheck.run_in_subprocess(jobs, root),
+                    ("f16.f16", "e4m3.e4m3", "e4m3.e4m3")):
         assert r["ok"], r.get("error")
         ptx = re.sub(r"^\.target sm_90\b", ".target sm_90a", r["ptx"], flags=re.M)
-        assert ptx.count(f"f32.{k}") == 4 and "fence.proxy.async.shared::cta" in ptx
+        n = 4 if k == "f16.f16" else 2
+        assert ptx.count(f"f32.{k}") == n and "fence.proxy.async.shared::cta" in ptx
         rc, log = _assemble_sm90a(tk, ptx)
         assert rc == 0 and "C7515" not in log, log
 
@@ -417,6 +418,10 @@ def test_float8_takes_one_warpgroup_per_64_rows_and_promotes_each_call(monkeypat
     assert "wgmma_fence64(" + ", ".join(["f32(0.0)"] * 64) + ")" in src
     assert len(re.findall(r"= f32\(\w+ \+ _?pr\w*\)", src)) == 64
     assert "wgmma_wait1_" not in src
+    # B (K x N as loaded) is copied byte by byte into its transposed staging: no float32
+    # decode and re-encode (the byte encoder, a device function, cost 10x on the H200)
+    assert re.search(r"sm\d+\[_d\d+( \^ \d+)?\] = u8\(cuda\.selp\(", src)
+    assert "mf_bits" not in src and "cp_async_wait_all()" in src
     d = ct.dtypes       # 64 x 256: 128 accumulators, and 128 fresh sums for float8
     assert wgmma.plan(_Op(d.float16, d.float16, d.float32, 64, 256, 64), 128) is not None
     assert wgmma.plan(_Op(d.float8_e4m3fn, d.float8_e4m3fn, d.float32, 64, 256, 64),

@@ -79,6 +79,7 @@ class MmaPlanner:
         self.cp_async = cp_async
         self._direct: dict[int, tuple] | None = None
         self._ytrans: set = set()
+        self._ybytes: set = set()
 
     def _plan(self, op):
         """An ``Mma``'s plan before the transposed-B decision: the tensor cores' where they
@@ -129,6 +130,13 @@ class MmaPlanner:
         tensor-core mma: nothing to emit where it stands."""
         return id(op) in self._direct_map()
 
+    def copies_transposed(self, op) -> bool:
+        """Whether the float8 B operand of ``op`` is a plain K x N load whose bytes the mma
+        copies into shared memory transposed (``matmul_tc._copy_transposed_bytes``: not by
+        cp.async, so its K loop is not pipelined)."""
+        self._direct_map()
+        return id(op) in self._ybytes
+
     def _direct_map_t(self) -> set:
         """ids of the mmas whose B operand is staged transposed."""
         self._direct_map()
@@ -136,7 +144,7 @@ class MmaPlanner:
 
     def _direct_map(self) -> dict:
         if self._direct is None:
-            self._direct, self._ytrans = {}, set()
+            self._direct, self._ytrans, self._ybytes = {}, set(), set()
             for key in (self.ix.place if self.cp_async else ()):
                 region, pos = self.ix.place[key]
                 op = region.ops[pos]
@@ -150,6 +158,11 @@ class MmaPlanner:
                         found[1] = self._stageable_transposed(op.y, region, pos, plan.epc)
                         if found[1] is not None:
                             self._ytrans.add(key)
+                    if found[1] is None and k_major_b:
+                        # a float8 B as loaded (K x N): its bytes copied transposed
+                        found[1] = self._stageable(op.y, region, pos, plan.epc)
+                        if found[1] is not None:
+                            self._ybytes.add(key)
                     if found != [None, None]:
                         self._direct[key] = tuple(f and f[0] for f in found)
                         for f in found:
@@ -166,7 +179,7 @@ class MmaPlanner:
         and indices must be the induction variable or values from outside the loop (so the
         next iteration's copy can be issued from this one)."""
         xl, yl = self.direct_operands(op)
-        if xl is None or yl is None:
+        if xl is None or yl is None or self.copies_transposed(op):
             return None
         plan = self.staging_plan(op)
         if 2 * plan.esize * (plan.M * plan.K + plan.K * plan.N) > PIPELINE_SMEM:

@@ -177,6 +177,46 @@ def _copy_full_tiles(cp: _DirectCopy) -> None:
                 guard)
 
 
+def _copy_transposed_bytes(g, ld, buf: str, T: int) -> None:
+    """Copy the K x N tile of the 2-D float8 ``Load`` ``ld`` into ``buf`` transposed (N x K,
+    K-major, in 128-byte k panels: the layout 8-bit wgmma reads B in), byte by byte as the
+    array holds it: no float32 decode and re-encode through registers.  Thread ``tid`` takes
+    column ``n`` and row ``k`` of its bits (``tid = k * N + n`` over the tile; consecutive
+    threads read consecutive bytes of a row), each further unit ``T`` elements on; the
+    shared index of a unit is the thread's XOR a constant (``swizzle`` is GF(2)-linear and
+    the thread and unit bits are disjoint).  Out-of-bounds elements are zero."""
+    cp = _DirectCopy(g, ld, buf, T, "", None)
+    R, C, nd, a = cp.R, cp.C, cp.nd, cp.a
+    lc, units = L.log2(C), R * C // T
+    nt = g.tmp("bn")
+    kt = g.tmp("bk")
+    g.line(f"{nt} = i64(tid & {C - 1})")
+    g.line(f"{kt} = i64(tid >> {lc})")
+    gc, cok, d = g.tmp("gc"), g.tmp("cok"), g.tmp("d")
+    g.line(f"{gc} = {cp.c0} + {nt}")
+    g.line(f"{cok} = {cp.lead} & ({gc} >= 0) & ({gc} < {cp.n1})")
+    g.line(f"{d} = {swizzle_expr(nt, kt, R, 16, C)}")
+    lead = [f"u64(cuda.selp({cok}, i64({cp.scalar(ld.index[j])}), i64(0))), "
+            for j in range(nd - 2)]
+    for i in range(max(units, 1)):
+        q = i * T
+        nc, kc = q & (C - 1), q >> lc
+        gr, inb = g.tmp("gr"), g.tmp("inb")
+        guard = f"tid < {R * C}" if units == 0 else None
+        lines = [f"{gr} = {cp.r0} + {kt}{f' + {kc}' if kc else ''}",
+                 f"{inb} = {cok} & ({gr} >= 0) & ({gr} < {cp.n0})"]
+        col = f"{gc} + {nc}" if nc else gc
+        if nc:              # this unit's column: another bound
+            lines[1] = (f"{inb} = {cp.lead} & ({gr} >= 0) & ({gr} < {cp.n0}) & ({col} >= 0) "
+                        f"& ({col} < {cp.n1})")
+        c = int(swizzle(nc, kc, R, 16, C))
+        dst = f"{d} ^ {c}" if c else d
+        lines.append(f"{buf}[{dst}] = u8(cuda.selp({inb}, u16({a.name}[{''.join(lead)}"
+                     f"u64(cuda.selp({inb}, {gr}, i64(0))), "
+                     f"u64(cuda.selp({inb}, {col}, i64(0)))]), u16(0)))")
+        cp.emit(lines, guard)
+
+
 def _index_bits(cp: _DirectCopy, nrows: int) -> int:
     """The bits the shared index of a chunk in the first ``nrows`` rows of the tile may have
     (the thread part of ``_copy_full_tiles``' indices: constant row offsets beyond are
@@ -280,14 +320,16 @@ def mma_tc(g, op, plan: TCPlan) -> None:
             _stage_direct(g, xl, bufa, plan.T, panels=wg)
         else:
             _stage(g, x, bufa, K, plan.epc, panels=wg)
-    if yl is not None:
+    if yl is not None and g.mma.copies_transposed(op):
+        _copy_transposed_bytes(g, yl, bufb, plan.T)
+    elif yl is not None:
         _stage_direct(g, yl, bufb, plan.T, panels=wg)
     elif plan.kind in INT_KINDS or wg and plan.b_transposed:
         # int8 (mma.sync) and float8 (wgmma) read B K-major: its transpose, N x K
         _stage(g, y, bufb, K, plan.epc, transpose=True, panels=wg)
     else:
         _stage(g, y, bufb, N, plan.epc, panels=wg)
-    if xl is not None or yl is not None:
+    if xl is not None or yl is not None and not g.mma.copies_transposed(op):
         g.line("cp_async_wait_all()")
     if wg:
         g.line("fence_proxy_async()")       # this thread's writes -> the wgmma's reads
