@@ -3,6 +3,10 @@ its accumulator layout and the shared-memory descriptors of its operands (pure P
 CPU tests check every index; ``lower/matmul_tc.py`` emits the code, ``ptx_text.py`` holds
 the instructions).
 
+float8 (e4m3, e5m2) takes ``m64nNk32``: 8-bit operands are both read K-major (B staged
+transposed), 32 k (32 bytes) per step, and each mma call's sums are added to the accumulator
+in float32 (``WGPlan.promotes``).
+
 A warpgroup is four consecutive warps (128 threads).  ``wgmma.m64nNk16`` multiplies a 64 x 16
 slice of A by a 16 x N slice of B into a 64 x N float32 accumulator spread over the
 warpgroup: warp ``w`` holds rows ``16w .. 16w+15``, lane ``l`` of it register ``j`` at row

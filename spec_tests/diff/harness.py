@@ -105,9 +105,11 @@ def mma_f32_bound(a: np.ndarray, b: np.ndarray, TK: int, tensor_cores: bool,
 
 
 # Hopper's float8 wgmma keeps about 14 bits where it adds a k32 step's products to the
-# accumulator (DeepSeek-V3 sec. 3.3.2; measured on an H200 with tools/gpu/fp8_mma.py: the real
-# cuTile's largest |C - exact| was 475 * 2**-23 * S, ~2**-14 S); the stated bound keeps 32x
-# margin over that and lies well inside R-MM-7's float8 tolerance (1e-2).
+# accumulator (DeepSeek-V3 sec. 3.3.2); the backend promotes each mma call's sums into the
+# float32 accumulator (wgmma.WGPlan.promotes), as the real cuTile does: on an H200
+# (tools/gpu/fp8_mma.py) both gave the same bits, largest |C - exact| 475 * 2**-23 * S
+# (~2**-14 S).  The stated bound keeps 32x margin over that and lies well inside R-MM-7's
+# float8 tolerance (1e-2).
 F8_WGMMA_REL = 2.0 ** -9
 
 
