@@ -609,6 +609,9 @@ class _Gen:
                 if c in (0, -1) or not _fits(c, d):
                     c = 3
                 den = str(c)
+            elif bd is not None and bd.is_bool:
+                # where(b == 0, 1, b) of a bool b is int32 (the literal): never zero instead
+                den = f"({bsrc}.astype(ct.{d.name}) + 1)"
             else:
                 den = f"ct.where({bsrc} == 0, 1, {bsrc})"
                 if (bd is not None and bd.is_signed) or d.is_signed:
