@@ -84,7 +84,7 @@ class Gen:
         self._tmp = itertools.count()
         self.params: list[str] = []
         self.plans: list[str] = []             # mma strategies chosen (kernel.inspect)
-        self.pipe_slots: dict[int, int] = {}   # pipelined mma -> its buffers' slot pair
+        self.pipe_slots: dict[object, int] = {}  # pipelined mma -> its buffers' slot pair
 
     # -- naming -----------------------------------------------------------------------------
     def vname(self, v: Value) -> str:

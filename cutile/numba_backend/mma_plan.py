@@ -131,9 +131,10 @@ class MmaPlanner:
         return id(op) in self._direct_map()
 
     def copies_transposed(self, op) -> bool:
-        """Whether the float8 B operand of ``op`` is a plain K x N load whose bytes the mma
-        copies into shared memory transposed (``matmul_tc._copy_transposed_bytes``: not by
-        cp.async, so its K loop is not pipelined)."""
+        """Whether the float8 B operand of ``op`` is a plain K x N load whose bytes go into
+        shared memory transposed: byte by byte from global memory
+        (``matmul_tc._copy_transposed_bytes``), or, in a pipelined K loop, by ``cp.async`` as
+        they lie and then transposed in shared memory (``_transpose_staged_bytes``)."""
         self._direct_map()
         return id(op) in self._ybytes
 
@@ -179,7 +180,7 @@ class MmaPlanner:
         and indices must be the induction variable or values from outside the loop (so the
         next iteration's copy can be issued from this one)."""
         xl, yl = self.direct_operands(op)
-        if xl is None or yl is None or self.copies_transposed(op):
+        if xl is None or yl is None:
             return None
         plan = self.staging_plan(op)
         if 2 * plan.esize * (plan.M * plan.K + plan.K * plan.N) > PIPELINE_SMEM:

@@ -358,9 +358,13 @@ def _takes_wgmma(kernel, args, T: int) -> bool:
     """Whether the kernel's generated source (as the launch generates it here: the
     environment's switches) plans its mma on wgmma (the launch's compiled kernel may come
     from the process's cache, so its constructor is no witness)."""
+    return any("wgmma" in p for p in _plans(kernel, args, T))
+
+
+def _plans(kernel, args, T: int) -> list:
     from cutile.numba_backend.compile import generate
     ir = kernel.compile(kernel.specialize(tuple(args)))
-    return any("wgmma" in p for p in generate(ir, T, "f32").plans)
+    return generate(ir, T, "f32").plans
 
 
 WGMMA_CASES = [  # (TM, TN, TK, threads, M, N, K), input dtype, kernel
@@ -377,7 +381,17 @@ WGMMA_CASES = [  # (TM, TN, TK, threads, M, N, K), input dtype, kernel
     ((64, 32, 32, 128, 70, 30, 72), ml_dtypes.float8_e5m2, "kloop"),   # partial, sw32 rows
     ((64, 32, 128, 128, 64, 32, 256), ml_dtypes.float8_e4m3fn, "bt"),  # both by cp.async,
     # pipelined, two 128-byte k panels
+    ((64, 32, 64, 128, 70, 40, 64), ml_dtypes.float8_e4m3fn, "once"),  # no K loop: B's bytes
+    # copied transposed from global memory
 ]
+
+
+@ct.kernel
+def mm_once(a, b, c, TM: Constant[int], TN: Constant[int], TK: Constant[int]):
+    """One mma of two loaded tiles, no K loop (nothing to pipeline)."""
+    x = ct.load(a, (ct.bid(0), 0), (TM, TK), padding_mode=ct.PaddingMode.ZERO)
+    y = ct.load(b, (0, ct.bid(1)), (TK, TN), padding_mode=ct.PaddingMode.ZERO)
+    ct.store(c, (ct.bid(0), ct.bid(1)), ct.mma(x, y, ct.zeros((TM, TN), ct.float32)))
 
 
 @pytest.mark.skipif("not sim()", reason="on a GPU the real instructions run (test_matmul.py "
@@ -385,7 +399,7 @@ WGMMA_CASES = [  # (TM, TN, TK, threads, M, N, K), input dtype, kernel
 @pytest.mark.parametrize("case,din,form", WGMMA_CASES,
                          ids=["pipelined-f16", "partial-bf16", "unaligned-f16", "mi2-f16",
                               "2warpgroups-bf16", "2panels-f16", "bt-f16", "batched-f16",
-                              "e4m3", "partial-e5m2", "bt-e4m3"])
+                              "e4m3", "partial-e5m2", "bt-e4m3", "once-e4m3"])
 def test_wgmma_path_on_instruction_models(monkeypatch, case, din, form):
     """R-MM-7: the generated wgmma kernel (CUTILE_NUMBA_WGMMA=sim: ptx_sim.py's models read
     the operands through the descriptors by the hardware's layout and address-swizzle rules)
@@ -404,8 +418,10 @@ def test_wgmma_path_on_instruction_models(monkeypatch, case, din, form):
     c = poison(batch + (M, N), np.float32)
     grid = (-(-M // TM), -(-N // TN)) + batch
     args = [a, b, c, TM, TN, TK] + ([ct.float32] if form == "kloop" else [])
-    kern = {"bt": mm_bt_kloop, "bmm": bmm_kloop}.get(form, mm_kloop)
+    kern = {"bt": mm_bt_kloop, "bmm": bmm_kloop, "once": mm_once}.get(form, mm_kloop)
     assert _takes_wgmma(kern, args, T)
+    if form == "kloop" and np.dtype(din).itemsize == 1:      # B's bytes land, then transposed
+        assert all("B transposed in shared memory" in p for p in _plans(kern, args, T))
     with racecheck() as races:
         ref, got = run_both(kern, grid, args, mma_acc="f32", threads=T)
     assert not races, races.describe()

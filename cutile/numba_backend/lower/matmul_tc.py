@@ -217,6 +217,30 @@ def _copy_transposed_bytes(g, ld, buf: str, T: int) -> None:
         cp.emit(lines, guard)
 
 
+def _transpose_staged_bytes(g, src: str, sbase: str, dst: str, K: int, N: int, T: int) -> None:
+    """The pipelined float8 ``a @ b``: the K x N byte tile that ``cp.async`` landed in ``src``
+    (at ``sbase``; plain swizzled rows, 16 bytes to a chunk) rewritten transposed into ``dst``
+    (N x K, K-major panels: what 8-bit wgmma reads B as), one byte per unit, thread and unit
+    parts of both indices joined by XOR (``swizzle`` is GF(2)-linear)."""
+    ln = L.log2(N)
+    nt, kt = g.tmp("tn"), g.tmp("tk")
+    g.line(f"{nt} = tid & {N - 1}")
+    g.line(f"{kt} = tid >> {ln}")
+    si, di = g.tmp("si"), g.tmp("di")
+    g.line(f"{si} = {sbase}{swizzle_expr(kt, nt, N, 16)}")
+    g.line(f"{di} = {swizzle_expr(nt, kt, K, 16, N)}")
+    units = K * N // T
+    for i in range(max(units, 1)):
+        q = i * T
+        nc, kc = q & (N - 1), q >> ln
+        cs, cd = int(swizzle(kc, nc, N, 16)), int(swizzle(nc, kc, K, 16, N))
+        line = (f"{dst}[{f'{di} ^ {cd}' if cd else di}] = "
+                f"{src}[{f'{si} ^ {cs}' if cs else si}]")
+        if units == 0:
+            line = f"if tid < {K * N}: {line}"
+        g.line(line)
+
+
 def _index_bits(cp: _DirectCopy, nrows: int) -> int:
     """The bits the shared index of a chunk in the first ``nrows`` rows of the tile may have
     (the thread part of ``_copy_full_tiles``' indices: constant row offsets beyond are
@@ -496,6 +520,15 @@ def pipelined_buffers(g, op, plan: TCPlan) -> tuple[str, str]:
             g.buffer(site, slot + 1, sdt, S * plan.K * plan.N, align16=True, align1024=wg))
 
 
+def transposed_buffer(g, op, plan: TCPlan) -> str:
+    """The pipelined float8 ``a @ b``'s B transposed (N x K), rewritten from the landed slot
+    in every iteration (``_transpose_staged_bytes``); a slot of its own (buffers of one
+    dtype and slot are one buffer: A's staging is uint8 too)."""
+    slot = 1000 + 2 * g.pipe_slots.setdefault(("bt", id(op)), len(g.pipe_slots))
+    return g.buffer(("mma_tc_bt", id(op)), slot, _SMEM_DTYPE[plan.kind], plan.K * plan.N,
+                    align16=True, align1024=True)
+
+
 def _subst(g, lds, iv, iv_expr: str) -> dict:
     """Index expressions of the loads with the induction variable at ``iv_expr`` (block ids
     and constants spelled out: the prologue runs before the loop body defines them)."""
@@ -532,8 +565,10 @@ def prologue(g, op, plan: TCPlan, for_op) -> None:
         it = f"(i64({start}) + {s} * i64({step}))" if s else f"{start}"
         sub = _subst(g, (xl, yl), for_op.body.args[0], it)
         wg = isinstance(plan, WGPlan)
+        raw_b = g.mma.copies_transposed(op)     # B lands as it lies (K x N), transposed later
         _stage_direct(g, xl, bufa, plan.T, f"{s * plan.M * plan.K} + " if s else "", sub, wg)
-        _stage_direct(g, yl, bufb, plan.T, f"{s * plan.K * plan.N} + " if s else "", sub, wg)
+        _stage_direct(g, yl, bufb, plan.T, f"{s * plan.K * plan.N} + " if s else "", sub,
+                      wg and not raw_b)
         g.line("cp_async_commit()")
 
 
@@ -567,11 +602,21 @@ def _mma_pipelined(g, op, plan: TCPlan, xl, yl, for_op) -> None:
         g.line("fence_proxy_async()")       # the landed copies -> the wgmma's reads
     g.barrier()
     nxt = _subst(g, (xl, yl), iv, f"(i64({ivs}) + {S - 1} * i64({step}))")
+    raw_b = g.mma.copies_transposed(op)
     _stage_direct(g, xl, bufa, plan.T, f"({nx} * {M * K}) + ", nxt, wg)
-    _stage_direct(g, yl, bufb, plan.T, f"({nx} * {K * N}) + ", nxt, wg)
+    _stage_direct(g, yl, bufb, plan.T, f"({nx} * {K * N}) + ", nxt, wg and not raw_b)
     g.line("cp_async_commit()")
     deferred = P > S
-    _compute(g, op, plan, bufa, bufb, acc_regs, out, f"({ph} * {M * K}) + ",
-             f"({ph} * {K * N}) + ", f", operands by cp.async, {S}-stage pipelined K loop"
+    bsrc, bbase, note = bufb, f"({ph} * {K * N}) + ", ""
+    if raw_b:
+        # float8 B landed as it lies: transposed into the K-major buffer the wgmma reads
+        bsrc, bbase, note = transposed_buffer(g, op, plan), "", ", B transposed in shared memory"
+        g.smem_before_write(bsrc)
+        _transpose_staged_bytes(g, bufb, f"({ph} * {K * N}) + ", bsrc, K, N, plan.T)
+        g.smem_did_read(bufb)
+        g.line("fence_proxy_async()")
+        g.smem_sync()
+    _compute(g, op, plan, bufa, bsrc, acc_regs, out, f"({ph} * {M * K}) + ",
+             bbase, f", operands by cp.async, {S}-stage pipelined K loop" + note
              + (", wgmma wait deferred one iteration" if deferred else ""),
              wait=1 if deferred else 0)
