@@ -54,7 +54,9 @@ def test_scans_along_each_axis(shard, shape, d, fn, data, reverse, seed, threads
     a = values(rng, full, d, special=fn != "cumprod")
     out = poison(full, d.np_dtype)
     ref, got = run_both(k, (2,), [a, out], threads=threads)
-    assert_same(ref[1], got[1], what=src)
+    # R-MATH-6: maximum's sign of a zero from -0.0 vs +0.0 is unspecified (on the H200 NVVM
+    # turned the select into max.f32: -0.0 where the interpreter kept +0.0)
+    assert_same(ref[1], got[1], signed_zero=fn != "scanmax", what=src)
 
 
 @pytest.mark.parametrize("shard", shards())

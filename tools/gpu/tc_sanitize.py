@@ -7,8 +7,8 @@ Forms: float16 matmul with full tiles (cp.async full-tile copies, 4-stage pipeli
 shared memory), with partial tiles (checked copies), with unaligned rows (element-wise copy),
 bfloat16 ``a @ b.T`` (transposed B), tfloat32 and int8 (register staging), a batched float16
 matmul (its (1, TM, TN) store exchanged through a retired staging buffer), float8 e4m3
-(wgmma k32 on Hopper: B staged transposed from registers) and e5m2 ``a @ b.T`` (both operands
-by cp.async, pipelined), and the benchmark's
+(wgmma k32 on Hopper: B lands by cp.async and is transposed in shared memory) and e5m2
+``a @ b.T`` (both operands by cp.async, pipelined), and the benchmark's
 attention forward; float32 matmul on the FFMA schedule (cp.async staging, vector shared loads)
 with full, partial and unaligned tiles; a row softmax whose last tiles are partial (the
 whole-tile and checked branches of loads and stores).  Each result is checked against NumPy;
@@ -99,7 +99,7 @@ def main() -> int:
     c = np.full((128, 128), np.nan, np.float32)
     launch(mm_kloop, (1, 1), (a, b, c, 128, 128, 64, ct.float32))
     # (Hopper's float8 wgmma keeps ~14 bits per k32 step: |err| ~ 2**-14 * |a| @ |b|)
-    report("float8 e4m3 (B staged transposed from registers)", c,
+    report("float8 e4m3 (B by cp.async, transposed in shared memory, pipelined)", c,
            a.astype(np.float64) @ b.astype(np.float64), 0.05)
     bt = rng.standard_normal((136, 200)).astype(ml_dtypes.float8_e5m2)
     a = rng.standard_normal((100, 200)).astype(ml_dtypes.float8_e5m2)
