@@ -145,7 +145,7 @@ def test_swizzle_permutes_chunks_and_is_conflict_free(ncols):
 @pytest.mark.parametrize("ncols", [16, 32, 128])
 def test_swizzle_expr_and_gf2_split_match_swizzle(ncols):
     """``swizzle_expr`` evaluates to ``swizzle``, and the staging's split (thread part XOR
-    register part, lower/matmul_tc._stage) equals it for flat and blocked layouts."""
+    register part, lower/staging.stage) equals it for flat and blocked layouts."""
     for row in range(0, 64, 3):
         for col in range(0, ncols, 5):
             e = tc.swizzle_expr("r", "c", ncols)
@@ -315,7 +315,7 @@ def test_row_reduced_mma_results_put_whole_rows_in_one_warp(monkeypatch):
     assert "\n".join(body).count("cuda.syncthreads()") == 4
 
 
-# -- operands staged straight from global memory (cp.async, lower/matmul_tc._stage_direct) ----
+# -- operands staged straight from global memory (cp.async, lower/staging.stage_direct) ------
 def _tc_source(kernel, args, T):
     """Generated source with tensor cores (cp.async staging as CUTILE_NUMBA_CP_ASYNC says)."""
     from cutile.numba_backend.compile import generate

@@ -1,7 +1,7 @@
 """Full-tile facts of a launch: which cp.async-staged operand loads need no per-chunk bounds.
 
 A tensor-core or FFMA (``ffma.py``) operand tile staged by ``cp.async``
-(``lower/matmul_tc._stage_direct``) tests every 16-byte chunk against the array's edges, and,
+(``lower/staging.stage_direct``) tests every 16-byte chunk against the array's edges, and,
 in the kernel, whether the array's rows are 16-byte aligned.  When the launch's array has
 dimensions that are multiples of the tile's (every tile is then wholly inside the array or
 wholly outside) and 16-byte aligned rows, the host says so and the generator emits the
