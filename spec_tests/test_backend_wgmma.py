@@ -424,10 +424,21 @@ def test_float8_takes_one_warpgroup_per_64_rows_and_promotes_each_call(monkeypat
     assert re.search(r"sm\w*\[_di\d+ \^ 2\] = sm\w*\[_si\d+ \^ \d+\]", src)
     assert "mf_bits" not in src and "B transposed in shared memory" in g.plans[0]
     assert "4-stage pipelined" in g.plans[0]
-    d = ct.dtypes       # 64 x 256: 128 accumulators, and 128 fresh sums for float8
-    assert wgmma.plan(_Op(d.float16, d.float16, d.float32, 64, 256, 64), 128) is not None
-    assert wgmma.plan(_Op(d.float8_e4m3fn, d.float8_e4m3fn, d.float32, 64, 256, 64),
-                      128) is None
+    # N = 256: 128 accumulators and 64 fresh sums (two m64n128 groups, the second's B
+    # descriptor 128 rows on): 224 registers with the 32 extra, not under a cap of 200
+    d = ct.dtypes
+    e4 = d.float8_e4m3fn
+    p = wgmma.plan(_Op(e4, e4, d.float32, 64, 256, 64), 128)
+    assert p.promote_n == 128 and p.regs_needed == 192
+    assert p.b_half_offset(1) == _hw_byte(128, 0, 256, 64, esize=1)
+    assert wgmma.plan(_Op(e4, e4, d.float32, 64, 256, 64), 128, reg_cap=200) is None
+    assert wgmma.plan(_Op(d.float16, d.float16, d.float32, 64, 256, 64), 128,
+                      reg_cap=200) is not None
+    big = _mm_args(256, 256, 256, (128, 256, 64), ml_dtypes.float8_e4m3fn)
+    assert threads._choose_threads(mm_kloop.compile(mm_kloop.specialize(big))) == 256
+    _, g = _gen(mm_kloop, big, 256, monkeypatch, CUTILE_NUMBA_CP_ASYNC="1")
+    assert "m64n256k32" in g.plans[0]
+    assert len(re.findall(r"= wgmma_e4m3_n128\(", g.source)) == 2 * 2    # 2 groups x 2 k32
 
 
 def test_plan_replace_keeps_the_warpgroups():

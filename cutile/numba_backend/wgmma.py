@@ -96,10 +96,23 @@ class WGPlan(TCPlan):
         return self.kind in K_MAJOR_KINDS
 
     @property
+    def promote_n(self) -> int:
+        """Columns one promoted group of wgmmas sums into fresh registers: the whole N up to
+        128, else 128 at a time (the fresh sums of an m64n256 beside its 128 accumulators
+        would not fit 255 registers; the first 64 registers of the m64n256 fragment are the
+        m64n128 fragment of its first 128 columns, so halves need no relayout)."""
+        return min(self.N, 128)
+
+    @property
     def regs_needed(self) -> int:
-        """Accumulator registers live at once: the accumulators, and a 64-row block's fresh
-        sums while ``promotes``."""
-        return self.acc_regs + (self.N // 2 if self.promotes else 0)
+        """Accumulator registers live at once: the accumulators, and one group's fresh sums
+        while ``promotes``."""
+        return self.acc_regs + (self.promote_n // 2 if self.promotes else 0)
+
+    def b_half_offset(self, h: int) -> int:
+        """Bytes from B's start to row ``h * promote_n`` of the K-major (N x K) B: the
+        descriptor of a promoted group's columns."""
+        return h * self.promote_n * self._pw(self.K) * self.esize
 
     @property
     def b_transposed(self) -> bool:
@@ -162,9 +175,9 @@ class WGPlan(TCPlan):
             return ((k // pw) * self.N * pw + (k % pw)) * self.esize
         return k * self._pw(self.N) * self.esize
 
-    def intrinsic(self) -> str:
-        """The ``ptx_text.ASM`` name of this plan's wgmma."""
-        return f"wgmma_{self.kind}_n{self.N}{'' if self.b_transposed else '_t'}"
+    def intrinsic(self, n: int | None = None) -> str:
+        """The ``ptx_text.ASM`` name of this plan's wgmma (``n`` columns: N by default)."""
+        return f"wgmma_{self.kind}_n{n or self.N}{'' if self.b_transposed else '_t'}"
 
 
 def desc_hi(lbo: int, sbo: int, row_bytes: int) -> int:

@@ -383,6 +383,8 @@ WGMMA_CASES = [  # (TM, TN, TK, threads, M, N, K), input dtype, kernel
     # pipelined, two 128-byte k panels
     ((64, 32, 64, 128, 70, 40, 64), ml_dtypes.float8_e4m3fn, "once"),  # no K loop: B's bytes
     # copied transposed from global memory
+    ((64, 256, 32, 128, 64, 200, 64), ml_dtypes.float8_e5m2, "kloop"),  # N = 256: promoted
+    # in two m64n128 groups (B's descriptor 128 rows on)
 ]
 
 
@@ -399,7 +401,8 @@ def mm_once(a, b, c, TM: Constant[int], TN: Constant[int], TK: Constant[int]):
 @pytest.mark.parametrize("case,din,form", WGMMA_CASES,
                          ids=["pipelined-f16", "partial-bf16", "unaligned-f16", "mi2-f16",
                               "2warpgroups-bf16", "2panels-f16", "bt-f16", "batched-f16",
-                              "e4m3", "partial-e5m2", "bt-e4m3", "once-e4m3"])
+                              "e4m3", "partial-e5m2", "bt-e4m3", "once-e4m3",
+                              "n256-e5m2"])
 def test_wgmma_path_on_instruction_models(monkeypatch, case, din, form):
     """R-MM-7: the generated wgmma kernel (CUTILE_NUMBA_WGMMA=sim: ptx_sim.py's models read
     the operands through the descriptors by the hardware's layout and address-swizzle rules)

@@ -146,30 +146,34 @@ def _compute_wg(g, op, plan: WGPlan, bufa: str, bufb: str, acc_regs, out, abase:
 
 
 def _promoted_wg(g, op, plan: WGPlan, da: str, db: str, acc_regs, out) -> None:
-    """``WGPlan.promotes``: per 64-row block, the wgmmas of every k step into fresh
-    registers (the first with scale-d 0: D = A B), committed and waited for, then added to
-    the accumulator with float32 adds."""
-    n2 = plan.N // 2
+    """``WGPlan.promotes``: per 64-row block and group of ``promote_n`` columns, the wgmmas
+    of every k step into fresh registers (the first with scale-d 0: D = A B), committed and
+    waited for, then added to the accumulator with float32 adds."""
+    n2, pn = plan.N // 2, plan.promote_n
+    h2 = pn // 2                                  # fresh registers of one group
     acc = list(acc_regs)
-    fn = plan.intrinsic()
+    fn = plan.intrinsic(pn)
     for mi in range(plan.MI):
-        cur = [g.tmp("pr") for _ in range(n2)]
-        g.line(f"{', '.join(cur)} = wgmma_fence{n2}({', '.join(['f32(0.0)'] * n2)})")
-        for kk in range(plan.K // plan.mk):
-            oa, ob = plan.a_step(mi, kk) >> 4, plan.b_step(kk) >> 4
-            dak = f"{da} + u64({oa})" if oa else da
-            dbk = f"{db} + u64({ob})" if ob else db
-            new = [g.tmp("pr") for _ in range(n2)]
-            g.line(f"{', '.join(new)} = {fn}({dak}, {dbk}, i32({int(kk > 0)}), "
-                   f"{', '.join(cur)})")
-            cur = new
-        g.line("wgmma_commit()")
-        done = [g.tmp("pr") for _ in range(n2)]
-        g.line(f"{', '.join(done)} = wgmma_wait{n2}({', '.join(cur)})")
-        for j, r in enumerate(done):
-            s = g.tmp("acc")
-            g.line(f"{s} = f32({acc[mi * n2 + j]} + {r})")
-            acc[mi * n2 + j] = s
+        for h in range(plan.N // pn):
+            cur = [g.tmp("pr") for _ in range(h2)]
+            g.line(f"{', '.join(cur)} = wgmma_fence{h2}({', '.join(['f32(0.0)'] * h2)})")
+            for kk in range(plan.K // plan.mk):
+                oa = plan.a_step(mi, kk) >> 4
+                ob = (plan.b_step(kk) + plan.b_half_offset(h)) >> 4
+                dak = f"{da} + u64({oa})" if oa else da
+                dbk = f"{db} + u64({ob})" if ob else db
+                new = [g.tmp("pr") for _ in range(h2)]
+                g.line(f"{', '.join(new)} = {fn}({dak}, {dbk}, i32({int(kk > 0)}), "
+                       f"{', '.join(cur)})")
+                cur = new
+            g.line("wgmma_commit()")
+            done = [g.tmp("pr") for _ in range(h2)]
+            g.line(f"{', '.join(done)} = wgmma_wait{h2}({', '.join(cur)})")
+            for j, r in enumerate(done):       # register j of the group: mi * n2 + h * h2 + j
+                at = mi * n2 + h * h2 + j
+                s = g.tmp("acc")
+                g.line(f"{s} = f32({acc[at]} + {r})")
+                acc[at] = s
     g.define(op.result, out, acc)
 
 
