@@ -88,7 +88,8 @@ class WGPlan(TCPlan):
     @property
     def promotes(self) -> bool:
         """float8: each mma call's products are summed by the wgmmas into fresh registers,
-        one 64-row block at a time, then added to the accumulator in float32 (``FADD``).
+        one 64-row block (and ``promote_n`` columns) at a time, then added to the
+        accumulator in float32 (``FADD``).
         The tensor cores add a float8 k32 step to their accumulator keeping about 14 bits,
         so a K loop accumulating in them drifts with K (measured on an H200: max |C -
         exact| = 4962 * 2**-23 * |a| @ |b| at K = 4096; the real cuTile, which promotes,
@@ -117,7 +118,7 @@ class WGPlan(TCPlan):
     @property
     def b_transposed(self) -> bool:
         """Whether B lies transposed (N x K, K-major) in shared memory: ``bt`` (the kernel
-        transposed a loaded tile), or a float8 B, staged transposed from its registers."""
+        transposed a loaded tile), or any float8 B (``lower/staging.py`` transposes it)."""
         return self.bt or self.kind in K_MAJOR_KINDS
 
     def describe(self) -> str:
