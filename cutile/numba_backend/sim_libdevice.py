@@ -212,7 +212,6 @@ class SimLibdevice:
     ceil = staticmethod(lambda a: np.ceil(F64(a)))
     fmodf = staticmethod(lambda a, b: np.fmod(F32(a), F32(b)))
     fmod = staticmethod(lambda a, b: np.fmod(F64(a), F64(b)))
-    fmaf_rz = staticmethod(lambda a, b, c: _fma_directed(a, b, c, "rz"))
     fmaf_rd = staticmethod(lambda a, b, c: _fma_directed(a, b, c, "rd"))
     fmaf_ru = staticmethod(lambda a, b, c: _fma_directed(a, b, c, "ru"))
     float_as_int = staticmethod(lambda a: F32(a).view(np.int32))

@@ -51,6 +51,7 @@ from dataclasses import dataclass
 
 from .. import dtypes as dt
 from . import layout as L
+from .ptx_text import WGMMA_8BIT
 from .tensorcore import KIND_ACC, KIND_K, TCPlan
 
 WG_THREADS = 128
@@ -60,7 +61,7 @@ WG_KIND = {dt.float16: "f16", dt.bfloat16: "bf16", dt.float8_e4m3fn: "e4m3",
            dt.float8_e5m2: "e5m2"}
 # the transposed-B flag exists for 16-bit types only: 8-bit operands are both read K-major,
 # so a float8 B (K x N) is staged transposed (N x K)
-K_MAJOR_KINDS = ("e4m3", "e5m2")
+K_MAJOR_KINDS = WGMMA_8BIT
 MAX_ACC_REGS = 128              # accumulator registers per thread (m64n256)
 # registers a wgmma kernel needs beyond its accumulators: ptxas refuses to assemble below
 # that (C7602, "insufficient registers"; the 128x128x32 matmul's m64n128 needs 90 for its 64
