@@ -8,7 +8,7 @@ source "$(dirname "$0")/setup.sh"
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 export WGMMA_PROBE_CUBINS="$out/cubins"
 mkdir -p "$WGMMA_PROBE_CUBINS"
-for part in ${PARTS:-wgmma tma copy gemm}; do
+for part in ${PARTS:-wgmma tma copy gemm gemmws}; do
   echo "== part $part"
   timeout "${PART_TIMEOUT:-120}" python3 tools/gpu/wgmma_probe.py --parts "$part" \
     > "$out/probe_$part.txt" 2>&1

@@ -66,6 +66,10 @@ mbar_expect_tx = _asm("mbar_expect_tx",
                       "r,r,~{memory}", (U32, U32))
 mbar_arrive = _asm("mbar_arrive", "mbarrier.arrive.shared::cta.b64 _, [$0];", "r,~{memory}",
                    (U32,))
+# the arrival only where $1 is non-zero, without a branch (a branch in a K loop between two
+# wgmma groups in flight made ptxas serialise them, C7515: probe_gemm_ws.py)
+mbar_arrive_if = _asm("mbar_arrive_if", "{ .reg .pred p; setp.ne.u32 p, $1, 0; "
+                      "@p mbarrier.arrive.shared::cta.b64 _, [$0]; }", "r,r,~{memory}", (U32, U32))
 # 1 when the phase with parity $2 of the barrier at $1 has completed (try_wait may also
 # return 0 after a system-dependent time: callers loop)
 mbar_try_wait = _asm("mbar_try_wait",
@@ -138,10 +142,12 @@ def make_wgmma(n: int, trans_b: int = 0):
     return intrinsic(impl)
 
 
-def make_acc_pin(n: int):
+def make_acc_pin(n: int, text: str = "", tag: str = "pin"):
     """``acc = pin(acc)`` after ``wgmma.wait_group``: every accumulator register through an
     empty side-effecting asm, so no use of a result is scheduled before the wait (LLVM sees
-    the wgmma's outputs as ready when its asm returns)."""
+    the wgmma's outputs as ready when its asm returns).  With ``text`` (a fence or a wait) the
+    accumulators are that instruction's tied operands, as the backend's ``wgmma_fence{n}`` /
+    ``wgmma_wait1_{n}``: ptxas then sees which registers the wgmmas in flight own."""
     k = n // 2
     constraints = ",".join(["=f"] * k + [str(i) for i in range(k)] + ["~{memory}"])
     tup = types.UniTuple(types.float32, k)
@@ -153,14 +159,14 @@ def make_acc_pin(n: int):
         def codegen(context, builder, signature, args):
             f32 = ir.FloatType()
             fnty = ir.FunctionType(ir.LiteralStructType([f32] * k), [f32] * k)
-            res = builder.call(ir.InlineAsm(fnty, "", constraints, side_effect=True),
+            res = builder.call(ir.InlineAsm(fnty, text, constraints, side_effect=True),
                                [builder.extract_value(args[0], i) for i in range(k)])
             vals = [builder.extract_value(res, i) for i in range(k)]
             return context.make_tuple(builder, signature.return_type, vals)
 
         return tup(tup), codegen
 
-    impl.__name__ = f"acc_pin_{n}"
+    impl.__name__ = f"acc_{tag}_{n}"
     return intrinsic(impl)
 
 
