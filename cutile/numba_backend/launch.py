@@ -123,7 +123,9 @@ def marshal(ck: Compiled, grid: tuple, leaves: list, stream):
                 bits = storage_bits(p.type.dtype)
                 if bits:                              # bfloat16/float8/float4: as their bits
                     host = host.view(f"u{bits // 8}")
-                if host.size == 0 and host.ndim:
+                if host.size == 0 and host.ndim and rt.simulator():
+                    dev = _empty_simulated(host)
+                elif host.size == 0 and host.ndim:
                     # an empty view of a one-element buffer: masked-off lanes of loads and
                     # gathers read element 0, which must have a valid address
                     dev = cuda.to_device(np.zeros(1, host.dtype))[:0].reshape(host.shape) \
@@ -185,6 +187,29 @@ def _empty_device(host: np.ndarray):
     from numba import cuda
     buf = cuda.to_device(np.zeros((1,) * host.ndim, host.dtype))
     return buf[tuple(slice(0, d) for d in host.shape)]
+
+
+def _empty_simulated(host: np.ndarray):
+    """The simulator's stand-in for an empty array's one-element buffer (``_empty_device``):
+    an empty simulator device array whose element reads give zero and whose element writes
+    are dropped, as the GPU's lanes that touch the spare element never reach a result (a
+    masked-off load reads element 0 branch-free and selects its padding).  NumPy's bounds
+    check would otherwise fail the launch with an IndexError the GPU never has."""
+    from numba.cuda.simulator.cudadrv.devicearray import FakeCUDAArray
+
+    def element(idx) -> bool:
+        return all(isinstance(i, (int, np.integer)) for i in
+                   (idx if isinstance(idx, tuple) else (idx,)))
+
+    class EmptyArray(FakeCUDAArray):
+        def __getitem__(self, idx):
+            return self._ary.dtype.type(0) if element(idx) else super().__getitem__(idx)
+
+        def __setitem__(self, idx, val):
+            if not element(idx):
+                super().__setitem__(idx, val)
+
+    return EmptyArray(np.zeros(host.shape, host.dtype))
 
 
 def cuda_grid(grid: tuple) -> tuple:

@@ -220,3 +220,27 @@ def test_gather_from_empty_view_reads_nothing():
     out = poison((16,), np.float32)
     ref, got = run_both(gather_empty, (1,), [a, out, 8, 16])
     assert_same(ref[1], got[1], what="gather from an empty array")
+
+
+@ct.kernel
+def empty_args(e1, e2, out, T: Constant[int]):
+    x = ct.load(e1, (0,), (T,), padding_mode=ct.PaddingMode.ZERO)
+    y = ct.load(e2, (0, 0), (T, T), padding_mode=ct.PaddingMode.NEG_INF)
+    g = ct.gather(e1, ct.arange(T, dtype=ct.int32), padding_value=1.5)
+    ct.store(out, (0,), x + ct.max(y, axis=1) + g)
+    ct.store(e2, (0, 0), y)                               # wholly out of bounds: discarded
+    ct.scatter(e1, ct.arange(T, dtype=ct.int32), x)       # every index out of bounds
+
+
+@pytest.mark.parametrize("shape2", [(0, 8), (4, 0), (0, 0)])
+def test_empty_array_arguments(shape2):
+    """R-LOAD-4/R-PAD-1, R-STORE-3 and R-GS-3 with arrays of extent 0 passed to the kernel:
+    loads and gathers read their padding, stores and scatters write nothing.  (On the GPU an empty array's parameter
+    points at a one-element buffer, read branch-free by masked-off lanes; the simulator
+    stands in for it instead of failing the launch on NumPy's bounds check.)"""
+    e1 = np.zeros((0,), np.float32)
+    e2 = np.zeros(shape2, np.float32)
+    out = poison((8,), np.float32)
+    ref, got = run_both(empty_args, (1,), [e1, e2, out, 8])
+    assert_same(ref[2], got[2], what="loads from empty arrays")
+    assert got[0].shape == (0,) and got[1].shape == shape2
