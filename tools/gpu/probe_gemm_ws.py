@@ -206,6 +206,9 @@ def gemm_ws_kernels():
 
 @guarded("mini GEMM variants")
 def probe_gemm_ws(size=4096):
+    """Every variant and cutile's own matmul beside them, each checked once, then timed in
+    ``PROBE_ROUNDS`` interleaved rounds (default 1: one card's clocks drift between
+    processes and over a run; interleaving compares like with like)."""
     rng = np.random.default_rng(2)
     a = rng.integers(-2, 3, (size, size)).astype(np.float32)
     bt = rng.integers(-2, 3, (size, size)).astype(np.float32)
@@ -213,6 +216,7 @@ def probe_gemm_ws(size=4096):
     maps = maps_on_device(da, dbt)
     ref = a @ bt.T
     grid = (size // GB_N, size // GB_M)
+    entries = []
     for name, (_, nt, S) in VARIANTS.items():
         smem = S * G_STAGE + 1024 + 16 * S
         c = cuda.device_array((size, size), np.float32)
@@ -221,19 +225,25 @@ def probe_gemm_ws(size=4096):
         def launch(disp=disp, c=c, nt=nt, smem=smem):
             disp[grid, nt, 0, smem](dev_addr(maps), c, np.int32(size // 64))
 
-        dt = best_time(launch, reps=10)
+        entries.append((f"mini GEMM {name} ({nt} threads, {regs} regs)", launch, c))
+    entries += _backend_beside(a, bt, size)
+    rounds = int(os.environ.get("PROBE_ROUNDS", "1"))
+    figures = {label: [] for label, _, _ in entries}
+    for _ in range(rounds):
+        for label, launch, _ in entries:
+            figures[label].append(2 * size ** 3 / best_time(launch, reps=10) / 1e12)
+    for label, launch, c in entries:
         bad = int(np.count_nonzero(c.copy_to_host() != ref))
-        note(f"mini GEMM {name} ({nt} threads, {regs} regs), {size}^3",
-             f"{2 * size ** 3 / dt / 1e12:.0f} TFLOP/s, "
+        f = figures[label]
+        each = "" if rounds == 1 else " (" + " ".join(f"{v:.0f}" for v in f) + ")"
+        note(f"{label}, {size}^3", f"{np.median(f):.0f} TFLOP/s{each}, "
              + ("exact" if bad == 0 else f"{bad} elements WRONG"))
-    _backend_beside(a, bt, ref, size)
 
 
-def _backend_beside(a, bt, ref, size):
+def _backend_beside(a, bt, size):
     """cutile's own matmul (``benchmarks/gpu.py``'s kernel: the backend's cp.async + wgmma
-    mainloop) on the same operands and float32 output, timed the same way: at the
-    benchmark's 128 x 128 x 32 tiles and at the mini GEMM's 128 x 256 x 64."""
-    import os
+    mainloop) on the same operands, float32 output: (label, launch, output) at the
+    benchmark's 128 x 128 x 32 tiles and at the mini GEMM's 128 x N x 64."""
     import sys
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     sys.path.insert(0, os.path.join(root, "benchmarks"))
@@ -243,6 +253,7 @@ def _backend_beside(a, bt, ref, size):
     mm = make_kernels(cutile)["matmul"]
     x = cuda.to_device(a.astype(np.float16))
     y = cuda.to_device(np.ascontiguousarray(bt.T).astype(np.float16))
+    out = []
     for TM, TN, TK in ((128, 128, 32), (128, GB_N, 64)):
         c = cuda.device_array((size, size), np.float32)
         grid = (size // TM, size // TN)
@@ -250,8 +261,5 @@ def _backend_beside(a, bt, ref, size):
         def launch(c=c, grid=grid, t=(TM, TN, TK)):
             cutile.launch(0, grid, mm, (x, y, c) + t)
 
-        dt = best_time(launch, reps=10)
-        bad = int(np.count_nonzero(c.copy_to_host() != ref))
-        note(f"cutile matmul {TM}x{TN}x{TK} (cp.async + wgmma), {size}^3",
-             f"{2 * size ** 3 / dt / 1e12:.0f} TFLOP/s, "
-             + ("exact" if bad == 0 else f"{bad} elements WRONG"))
+        out.append((f"cutile matmul {TM}x{TN}x{TK} (cp.async + wgmma)", launch, c))
+    return out
