@@ -53,6 +53,8 @@ _COL_IMAGE = swizzle(0, np.arange(ROW_ELEMS), ROW_ELEMS, 8).astype(np.int32)
 # 16 (unused for a K extent within the swizzle width), stride byte offset one atom (the next
 # 8 rows of M/N)
 SW128_HI = np.uint64(desc_hi(16, ATOM_BYTES, ROW_BYTES))
+# the same for a 64-byte swizzled operand (32 16-bit elements of K per row, 512-byte atoms)
+SW64_HI = np.uint64(desc_hi(16, 8 * 64, 64))
 
 _M18 = np.uint64(0x3FFFF)
 _U4 = np.uint64(4)

@@ -87,9 +87,10 @@ def guarded(title):
     return deco
 
 
-def tensor_map(arr, box_rows=64, box_cols=64):
+def tensor_map(arr, box_rows=64, box_cols=64, swizzle=128):
     """128 encoded bytes (16 uint64) of a 2-D float16 tensor map over the row-major device
-    array ``arr`` (uint16 bits), 128-byte swizzle, zero fill out of bounds."""
+    array ``arr`` (uint16 bits), ``swizzle``-byte swizzle (128 or 64: a box row of at most
+    that many bytes), zero fill out of bounds."""
     from cuda.bindings import driver as drv
     rows, cols = arr.shape
     u32, u64 = drv.cuuint32_t, drv.cuuint64_t
@@ -98,7 +99,7 @@ def tensor_map(arr, box_rows=64, box_cols=64):
         arr.__cuda_array_interface__["data"][0],
         [u64(cols), u64(rows)], [u64(cols * 2)], [u32(box_cols), u32(box_rows)],
         [u32(1), u32(1)], drv.CUtensorMapInterleave.CU_TENSOR_MAP_INTERLEAVE_NONE,
-        drv.CUtensorMapSwizzle.CU_TENSOR_MAP_SWIZZLE_128B,
+        getattr(drv.CUtensorMapSwizzle, f"CU_TENSOR_MAP_SWIZZLE_{swizzle}B"),
         drv.CUtensorMapL2promotion.CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
         drv.CUtensorMapFloatOOBfill.CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE)
     if err != drv.CUresult.CUDA_SUCCESS:
@@ -106,8 +107,8 @@ def tensor_map(arr, box_rows=64, box_cols=64):
     return np.array([int(v) for v in tm.opaque], dtype=np.uint64)
 
 
-def maps_on_device(*arrs):
-    return cuda.to_device(np.concatenate([tensor_map(a) for a in arrs]))
+def maps_on_device(*arrs, **box):
+    return cuda.to_device(np.concatenate([tensor_map(a, **box) for a in arrs]))
 
 
 def dev_addr(d):

@@ -14,6 +14,8 @@ a host check; the last lines printed are a table.
    consumer warpgroups), checked against NumPy and timed at 4096^3 float16.
 4. ``gemmws``: that GEMM in the forms a backend could take (``probe_gemm_ws.py``: 3/4-stage
    warp-specialised rings with the wgmma wait deferred, and rings without a producer warp).
+5. ``deep``: the real cuTile's shape at 128 x 128 x 32 (``probe_gemm_deep.py``: one producer
+   and one consumer warpgroup, a deep ring of 64-byte swizzled TMA tiles).
 
 How the inline PTX gets in: ``numba.cuda.extending.intrinsic``s emitting llvmlite
 ``InlineAsm`` (as ``cutile/numba_backend/ptx.py`` and ``shared/probes/tc_probe.py``).  Layout
@@ -59,6 +61,7 @@ import numpy as np  # noqa: E402
 from numba import cuda  # noqa: E402
 from probe_device import LAYOUT_NS, NS  # noqa: E402
 from probe_gemm import gemm_kernels, probe_gemm  # noqa: E402
+from probe_gemm_deep import gemm_deep_kernels, probe_gemm_deep  # noqa: E402
 from probe_gemm_ws import gemm_ws_kernels, probe_gemm_ws  # noqa: E402
 from probe_host import ALL, RESULTS  # noqa: E402
 from probe_layouts import make_layout_kernels, probe_layouts  # noqa: E402
@@ -77,6 +80,7 @@ def all_kernels(ns=NS):
     out.update(tma_kernels())
     out.update(gemm_kernels())
     out.update(gemm_ws_kernels())
+    out.update(gemm_deep_kernels())
     return out
 
 
@@ -103,6 +107,8 @@ def run_gpu(args) -> int:
         probe_gemm()
     if "gemmws" in parts:
         probe_gemm_ws()
+    if "deep" in parts:
+        probe_gemm_deep()
     print("\n== summary ==")
     for k, v in RESULTS:
         print(f"{k:58s} {v}")
@@ -116,7 +122,7 @@ def main() -> int:
     ap.add_argument("--n", type=int, nargs="+", default=list(NS), choices=NS,
                     help="wgmma N values to probe")
     ap.add_argument("--skip-gemm", action="store_true")
-    ap.add_argument("--parts", default="wgmma,layouts,tma,copy,gemm,gemmws",
+    ap.add_argument("--parts", default="wgmma,layouts,tma,copy,gemm,gemmws,deep",
                     help="comma-separated parts to run (a wrong barrier or descriptor can hang "
                          "a kernel: run each part under `timeout` in its own process)")
     args = ap.parse_args()
