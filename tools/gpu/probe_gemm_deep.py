@@ -35,7 +35,11 @@ from probe_ptx import (
     wgmma_commit,
 )
 
-D_RING = int(os.environ.get("PROBE_DEEP_RING", "8"))   # a global: Numba freezes it
+D_RING = int(os.environ.get("PROBE_DEEP_RING", "8"))   # globals: Numba freezes them
+D_UNROLL = int(os.environ.get("PROBE_DEEP_UNROLL", "1"))  # k tiles per wgmma group: 1 or 2
+# 1: the accumulators are stored only when the (run-time) k tile count is negative, never:
+# the mainloop's figure without the epilogue (its check then fails, as it should)
+D_NOSTORE = int(os.environ.get("PROBE_DEEP_NOSTORE", "0"))
 D_M = D_N = 128
 D_K = 32
 D_TILE = 128 * D_K * 2                  # one 128 x 32 float16 tile: 8 KiB
@@ -54,36 +58,55 @@ def desc64(addr):
 
 
 @cuda.jit(device=True, inline=True)
+def group(acc0, acc1, addr, s):
+    """The four wgmmas of the k tile in slot ``s`` (both m64 rows, two k16 steps)."""
+    st = addr + uint32(D_STAGE) * s
+    da = desc64(st)
+    db = desc64(st + uint32(D_TILE))
+    da1 = da + uint64((64 * 64) >> 4)           # rows 64..127 of A: 64 rows of 64 bytes
+    acc0 = wgmma128(acc0, da, db)
+    acc1 = wgmma128(acc1, da1, db)
+    acc0 = wgmma128(acc0, da + uint64(2), db + uint64(2))
+    acc1 = wgmma128(acc1, da1 + uint64(2), db + uint64(2))
+    return acc0, acc1
+
+
+@cuda.jit(device=True, inline=True)
 def consume_deep(addr, full, empty, ktiles):
-    """The consumer warpgroup: both m64 rows of the tile, two k16 steps per k tile, the
-    group left in flight and the previous slot released (predicated arrival).  The slot and
-    its phase advance by selects, not by ``kt % S`` and ``kt // S`` (a k tile is ~400 cycles
-    of tensor work: the divisions of a ring that is not a power of two cost a third)."""
+    """The consumer warpgroup: ``D_UNROLL`` k tiles per wgmma group (cuTile's SASS has two:
+    8 HGMMA per loop trip), the group left in flight, the previous group's slots released
+    (predicated arrivals).  Slots and phases advance by selects, not by ``kt % S`` and
+    ``kt // S`` (a k tile is ~400 cycles of tensor work: the divisions of a ring that is not
+    a power of two cost a third)."""
     acc0 = zeros128()
     acc1 = zeros128()
     s = uint32(0)
     ph = uint32(0)
     prev = uint32(D_RING - 1)
-    for kt in range(ktiles):
+    for g in range(ktiles // D_UNROLL):
         mbar_wait(full + uint32(8) * s, ph)
-        st = addr + uint32(D_STAGE) * s
-        da = desc64(st)
-        db = desc64(st + uint32(D_TILE))
-        da1 = da + uint64((64 * 64) >> 4)           # rows 64..127 of A: 64 rows of 64 bytes
+        s1 = s
+        if D_UNROLL == 2:           # both k tiles landed before the fence (a wait between
+            wrap = s == uint32(D_RING - 1)      # the wgmmas made ptxas serialise, C7520)
+            s1 = uint32(0) if wrap else s + uint32(1)
+            mbar_wait(full + uint32(8) * s1, ph ^ uint32(wrap))
         acc0 = fence128(acc0)
         acc1 = fence128(acc1)
-        acc0 = wgmma128(acc0, da, db)
-        acc1 = wgmma128(acc1, da1, db)
-        acc0 = wgmma128(acc0, da + uint64(2), db + uint64(2))
-        acc1 = wgmma128(acc1, da1 + uint64(2), db + uint64(2))
+        acc0, acc1 = group(acc0, acc1, addr, s)
+        if D_UNROLL == 2:
+            acc0, acc1 = group(acc0, acc1, addr, s1)
         wgmma_commit()
         acc0 = wait1_128(acc0)
         acc1 = wait1_128(acc1)
-        mbar_arrive_if(empty + uint32(8) * prev, uint32(kt > 0 and cuda.threadIdx.x == 0))
-        prev = s
-        wrap = s == uint32(D_RING - 1)
-        s = uint32(0) if wrap else s + uint32(1)
-        ph ^= uint32(wrap)
+        first = uint32(g > 0 and cuda.threadIdx.x == 0)
+        mbar_arrive_if(empty + uint32(8) * prev, first)
+        if D_UNROLL == 2:
+            p2 = uint32(D_RING - 1) if prev == uint32(0) else prev - uint32(1)
+            mbar_arrive_if(empty + uint32(8) * p2, first)
+        prev = s1
+        wrap = s1 == uint32(D_RING - 1)
+        ph ^= uint32(wrap) if D_UNROLL == 1 else uint32((s1 < s) | wrap)
+        s = uint32(0) if wrap else s1 + uint32(1)
     return wait0_128(acc0), wait0_128(acc1)
 
 
@@ -118,8 +141,9 @@ def gemm_deep(maps, c, ktiles):
     cuda.syncthreads()
     if tid < 128:                       # consumers first (ptxas: see probe_gemm_ws.make_ws)
         acc0, acc1 = consume_deep(addr, full, empty, ktiles)
-        frag_store(c, m0 + ROW0[tid], n0 + COL0[tid], acc0)
-        frag_store(c, m0 + 64 + ROW0[tid], n0 + COL0[tid], acc1)
+        if D_NOSTORE == 0 or ktiles < 0:
+            frag_store(c, m0 + ROW0[tid], n0 + COL0[tid], acc0)
+            frag_store(c, m0 + 64 + ROW0[tid], n0 + COL0[tid], acc1)
     elif tid == 128:
         produce_deep(addr, full, empty, maps, ktiles, m0, n0)
 
@@ -129,6 +153,11 @@ SIG = (types.uint64, types.Array(types.float32, 2, "C"), types.int32)
 
 def gemm_deep_kernels():
     return {f"gemm_deep{D_RING}": (gemm_deep, SIG, (256, 1))}
+
+
+def variant() -> str:
+    return (f"deep{D_RING}" + ("u2" if D_UNROLL == 2 else "")
+            + (" without its epilogue" if D_NOSTORE else ""))
 
 
 @guarded("mini GEMM, cuTile's shape")
@@ -146,7 +175,7 @@ def probe_gemm_deep(size=4096):
     def launch():
         disp[grid, 256, 0, D_SMEM](dev_addr(maps), c, np.int32(size // D_K))
 
-    entries = [(f"mini GEMM deep{D_RING} 128x128x32 (256 threads, {regs} regs)", launch, c)]
+    entries = [(f"mini GEMM {variant()} 128x128x32 (256 threads, {regs} regs)", launch, c)]
     entries += _backend_beside(a, bt, size)[:1] + _cutile_beside(a, bt, size)
     rounds = int(os.environ.get("PROBE_ROUNDS", "1"))
     figures = {label: [] for label, _, _ in entries}
