@@ -236,6 +236,30 @@ def test_pipelined_matmul_takes_wgmma_with_fences_in_order(monkeypatch):
     assert "wgmma_wait1_" not in src                   # not deferred by default
 
 
+@pytest.mark.parametrize("tiles,T,stages", [
+    ((128, 256, 64), 256, 4),    # registers keep the block alone on its SM: 4 x 48 KiB
+    ((256, 128, 64), 256, 4),
+    ((128, 128, 32), 128, 4),    # three blocks share an SM: PIPELINE_SMEM (4 x 16 KiB)
+    ((128, 128, 64), 128, 3),    # two blocks by shared memory (3 x 32 KiB), as measured best
+])
+def test_pipeline_depth_follows_blocks_per_sm(monkeypatch, tiles, T, stages):
+    """``MmaPlanner.stages``: a wgmma block whose accumulators leave no registers for a
+    second block takes up to ``WHOLE_SM_PIPELINE_SMEM`` for its stages; others keep
+    ``PIPELINE_SMEM`` (more stages there would cost blocks per SM)."""
+    _, g = _gen(mm_kloop, _mm_args(512, 512, 512, tiles), T, monkeypatch,
+                CUTILE_NUMBA_CP_ASYNC="1")
+    assert f"{stages}-stage pipelined" in g.plans[0], g.plans[0]
+    assert g.smem.total_bytes < 227 * 1024
+
+
+def test_whole_sm_pipeline_respects_the_shared_memory_limit(monkeypatch):
+    """``CUTILE_NUMBA_SMEM_LIMIT`` (less shared memory per block) bounds the deeper pipeline
+    too: 128 KiB leave 96 KiB for stages of 48 KiB, two."""
+    _, g = _gen(mm_kloop, _mm_args(512, 512, 512, (128, 256, 64)), 256, monkeypatch,
+                CUTILE_NUMBA_CP_ASYNC="1", CUTILE_NUMBA_SMEM_LIMIT=str(128 * 1024))
+    assert "2-stage pipelined" in g.plans[0], g.plans[0]
+
+
 def test_deferred_wait_leaves_one_step_in_flight_and_waits_after_the_loop(monkeypatch):
     _, g = _gen(mm_kloop, _mm_args(256, 256, 256, (128, 128, 32)), 128, monkeypatch,
                 CUTILE_NUMBA_CP_ASYNC="1", CUTILE_NUMBA_WGMMA="defer")

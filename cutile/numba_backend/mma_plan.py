@@ -22,6 +22,7 @@ from ..ir import ops
 from ..ir.core import Region, Value
 from ..ir.effects import writes_memory
 from . import ffma, rt, tensorcore, wgmma
+from .device_limits import smem_budget
 from .irindex import IRIndex
 
 # shared memory the stages of a pipelined tensor-core mma may take: tiles whose two stages do
@@ -29,6 +30,12 @@ from .irindex import IRIndex
 PIPELINE_SMEM = 96 * 1024
 # deepest pipeline: the copies of MAX_STAGES - 1 K tiles in flight while one computes
 MAX_STAGES = 4
+# the stages' shared memory for a wgmma block that registers already keep alone on its SM
+# (``MmaPlanner.alone_on_sm``): more stages cost no occupancy there (sm_90 gives a block 227
+# KiB; the rest is left for the kernel's other buffers).  H200, 4096^3 float16 (tools/gpu/
+# stage_sweep.py): 128x256x64 438 -> 465 TFLOP/s (2 -> 4 stages), 256x128x64 442 -> 462
+WHOLE_SM_PIPELINE_SMEM = 192 * 1024
+SMEM_HEADROOM = 32 * 1024
 # shared memory of a pipelined wgmma with its wait deferred (one more slot): two blocks per SM
 DEFERRED_SMEM = 112 * 1024
 # operand kinds whose loads may be copied to shared memory as they lie (16-byte cp.async)
@@ -240,7 +247,20 @@ class MmaPlanner:
         stage = plan.esize * (plan.M * plan.K + plan.K * plan.N)
         if len(self.pipelined_in(self.pipelined(op))) > 1:
             return 2
-        return max(2, min(MAX_STAGES, PIPELINE_SMEM // stage))
+        budget = PIPELINE_SMEM
+        if self.alone_on_sm(plan):
+            budget = max(budget, min(WHOLE_SM_PIPELINE_SMEM, smem_budget() - SMEM_HEADROOM))
+        return max(2, min(MAX_STAGES, budget // stage))
+
+    def alone_on_sm(self, plan) -> bool:
+        """Whether a float16/bfloat16 wgmma block's registers (its accumulators and
+        ``wgmma.EXTRA_REGS`` per thread) leave no room for a second block on an SM: then its
+        pipeline may take the SM's shared memory (``WHOLE_SM_PIPELINE_SMEM``).  (A 128x128
+        tile at 128 threads stays at ``PIPELINE_SMEM``: three blocks share an SM; one block
+        of four stages at 128x128x64 measured 413 against 508 TFLOP/s.  float8 plans are
+        left as measured.)"""
+        return (isinstance(plan, wgmma.WGPlan) and not plan.promotes
+                and self.T * (plan.regs_needed + wgmma.EXTRA_REGS) > 65536 // 2)
 
     def deferred_wait(self, op) -> int | None:
         """For a pipelined wgmma ``Mma`` whose result only becomes the next iteration's

@@ -385,6 +385,8 @@ WGMMA_CASES = [  # (TM, TN, TK, threads, M, N, K), input dtype, kernel
     # copied transposed from global memory
     ((64, 256, 32, 128, 64, 200, 64), ml_dtypes.float8_e5m2, "kloop"),  # N = 256: promoted
     # in two m64n128 groups (B's descriptor 128 rows on)
+    ((128, 256, 64, 256, 100, 200, 320), np.float16, "kloop"),  # alone on its SM: 4 stages
+    # of 48 KiB (mma_plan.WHOLE_SM_PIPELINE_SMEM), 5 iterations: the ring wraps
 ]
 
 
@@ -402,7 +404,7 @@ def mm_once(a, b, c, TM: Constant[int], TN: Constant[int], TK: Constant[int]):
                          ids=["pipelined-f16", "partial-bf16", "unaligned-f16", "mi2-f16",
                               "2warpgroups-bf16", "2panels-f16", "bt-f16", "batched-f16",
                               "e4m3", "partial-e5m2", "bt-e4m3", "once-e4m3",
-                              "n256-e5m2"])
+                              "n256-e5m2", "whole-sm-f16"])
 def test_wgmma_path_on_instruction_models(monkeypatch, case, din, form):
     """R-MM-7: the generated wgmma kernel (CUTILE_NUMBA_WGMMA=sim: ptx_sim.py's models read
     the operands through the descriptors by the hardware's layout and address-swizzle rules)
@@ -425,6 +427,8 @@ def test_wgmma_path_on_instruction_models(monkeypatch, case, din, form):
     assert _takes_wgmma(kern, args, T)
     if form == "kloop" and np.dtype(din).itemsize == 1:      # B's bytes land, then transposed
         assert all("B transposed in shared memory" in p for p in _plans(kern, args, T))
+    if TN * TK * 2 + TM * TK * 2 > 24 * 1024:               # a stage above PIPELINE_SMEM / 4
+        assert all("4-stage pipelined" in p for p in _plans(kern, args, T))
     with racecheck() as races:
         ref, got = run_both(kern, grid, args, mma_acc="f32", threads=T)
     assert not races, races.describe()
@@ -445,6 +449,32 @@ F8_GPU_CASES = [  # (TM, TN, TK, M, N, K), dtype, kernel
     ((64, 64, 32, 100, 72, 200), ml_dtypes.float8_e5m2, "kloop"),        # partial tiles
     ((128, 64, 128, 256, 128, 512), ml_dtypes.float8_e4m3fn, "bt"),      # pipelined a @ b.T
 ]
+
+
+WIDE_GPU_CASES = [  # (TM, TN, TK, M, N, K), dtype: blocks alone on their SM, 4 stages
+    ((128, 256, 64, 300, 520, 1000), np.float16),
+    ((256, 128, 64, 520, 300, 700), ml_dtypes.bfloat16),
+]
+
+
+@pytest.mark.skipif("sim() or not _hopper()", reason="Hopper's wgmma (sm_90); the simulator "
+                    "runs test_wgmma_path_on_instruction_models' whole-sm case")
+@pytest.mark.parametrize("case,din", WIDE_GPU_CASES, ids=["128x256x64-f16", "256x128x64-bf16"])
+def test_whole_sm_pipeline_on_hopper(case, din):
+    """R-MM-7: a wgmma block that registers keep alone on its SM pipelines its K loop over 4
+    stages of the SM's shared memory (``mma_plan.MmaPlanner.alone_on_sm``) and agrees with
+    the interpreter within mma_f32_bound on partial tiles."""
+    TM, TN, TK, M, N, K = case
+    rng = np.random.default_rng(M + N + K)
+    a, b = _data(rng, (M, K), din), _data(rng, (K, N), din)
+    c = poison((M, N), np.float32)
+    args = [a, b, c, TM, TN, TK, ct.float32]
+    assert _takes_wgmma(mm_kloop, args, 256)
+    assert all("4-stage pipelined" in p for p in _plans(mm_kloop, args, 256))
+    ref, got = run_both(mm_kloop, (-(-M // TM), -(-N // TN)), args, mma_acc="f32", threads=256)
+    bound = mma_f32_bound(a, b, TK, tensor_cores=True)
+    err = np.abs(ref[2].astype(np.float64) - got[2].astype(np.float64))
+    assert np.all(err <= bound), f"max err {err.max()} bound {bound.max()}"
 
 
 @pytest.mark.skipif("sim() or not _hopper()", reason="Hopper's float8 wgmma (sm_90); the "

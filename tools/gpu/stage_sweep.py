@@ -1,19 +1,23 @@
 """How deep should a pipelined wgmma K loop be?  ``benchmarks/gpu.py``'s float16 matmul at
 4096^3 for several block tiles, compiled under several shared-memory budgets of
-``mma_plan`` (``PIPELINE_SMEM``: the stages' bytes, ``MAX_STAGES``, ``DEFERRED_SMEM``: the
-bytes with the wgmma wait deferred), each compiled once, then timed in interleaved rounds
+``mma_plan`` (``PIPELINE_SMEM``: the stages' bytes, ``WHOLE_SM_PIPELINE_SMEM``: theirs when
+registers keep a block alone on its SM, ``DEFERRED_SMEM``: the bytes with the wgmma wait
+deferred) with and without the epilogue's coalescing exchange
+(``CUTILE_NUMBA_STORE_EXCHANGE``; ``+x``), each compiled once, then timed in interleaved rounds
 in one process (bursts of back-to-back launches between CUDA events,
 ``probe_host.best_time``): the same card's clocks and the arrays' placement are shared by
 every figure.  Prints one line per (tile, budget): the plan, the median TFLOP/s and each
 round's.
 
     source tools/gpu/setup.sh; python3 tools/gpu/stage_sweep.py [--rounds 3]
+    (STAGE_SWEEP_ONLY=default,default+x: those budgets only)
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
 
 import numpy as np
@@ -24,11 +28,13 @@ sys.path[:0] = [HERE, os.path.join(ROOT, "benchmarks"), ROOT]
 
 TILES = ((128, 128, 32), (128, 128, 64), (128, 256, 32), (128, 256, 64), (256, 128, 32),
          (256, 128, 64))
-# (name, PIPELINE_SMEM, MAX_STAGES, DEFERRED_SMEM)
-BUDGETS = (("default", None, None, None),
-           ("192K/4", 192 * 1024, 4, 192 * 1024),
-           ("144K/4+d", 144 * 1024, 4, 200 * 1024),
-           ("200K/8", 200 * 1024, 8, 200 * 1024))
+# (name, mma_plan constants set while it compiles, CUTILE_NUMBA_STORE_EXCHANGE)
+BUDGETS = (("default", {}, "0"),
+           ("96K", {"WHOLE_SM_PIPELINE_SMEM": 0}, "0"),      # before alone_on_sm's budget
+           ("192K/4", {"PIPELINE_SMEM": 192 * 1024, "DEFERRED_SMEM": 192 * 1024}, "0"),
+           ("144K/4+d", {"PIPELINE_SMEM": 144 * 1024, "DEFERRED_SMEM": 200 * 1024}, "0"),
+           ("default+x", {}, "1"),
+           ("192K/4+x", {"PIPELINE_SMEM": 192 * 1024, "DEFERRED_SMEM": 192 * 1024}, "1"))
 
 
 def main() -> int:
@@ -49,15 +55,19 @@ def main() -> int:
     b = rng.integers(-2, 3, (S, S)).astype(np.float16)
     ref = a.astype(np.float32) @ b.astype(np.float32)
     x, y = cuda.to_device(a), cuda.to_device(b)
-    default = (mma_plan.PIPELINE_SMEM, mma_plan.MAX_STAGES, mma_plan.DEFERRED_SMEM)
     entries = []
-    for name, smem, stages, deferred in BUDGETS:
+    only = set(os.environ.get("STAGE_SWEEP_ONLY", "").split(",")) - {""}
+    for name, consts, exchange in BUDGETS:
+        if only and name not in only:
+            continue
+        os.environ["CUTILE_NUMBA_STORE_EXCHANGE"] = exchange
         for t in TILES:
             mm = make_kernels(cutile)["matmul"]       # a kernel of its own: compiled afresh
             c = cuda.device_array((S, S), np.float32)
             grid = (S // t[0], S // t[1])
-            mma_plan.PIPELINE_SMEM, mma_plan.MAX_STAGES, mma_plan.DEFERRED_SMEM = (
-                v if v is not None else d for v, d in zip((smem, stages, deferred), default))
+            saved = {k: getattr(mma_plan, k) for k in consts}
+            for k, v in consts.items():
+                setattr(mma_plan, k, v)
             try:
                 cutile.launch(0, grid, mm, (x, y, c) + t)
                 cuda.synchronize()
@@ -66,13 +76,16 @@ def main() -> int:
                 print(f"{t} {name}: FAILED {type(e).__name__}: {str(e)[:200]}", flush=True)
                 continue
             finally:
-                mma_plan.PIPELINE_SMEM, mma_plan.MAX_STAGES, mma_plan.DEFERRED_SMEM = default
+                for k, v in saved.items():
+                    setattr(mma_plan, k, v)
             ok = bool(np.array_equal(c.copy_to_host(), ref))
 
             def launch(mm=mm, c=c, grid=grid, t=t):
                 cutile.launch(0, grid, mm, (x, y, c) + t)
 
-            entries.append((t, name, str(info).replace("\n", " ")[:400], launch, ok))
+            brief = " ".join(re.findall(r"\d+ B shared/block|\d+ regs/thread|\d+ blocks/SM|"
+                                        r"\d+-stage|wait deferred", str(info)))
+            entries.append((t, name, brief, launch, ok))
     figures = {id(e): [] for e in entries}
     for _ in range(args.rounds):
         for e in entries:
