@@ -241,6 +241,7 @@ def test_pipelined_matmul_takes_wgmma_with_fences_in_order(monkeypatch):
     ((256, 128, 64), 256, 4),
     ((128, 128, 32), 128, 4),    # three blocks share an SM: PIPELINE_SMEM (4 x 16 KiB)
     ((128, 128, 64), 128, 3),    # two blocks by shared memory (3 x 32 KiB), as measured best
+    ((128, 256, 128), 256, 2),   # 96 KiB a stage: pipelined at all only on the whole SM
 ])
 def test_pipeline_depth_follows_blocks_per_sm(monkeypatch, tiles, T, stages):
     """``MmaPlanner.stages``: a wgmma block whose accumulators leave no registers for a

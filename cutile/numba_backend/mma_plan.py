@@ -182,7 +182,7 @@ class MmaPlanner:
     def pipelined(self, op):
         """The ``For`` whose K loop a tensor-core ``Mma`` software-pipelines (``stages``
         stages: the next iterations' operand tiles are copied while this one computes), or
-        None.  Both operands must be staged by cp.async, two stages fit ``PIPELINE_SMEM``, the
+        None.  Both operands must be staged by cp.async, two stages fit ``pipeline_smem``, the
         mma must stand directly in the loop's
         body with no ``break``/``continue``/``return`` anywhere in it, and the loads' arrays
         and indices must be the induction variable or values from outside the loop (so the
@@ -191,7 +191,7 @@ class MmaPlanner:
         if xl is None or yl is None:
             return None
         plan = self.staging_plan(op)
-        if 2 * plan.esize * (plan.M * plan.K + plan.K * plan.N) > PIPELINE_SMEM:
+        if 2 * plan.esize * (plan.M * plan.K + plan.K * plan.N) > self.pipeline_smem(plan):
             return None
         found = self._every_iteration(op)
         if found is None:
@@ -241,17 +241,23 @@ class MmaPlanner:
 
     def stages(self, op) -> int:
         """Pipeline depth of a pipelined ``Mma``: as many stages of its two operand tiles as
-        fit ``PIPELINE_SMEM``, at most ``MAX_STAGES`` (stages beyond the copies' latency buy
+        fit ``pipeline_smem``, at most ``MAX_STAGES`` (stages beyond the copies' latency buy
         nothing and cost occupancy); 2 when its loop pipelines other mmas too (their copies
         are waited for together)."""
         plan = self.staging_plan(op)
         stage = plan.esize * (plan.M * plan.K + plan.K * plan.N)
         if len(self.pipelined_in(self.pipelined(op))) > 1:
             return 2
-        budget = PIPELINE_SMEM
+        return max(2, min(MAX_STAGES, self.pipeline_smem(plan) // stage))
+
+    def pipeline_smem(self, plan) -> int:
+        """Shared memory the stages of a pipelined mma with ``plan`` may take:
+        ``PIPELINE_SMEM``, or up to ``WHOLE_SM_PIPELINE_SMEM`` (within the block's limit, less
+        ``SMEM_HEADROOM`` for its other buffers) when registers keep its block alone on its
+        SM anyway (``alone_on_sm``)."""
         if self.alone_on_sm(plan):
-            budget = max(budget, min(WHOLE_SM_PIPELINE_SMEM, smem_budget() - SMEM_HEADROOM))
-        return max(2, min(MAX_STAGES, budget // stage))
+            return max(PIPELINE_SMEM, min(WHOLE_SM_PIPELINE_SMEM, smem_budget() - SMEM_HEADROOM))
+        return PIPELINE_SMEM
 
     def alone_on_sm(self, plan) -> bool:
         """Whether a float16/bfloat16 wgmma block's registers (its accumulators and

@@ -451,26 +451,28 @@ F8_GPU_CASES = [  # (TM, TN, TK, M, N, K), dtype, kernel
 ]
 
 
-WIDE_GPU_CASES = [  # (TM, TN, TK, M, N, K), dtype: blocks alone on their SM, 4 stages
-    ((128, 256, 64, 300, 520, 1000), np.float16),
-    ((256, 128, 64, 520, 300, 700), ml_dtypes.bfloat16),
+WIDE_GPU_CASES = [  # (TM, TN, TK, M, N, K), dtype, stages: blocks alone on their SM
+    ((128, 256, 64, 300, 520, 1000), np.float16, 4),
+    ((256, 128, 64, 520, 300, 700), ml_dtypes.bfloat16, 4),
+    ((128, 256, 128, 260, 300, 900), np.float16, 2),    # 96 KiB stages
 ]
 
 
 @pytest.mark.skipif("sim() or not _hopper()", reason="Hopper's wgmma (sm_90); the simulator "
                     "runs test_wgmma_path_on_instruction_models' whole-sm case")
-@pytest.mark.parametrize("case,din", WIDE_GPU_CASES, ids=["128x256x64-f16", "256x128x64-bf16"])
-def test_whole_sm_pipeline_on_hopper(case, din):
-    """R-MM-7: a wgmma block that registers keep alone on its SM pipelines its K loop over 4
-    stages of the SM's shared memory (``mma_plan.MmaPlanner.alone_on_sm``) and agrees with
-    the interpreter within mma_f32_bound on partial tiles."""
+@pytest.mark.parametrize("case,din,stages", WIDE_GPU_CASES,
+                         ids=["128x256x64-f16", "256x128x64-bf16", "128x256x128-f16"])
+def test_whole_sm_pipeline_on_hopper(case, din, stages):
+    """R-MM-7: a wgmma block that registers keep alone on its SM pipelines its K loop over
+    the SM's shared memory (``mma_plan.MmaPlanner.pipeline_smem``: 4 stages of 48 KiB, 2 of
+    96 KiB) and agrees with the interpreter within mma_f32_bound on partial tiles."""
     TM, TN, TK, M, N, K = case
     rng = np.random.default_rng(M + N + K)
     a, b = _data(rng, (M, K), din), _data(rng, (K, N), din)
     c = poison((M, N), np.float32)
     args = [a, b, c, TM, TN, TK, ct.float32]
     assert _takes_wgmma(mm_kloop, args, 256)
-    assert all("4-stage pipelined" in p for p in _plans(mm_kloop, args, 256))
+    assert all(f"{stages}-stage pipelined" in p for p in _plans(mm_kloop, args, 256))
     ref, got = run_both(mm_kloop, (-(-M // TM), -(-N // TN)), args, mma_acc="f32", threads=256)
     bound = mma_f32_bound(a, b, TK, tensor_cores=True)
     err = np.abs(ref[2].astype(np.float64) - got[2].astype(np.float64))

@@ -10,7 +10,7 @@ every figure.  Prints one line per (tile, budget): the plan, the median TFLOP/s 
 round's.
 
     source tools/gpu/setup.sh; python3 tools/gpu/stage_sweep.py [--rounds 3]
-    (STAGE_SWEEP_ONLY=default,default+x: those budgets only)
+    (STAGE_SWEEP_ONLY=default,default+x: those budgets only; STAGE_SWEEP_TILES=128x256x64,...)
 """
 
 from __future__ import annotations
@@ -26,8 +26,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path[:0] = [HERE, os.path.join(ROOT, "benchmarks"), ROOT]
 
-TILES = ((128, 128, 32), (128, 128, 64), (128, 256, 32), (128, 256, 64), (256, 128, 32),
-         (256, 128, 64))
+TILES = tuple(tuple(int(v) for v in t.split("x")) for t in os.environ.get(
+    "STAGE_SWEEP_TILES", "128x128x32,128x128x64,128x256x32,128x256x64,256x128x32,256x128x64"
+).split(","))
 # (name, mma_plan constants set while it compiles, CUTILE_NUMBA_STORE_EXCHANGE)
 BUDGETS = (("default", {}, "0"),
            ("96K", {"WHOLE_SM_PIPELINE_SMEM": 0}, "0"),      # before alone_on_sm's budget
