@@ -34,7 +34,8 @@ MAX_STAGES = 4
 # (``MmaPlanner.alone_on_sm``): more stages cost no occupancy there (sm_90 gives a block 227
 # KiB; the rest is left for the kernel's other buffers).  H200, 4096^3 float16 (tools/gpu/
 # stage_sweep.py): 128x256x64 438 -> 465 TFLOP/s (2 -> 4 stages), 256x128x64 442 -> 462
-# (403 -> 421, 408 -> 412 on a noisier card)
+# (403 -> 421, 408 -> 412 on a noisier card); 128x256x128 / 256x128x128 pipeline at all
+# (2 stages of 96 KiB): 344 -> 459, 337 -> 466
 WHOLE_SM_PIPELINE_SMEM = 192 * 1024
 SMEM_HEADROOM = 32 * 1024
 # shared memory of a pipelined wgmma with its wait deferred (one more slot): two blocks per SM
