@@ -8,8 +8,17 @@ from __future__ import annotations
 
 import numpy as np
 from hopper_layout import SW128_HI, acc_layout, desc_encode, sw128
-from numba import cuda, int32, uint32
-from probe_ptx import make_acc_pin, make_acc_zeros, make_wgmma, mbar_try_wait, smem_u32
+from numba import cuda, int32, uint32, uint64
+from probe_ptx import (
+    fence_mbar_init,
+    fence_tensormap,
+    make_acc_pin,
+    make_acc_zeros,
+    make_wgmma,
+    mbar_init,
+    mbar_try_wait,
+    smem_u32,
+)
 
 NS = (64, 128, 256)
 TILE_BYTES = 64 * 64 * 2        # one 64 x 64 float16 tile: 8 KiB, 8 swizzle atoms
@@ -59,3 +68,26 @@ def stage_tile(buf, off, src, r0, c0, rows, tid, nthreads):
 def mbar_wait(bar, phase):
     while mbar_try_wait(bar, phase) == uint32(0):
         pass
+
+
+@cuda.jit(device=True, inline=True)
+def ring_init(maps, full, empty, stages, releases):
+    """Thread 0 of a TMA GEMM: the two tensor maps at ``maps`` fenced for the copy engine,
+    per slot a ``full`` barrier (one arrival: the producer's expect_tx) and an ``empty``
+    one (``releases`` arrivals: the consumer warpgroups'), then the init fence."""
+    fence_tensormap(maps)
+    fence_tensormap(maps + uint64(128))
+    for s in range(stages):
+        mbar_init(full + uint32(8 * s), 1)
+        mbar_init(empty + uint32(8 * s), releases)
+    fence_mbar_init()
+
+
+@cuda.jit(device=True, inline=True)
+def ring_at(buf, stages, stage_bytes):
+    """(first stage, full barriers, empty barriers): shared byte addresses of a TMA ring of
+    ``stages`` stages in the dynamic shared array ``buf`` (1024-byte aligned), its 8-byte
+    mbarriers after the last stage."""
+    addr, off = aligned_base(buf)
+    full = addr + uint32(stages * stage_bytes)
+    return addr, full, full + uint32(8 * stages)

@@ -17,19 +17,25 @@ from probe_device import (
     TILE_BYTES,
     acc_pin_256,
     acc_zeros_256,
-    aligned_base,
     desc_sw128,
     mbar_wait,
+    ring_at,
+    ring_init,
     wgmma_256,
 )
-from probe_host import best_time, dev_addr, f16_bits, guarded, maps_on_device, note, prepare
+from probe_host import (
+    best_time,
+    dev_addr,
+    gemm_operands,
+    guarded,
+    maps_on_device,
+    note,
+    prepare,
+)
 from probe_ptx import (
-    fence_mbar_init,
-    fence_tensormap,
     frag_store,
     mbar_arrive,
     mbar_expect_tx,
-    mbar_init,
     tma_load_2d,
     wgmma_commit,
     wgmma_fence,
@@ -48,20 +54,13 @@ G_SMEM = STAGES * G_STAGE + 1024 + 64   # + alignment slack + 2 * STAGES mbarrie
 def gemm(maps, c, ktiles):
     buf = cuda.shared.array(0, uint16)
     tid = cuda.threadIdx.x
-    addr, off = aligned_base(buf)
-    full = addr + uint32(STAGES * G_STAGE)
-    empty = full + uint32(8 * STAGES)
+    addr, full, empty = ring_at(buf, STAGES, G_STAGE)
     amap = maps
     bmap = maps + uint64(128)
     m0 = cuda.blockIdx.y * GB_M
     n0 = cuda.blockIdx.x * GB_N
     if tid == 0:
-        fence_tensormap(amap)
-        fence_tensormap(bmap)
-        for s in range(STAGES):
-            mbar_init(full + uint32(8 * s), 1)
-            mbar_init(empty + uint32(8 * s), 2)
-        fence_mbar_init()
+        ring_init(maps, full, empty, STAGES, 2)
     cuda.syncthreads()
     wg = tid // 128
     if wg == 0:
@@ -112,10 +111,7 @@ def gemm_kernels():
 
 @guarded("mini GEMM")
 def probe_gemm(size=4096):
-    rng = np.random.default_rng(2)
-    a = rng.integers(-2, 3, (size, size)).astype(np.float32)
-    bt = rng.integers(-2, 3, (size, size)).astype(np.float32)
-    da, dbt = f16_bits(a), f16_bits(bt)
+    a, bt, da, dbt, ref = gemm_operands(size)
     c = cuda.device_array((size, size), np.float32)
     maps = maps_on_device(da, dbt)
     disp, regs = prepare("gemm", G_SMEM)
@@ -125,7 +121,6 @@ def probe_gemm(size=4096):
         disp[grid, GEMM_THREADS, 0, G_SMEM](dev_addr(maps), c, np.int32(size // 64))
 
     dt = best_time(launch)
-    ref = a @ bt.T                       # integers below 2**24: exact in float32
     bad = int(np.count_nonzero(c.copy_to_host() != ref))
     note(f"mini GEMM TMA {STAGES}-stage ring + wgmma 128x256 ({regs} regs), {size}^3",
          f"{2 * size ** 3 / dt / 1e12:.0f} TFLOP/s, "

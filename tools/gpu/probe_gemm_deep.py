@@ -20,17 +20,32 @@ import os
 import numpy as np
 from hopper_layout import SW64_HI
 from numba import cuda, types, uint16, uint32, uint64
-from probe_device import COL0, PIN, ROW0, WGMMA, ZEROS, aligned_base, desc_dev, mbar_wait
+from probe_device import (
+    COL0,
+    PIN,
+    ROW0,
+    WGMMA,
+    ZEROS,
+    desc_dev,
+    mbar_wait,
+    ring_at,
+    ring_init,
+)
 from probe_gemm_ws import _backend_beside
-from probe_host import best_time, dev_addr, f16_bits, guarded, maps_on_device, note, prepare
+from probe_host import (
+    best_time,
+    dev_addr,
+    gemm_operands,
+    guarded,
+    maps_on_device,
+    note,
+    prepare,
+)
 from probe_ptx import (
-    fence_mbar_init,
-    fence_tensormap,
     frag_store,
     make_acc_pin,
     mbar_arrive_if,
     mbar_expect_tx,
-    mbar_init,
     tma_load_2d,
     wgmma_commit,
 )
@@ -126,18 +141,11 @@ def produce_deep(addr, full, empty, maps, ktiles, m0, n0):
 def gemm_deep(maps, c, ktiles):
     buf = cuda.shared.array(0, uint16)
     tid = cuda.threadIdx.x
-    addr, off = aligned_base(buf)
-    full = addr + uint32(D_RING * D_STAGE)
-    empty = full + uint32(8 * D_RING)
+    addr, full, empty = ring_at(buf, D_RING, D_STAGE)
     m0 = cuda.blockIdx.y * D_M
     n0 = cuda.blockIdx.x * D_N
     if tid == 0:
-        fence_tensormap(maps)
-        fence_tensormap(maps + uint64(128))
-        for s in range(D_RING):
-            mbar_init(full + uint32(8 * s), 1)
-            mbar_init(empty + uint32(8 * s), 1)
-        fence_mbar_init()
+        ring_init(maps, full, empty, D_RING, 1)
     cuda.syncthreads()
     if tid < 128:                       # consumers first (ptxas: see probe_gemm_ws.make_ws)
         acc0, acc1 = consume_deep(addr, full, empty, ktiles)
@@ -162,12 +170,8 @@ def variant() -> str:
 
 @guarded("mini GEMM, cuTile's shape")
 def probe_gemm_deep(size=4096):
-    rng = np.random.default_rng(2)
-    a = rng.integers(-2, 3, (size, size)).astype(np.float32)
-    bt = rng.integers(-2, 3, (size, size)).astype(np.float32)
-    da, dbt = f16_bits(a), f16_bits(bt)
+    a, bt, da, dbt, ref = gemm_operands(size)
     maps = maps_on_device(da, dbt, box_rows=128, box_cols=D_K, swizzle=64)
-    ref = a @ bt.T
     c = cuda.device_array((size, size), np.float32)
     disp, regs = prepare(f"gemm_deep{D_RING}", D_SMEM)
     grid = (size // D_N, size // D_M)

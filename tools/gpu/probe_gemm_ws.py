@@ -31,20 +31,26 @@ from probe_device import (
     TILE_BYTES,
     WGMMA,
     ZEROS,
-    aligned_base,
     desc_sw128,
     mbar_wait,
+    ring_at,
+    ring_init,
 )
 from probe_gemm import GB_M
-from probe_host import best_time, dev_addr, f16_bits, guarded, maps_on_device, note, prepare
+from probe_host import (
+    best_time,
+    dev_addr,
+    gemm_operands,
+    guarded,
+    maps_on_device,
+    note,
+    prepare,
+)
 from probe_ptx import (
-    fence_mbar_init,
-    fence_tensormap,
     frag_store,
     make_acc_pin,
     mbar_arrive_if,
     mbar_expect_tx,
-    mbar_init,
     tma_load_2d,
     wgmma_commit,
 )
@@ -72,6 +78,27 @@ def issue_stage(addr, full, amap, bmap, s, kt, m0, n0):
 
 
 @cuda.jit(device=True, inline=True)
+def ws_group(acc, addr, empty, s, kt, wgoff):
+    """One consumer warpgroup's k tile in slot ``s``: four k16 wgmmas (its 64 rows at byte
+    offset ``wgoff`` of the A tile), committed as one group and left in flight (``wait_group
+    1`` retires ``kt - 1``'s), then ``kt - 1``'s slot released (one arrival per warpgroup,
+    predicated rather than branched around)."""
+    st = addr + uint32(s * G_STAGE)
+    da = desc_sw128(st + wgoff)
+    db = desc_sw128(st + uint32(2 * TILE_BYTES))
+    acc = fence_acc(acc)
+    acc = wgmma_n(acc, da, db)
+    acc = wgmma_n(acc, da + uint64(2), db + uint64(2))
+    acc = wgmma_n(acc, da + uint64(4), db + uint64(4))
+    acc = wgmma_n(acc, da + uint64(6), db + uint64(6))
+    wgmma_commit()
+    acc = wait1_acc(acc)
+    mbar_arrive_if(empty + uint32(8 * ((kt + S_RING - 1) % S_RING)),
+                   uint32(kt > 0 and cuda.threadIdx.x % 128 == 0))
+    return acc
+
+
+@cuda.jit(device=True, inline=True)
 def consume(addr, full, empty, ktiles, wgoff):
     """A consumer warpgroup's K loop over the ring: wait for k tile ``kt`` in slot
     ``kt % S``, its four k16 wgmmas (its 64 rows at byte offset ``wgoff`` of the A tile)
@@ -84,18 +111,7 @@ def consume(addr, full, empty, ktiles, wgoff):
     for kt in range(ktiles):
         s = kt % S_RING
         mbar_wait(full + uint32(8 * s), uint32((kt // S_RING) & 1))
-        st = addr + uint32(s * G_STAGE)
-        da = desc_sw128(st + wgoff)
-        db = desc_sw128(st + uint32(2 * TILE_BYTES))
-        acc = fence_acc(acc)
-        acc = wgmma_n(acc, da, db)
-        acc = wgmma_n(acc, da + uint64(2), db + uint64(2))
-        acc = wgmma_n(acc, da + uint64(4), db + uint64(4))
-        acc = wgmma_n(acc, da + uint64(6), db + uint64(6))
-        wgmma_commit()
-        acc = wait1_acc(acc)
-        mbar_arrive_if(empty + uint32(8 * ((kt + S_RING - 1) % S_RING)),
-                       uint32(kt > 0 and cuda.threadIdx.x % 128 == 0))
+        acc = ws_group(acc, addr, empty, s, kt, wgoff)
     return wait0_acc(acc)
 
 
@@ -114,18 +130,7 @@ def consume_issue(addr, full, empty, ktiles, wgoff, maps, m0, n0):
             issue_stage(addr, full, maps, maps + uint64(128), p, nk, m0, n0)
         s = kt % S_RING
         mbar_wait(full + uint32(8 * s), uint32((kt // S_RING) & 1))
-        st = addr + uint32(s * G_STAGE)
-        da = desc_sw128(st + wgoff)
-        db = desc_sw128(st + uint32(2 * TILE_BYTES))
-        acc = fence_acc(acc)
-        acc = wgmma_n(acc, da, db)
-        acc = wgmma_n(acc, da + uint64(2), db + uint64(2))
-        acc = wgmma_n(acc, da + uint64(4), db + uint64(4))
-        acc = wgmma_n(acc, da + uint64(6), db + uint64(6))
-        wgmma_commit()
-        acc = wait1_acc(acc)
-        mbar_arrive_if(empty + uint32(8 * ((kt + S_RING - 1) % S_RING)),
-                       uint32(kt > 0 and cuda.threadIdx.x % 128 == 0))
+        acc = ws_group(acc, addr, empty, s, kt, wgoff)
     return wait0_acc(acc)
 
 
@@ -144,18 +149,11 @@ def make_ws(S):
     def gemm_ws(maps, c, ktiles):
         buf = cuda.shared.array(0, uint16)
         tid = cuda.threadIdx.x
-        addr, off = aligned_base(buf)
-        full = addr + uint32(S * G_STAGE)
-        empty = full + uint32(8 * S)
+        addr, full, empty = ring_at(buf, S, G_STAGE)
         m0 = cuda.blockIdx.y * GB_M
         n0 = cuda.blockIdx.x * GB_N
         if tid == 0:
-            fence_tensormap(maps)
-            fence_tensormap(maps + uint64(128))
-            for s in range(S):
-                mbar_init(full + uint32(8 * s), 1)
-                mbar_init(empty + uint32(8 * s), 2)
-            fence_mbar_init()
+            ring_init(maps, full, empty, S, 2)
         cuda.syncthreads()
         t = tid % 128
         wg = tid // 128
@@ -173,18 +171,11 @@ def make_nows(S):
     def gemm_tma(maps, c, ktiles):
         buf = cuda.shared.array(0, uint16)
         tid = cuda.threadIdx.x
-        addr, off = aligned_base(buf)
-        full = addr + uint32(S * G_STAGE)
-        empty = full + uint32(8 * S)
+        addr, full, empty = ring_at(buf, S, G_STAGE)
         m0 = cuda.blockIdx.y * GB_M
         n0 = cuda.blockIdx.x * GB_N
         if tid == 0:
-            fence_tensormap(maps)
-            fence_tensormap(maps + uint64(128))
-            for s in range(S):
-                mbar_init(full + uint32(8 * s), 1)
-                mbar_init(empty + uint32(8 * s), 2)
-            fence_mbar_init()
+            ring_init(maps, full, empty, S, 2)
             for kt in range(min(S, ktiles)):     # every slot is free at first
                 issue_stage(addr, full, maps, maps + uint64(128), kt, kt, m0, n0)
         cuda.syncthreads()
@@ -209,12 +200,8 @@ def probe_gemm_ws(size=4096):
     """Every variant and cutile's own matmul beside them, each checked once, then timed in
     ``PROBE_ROUNDS`` interleaved rounds (default 1: one card's clocks drift between
     processes and over a run; interleaving compares like with like)."""
-    rng = np.random.default_rng(2)
-    a = rng.integers(-2, 3, (size, size)).astype(np.float32)
-    bt = rng.integers(-2, 3, (size, size)).astype(np.float32)
-    da, dbt = f16_bits(a), f16_bits(bt)
+    a, bt, da, dbt, ref = gemm_operands(size)
     maps = maps_on_device(da, dbt)
-    ref = a @ bt.T
     grid = (size // GB_N, size // GB_M)
     entries = []
     for name, (_, nt, S) in VARIANTS.items():

@@ -23,6 +23,15 @@ def f16_bits(x):
     return cuda.to_device(np.ascontiguousarray(x.astype(np.float16).view(np.uint16)))
 
 
+def gemm_operands(size):
+    """The mini GEMMs' A and B^T (size x size, integers in [-2, 2]: every product sum exact
+    in float32) on the host, their float16 bits on the device, and C = A @ B as NumPy's."""
+    rng = np.random.default_rng(2)
+    a = rng.integers(-2, 3, (size, size)).astype(np.float32)
+    bt = rng.integers(-2, 3, (size, size)).astype(np.float32)
+    return a, bt, f16_bits(a), f16_bits(bt), a @ bt.T
+
+
 def prepare(name, smem):
     """The kernel compiled for its probe signature (sm_90a: see ``wgmma_probe.py``'s
     docstring) and opted in to ``smem`` bytes of dynamic shared memory."""
