@@ -232,15 +232,17 @@ def empty_args(e1, e2, out, T: Constant[int]):
     ct.scatter(e1, ct.arange(T, dtype=ct.int32), x)       # every index out of bounds
 
 
+@pytest.mark.parametrize("device", [False, True], ids=["host", "device"])
 @pytest.mark.parametrize("shape2", [(0, 8), (4, 0), (0, 0)])
-def test_empty_array_arguments(shape2):
+def test_empty_array_arguments(shape2, device):
     """R-LOAD-4/R-PAD-1, R-STORE-3 and R-GS-3 with arrays of extent 0 passed to the kernel:
-    loads and gathers read their padding, stores and scatters write nothing.  (On the GPU an empty array's parameter
-    points at a one-element buffer, read branch-free by masked-off lanes; the simulator
-    stands in for it instead of failing the launch on NumPy's bounds check.)"""
+    loads and gathers read their padding, stores and scatters write nothing.  (On the GPU an
+    empty array's parameter points at a one-element buffer, read branch-free by masked-off
+    lanes; the simulator stands in for it instead of failing the launch on NumPy's bounds
+    check), whether the arrays come from the host or as device arrays."""
     e1 = np.zeros((0,), np.float32)
     e2 = np.zeros(shape2, np.float32)
     out = poison((8,), np.float32)
-    ref, got = run_both(empty_args, (1,), [e1, e2, out, 8])
+    ref, got = run_both(empty_args, (1,), [e1, e2, out, 8], device=device)
     assert_same(ref[2], got[2], what="loads from empty arrays")
     assert got[0].shape == (0,) and got[1].shape == shape2
