@@ -515,6 +515,40 @@ def test_pow_atan2_float_only():  # R-MATH-5, R-MATH-10
         N.binary("pow", arr([2], dt.int32), arr([2], dt.int32), dt.int32)
 
 
+def _c_pow(x: float, y: float) -> float:
+    """C99's pow (Annex F.9.4.4) from Python's ``math.pow``, which raises where C returns
+    NaN (a negative finite base, a non-integer exponent), +-inf for a zero base and a
+    negative exponent (the sign of zero kept for odd integers), or an overflow to +-inf."""
+    odd = math.isfinite(y) and y == int(y) and int(y) % 2 == 1
+    try:
+        return math.pow(x, y)
+    except ValueError:
+        if x == 0:
+            return math.copysign(math.inf, x) if odd else math.inf
+        return math.nan
+    except OverflowError:
+        return -math.inf if x < 0 and odd else math.inf
+
+
+def test_pow_special_values_follow_c99():  # R-MATH-10 (cutile: pow is C's, as libdevice's)
+    """The interpreter's pow (``semantics.power``, also the simulator's libdevice pow) gives
+    C99's special values, whether the exponent is a tile or a scalar: NumPy's ``power`` with
+    a scalar 0.5 exponent takes sqrt (pow(-0, 0.5) = -0, pow(-inf, 0.5) = NaN)."""
+    from cutile.semantics.power import power
+    vals = [0.0, -0.0, math.inf, -math.inf, math.nan, 1.0, -1.0, 2.0, -2.0, 0.5, -0.5, 3.0,
+            -3.0, 2.5, -2.5, 1e300, -1e300, 2.0 ** 60]
+    for x in vals:
+        for y in vals:
+            want = _c_pow(x, y)
+            for got in (float(power(x, y)), float(power(np.array([x]), y)[0]),
+                        float(power(x, np.array([y, y]))[1])):
+                assert same(np.array([got]), [want]), (x, y, got, want)
+    xs = arr([-0.0, -np.inf, 4.0, -1.0], dt.float32)
+    for e in (arr([0.5] * 4, dt.float32), np.float32(0.5)):
+        r = N.binary("pow", xs, e, dt.float32)
+        assert same(r, [0.0, np.inf, 2.0, np.nan]) and not np.signbit(r[0])
+
+
 # -- §13 reductions -------------------------------------------------------------------------------
 def test_reduce_examples_and_axes():  # R-RED-2, R-RED-3
     x = np.arange(8, dtype=np.int32).reshape(2, 4)

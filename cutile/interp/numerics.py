@@ -7,6 +7,7 @@ import math
 import numpy as np
 
 from .. import dtypes as dt
+from ..semantics.power import power
 from . import rounding as rd
 from .matmul_numerics import matmul  # the matmul numerics live there; re-exported
 from .rounding import F64, mode_name, round_from_f64, sgn
@@ -185,7 +186,7 @@ def _float_binary(fn: str, a, b, dtype: dt.DType, mode: str, propagate_nan: bool
             return f(_f32(a), _f32(b)).astype(dtype.np_dtype)  # exact: an operand is chosen
         return f(a, b)
     if fn == "pow":
-        return _math(np.power, [a, b], dtype)
+        return _math(power, [a, b], dtype)
     if fn == "atan2":
         return _math(np.arctan2, [a, b], dtype)
     raise TypeError(f"{fn} is not supported on float dtype {dtype.name}")

@@ -16,6 +16,8 @@ from fractions import Fraction
 
 import numpy as np
 
+from ..semantics.power import power
+
 F32, F64 = np.float32, np.float64
 
 
@@ -242,7 +244,7 @@ for _m in ("rz", "rd", "ru"):
 
 for _name, _fn in {"exp": np.exp, "exp2": np.exp2, "log": np.log, "log2": np.log2,
                    "sin": np.sin, "cos": np.cos, "tan": np.tan, "sinh": np.sinh,
-                   "cosh": np.cosh, "tanh": np.tanh, "pow": np.power,
+                   "cosh": np.cosh, "tanh": np.tanh, "pow": power,
                    "atan2": np.arctan2}.items():
     setattr(SimLibdevice, _name + "f", staticmethod(_via64(_fn, F32)))
     setattr(SimLibdevice, _name, staticmethod(_via64(_fn, F64)))

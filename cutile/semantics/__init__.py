@@ -10,4 +10,5 @@ imports only ``ir``/``dtypes``/``errors`` and NumPy (never numba).
 - ``ub``: ``UB``, the marker exception for detected undefined behaviour.
 - ``pointer``: the view ``Array.from_foreign`` denotes (foreign pointers, §7).
 - ``matmul``: the K chunking of a float16 accumulator (R-MM-7).
+- ``power``: ``pow`` with C99's special cases (NumPy's scalar-exponent shortcut differs).
 """

@@ -312,3 +312,35 @@ def test_float_to_int_out_of_range_saturates_on_the_backend(src):
                       (np.uint64, [0, 2**64 - 1, 0, 2**64 - 1, 0, 3000000000, 0, 7])):
         got = run_on(convert, (1,), (x, np.zeros(16, dst), 16), "numba", poison_outputs=False)
         assert got.arrays["out"][:8].tolist() == want, (dst, got.arrays["out"][:8])
+
+
+# -- pow's special values ---------------------------------------------------------------------
+@ct.kernel
+def pow_tiles(x, y, out, half, T: Constant[int]):
+    a = ct.load(x, (0,), (T,))
+    ct.store(out, (0, 0), ct.reshape(ct.pow(a, ct.load(y, (0,), (T,))), (1, T)))
+    ct.store(out, (1, 0), ct.reshape(ct.pow(a, 0.5), (1, T)))
+    ct.store(out, (2, 0), ct.reshape(ct.astype(a ** half, out.dtype), (1, T)))
+
+
+@pytest.mark.parametrize("dt", [np.float16, np.float32, np.float64], ids=["f16", "f32", "f64"])
+def test_pow_special_values_on_both(dt):
+    """R-MATH-10 (cutile: pow is C99's, as libdevice's on the GPU): zero, infinite and NaN
+    bases and exponents, with a tile exponent, the constant 0.5 and a runtime scalar 0.5,
+    bit-identical on both executors (the simulator's libdevice pow once took NumPy's
+    scalar-exponent sqrt shortcut: pow(-0, 0.5) = -0, pow(-inf, 0.5) = NaN; found by
+    progen seed 77)."""
+    vals = [0.0, -0.0, math.inf, -math.inf, math.nan, 1.0, -1.0, 2.0, -2.0, 0.5, -3.0, 2.5]
+    xs = np.array([a for a in vals for _ in vals], dt)
+    ys = np.array([b for _ in vals for b in vals], dt)
+    T = 256
+    x, y = np.zeros(T, dt), np.ones(T, dt)
+    x[:xs.size], y[:ys.size] = xs, ys
+    ref, got = run_both(pow_tiles, (1,), (x, y, np.zeros((3, T), dt), 0.5, T))
+    a, b = ref[2].view(f"u{np.dtype(dt).itemsize}"), got[2].view(f"u{np.dtype(dt).itemsize}")
+    nan = np.isnan(ref[2]) & np.isnan(got[2])
+    bad = np.argwhere((a != b) & ~nan)
+    assert bad.size == 0, [(i, j, x[j], y[j] if i == 0 else 0.5, ref[2][i, j], got[2][i, j])
+                           for i, j in bad[:8]]
+    assert not np.signbit(ref[2][1, 1]) and ref[2][1, 1] == 0       # pow(-0.0, 0.5) = +0
+    assert ref[2][1, 3 * len(vals)] == np.inf                        # pow(-inf, 0.5) = +inf
