@@ -143,7 +143,7 @@ class MmaPlanner:
         """Whether the float8 B operand of ``op`` is a plain K x N load whose bytes go into
         shared memory transposed: byte by byte from global memory
         (``lower/staging.copy_transposed_bytes``), or, in a pipelined K loop, by ``cp.async`` as
-        they lie and then transposed in shared memory (``_transpose_staged_bytes``)."""
+        they lie and then transposed in shared memory (``staging.transpose_staged_bytes``)."""
         self._direct_map()
         return id(op) in self._ybytes
 

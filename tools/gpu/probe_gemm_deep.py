@@ -10,7 +10,7 @@ Here: the same split and ring (``PROBE_DEEP_RING`` stages of 16 KiB, default 8),
 tiles 128 x 32 with the 64-byte swizzle (one TMA box each per stage), the consumer's slot
 release a predicated ``mbarrier.arrive``, the accumulators stored straight to global memory
 (no TMA store).  Checked exactly against NumPy, timed beside cutile's own matmul at the same
-tiles (``probe_gemm_ws._backend_beside``) in interleaved rounds (``PROBE_ROUNDS``).
+tiles (``probe_gemm_ws.backend_beside``) in interleaved rounds (``PROBE_ROUNDS``).
 """
 
 from __future__ import annotations
@@ -31,15 +31,15 @@ from probe_device import (
     ring_at,
     ring_init,
 )
-from probe_gemm_ws import _backend_beside
+from probe_gemm_ws import backend_beside
 from probe_host import (
-    best_time,
     dev_addr,
     gemm_operands,
     guarded,
     maps_on_device,
     note,
     prepare,
+    report_gemms,
 )
 from probe_ptx import (
     frag_store,
@@ -180,18 +180,8 @@ def probe_gemm_deep(size=4096):
         disp[grid, 256, 0, D_SMEM](dev_addr(maps), c, np.int32(size // D_K))
 
     entries = [(f"mini GEMM {variant()} 128x128x32 (256 threads, {regs} regs)", launch, c)]
-    entries += _backend_beside(a, bt, size)[:1] + _cutile_beside(a, bt, size)
-    rounds = int(os.environ.get("PROBE_ROUNDS", "1"))
-    figures = {label: [] for label, _, _ in entries}
-    for _ in range(rounds):
-        for label, fn, _ in entries:
-            figures[label].append(2 * size ** 3 / best_time(fn, reps=10) / 1e12)
-    for label, _, out in entries:
-        bad = int(np.count_nonzero(out.copy_to_host() != ref))
-        f = figures[label]
-        note(f"{label}, {size}^3", f"{np.median(f):.0f} TFLOP/s ("
-             + " ".join(f"{v:.0f}" for v in f) + "), "
-             + ("exact" if bad == 0 else f"{bad} elements WRONG"))
+    entries += backend_beside(a, bt, size)[:1] + _cutile_beside(a, bt, size)
+    report_gemms(entries, size, ref)
 
 
 def _cutile_beside(a, bt, size):

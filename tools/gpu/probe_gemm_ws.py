@@ -38,13 +38,12 @@ from probe_device import (
 )
 from probe_gemm import GB_M
 from probe_host import (
-    best_time,
     dev_addr,
     gemm_operands,
     guarded,
     maps_on_device,
-    note,
     prepare,
+    report_gemms,
 )
 from probe_ptx import (
     frag_store,
@@ -197,9 +196,8 @@ def gemm_ws_kernels():
 
 @guarded("mini GEMM variants")
 def probe_gemm_ws(size=4096):
-    """Every variant and cutile's own matmul beside them, each checked once, then timed in
-    ``PROBE_ROUNDS`` interleaved rounds (default 1: one card's clocks drift between
-    processes and over a run; interleaving compares like with like)."""
+    """Every variant and cutile's own matmul beside them, timed and checked by
+    ``probe_host.report_gemms``."""
     a, bt, da, dbt, ref = gemm_operands(size)
     maps = maps_on_device(da, dbt)
     grid = (size // GB_N, size // GB_M)
@@ -213,21 +211,11 @@ def probe_gemm_ws(size=4096):
             disp[grid, nt, 0, smem](dev_addr(maps), c, np.int32(size // 64))
 
         entries.append((f"mini GEMM {name} ({nt} threads, {regs} regs)", launch, c))
-    entries += _backend_beside(a, bt, size)
-    rounds = int(os.environ.get("PROBE_ROUNDS", "1"))
-    figures = {label: [] for label, _, _ in entries}
-    for _ in range(rounds):
-        for label, launch, _ in entries:
-            figures[label].append(2 * size ** 3 / best_time(launch, reps=10) / 1e12)
-    for label, launch, c in entries:
-        bad = int(np.count_nonzero(c.copy_to_host() != ref))
-        f = figures[label]
-        each = "" if rounds == 1 else " (" + " ".join(f"{v:.0f}" for v in f) + ")"
-        note(f"{label}, {size}^3", f"{np.median(f):.0f} TFLOP/s{each}, "
-             + ("exact" if bad == 0 else f"{bad} elements WRONG"))
+    entries += backend_beside(a, bt, size)
+    report_gemms(entries, size, ref)
 
 
-def _backend_beside(a, bt, size):
+def backend_beside(a, bt, size):
     """cutile's own matmul (``benchmarks/gpu.py``'s kernel: the backend's cp.async + wgmma
     mainloop) on the same operands, float32 output: (label, launch, output) at the
     benchmark's 128 x 128 x 32 tiles and at the mini GEMM's 128 x N x 64."""

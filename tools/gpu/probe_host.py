@@ -85,6 +85,24 @@ def best_time(fn, reps=5, burst=10):
     return best
 
 
+def report_gemms(entries, size, ref):
+    """Time every GEMM of ``entries`` ((label, launch, output with ``copy_to_host``)) in
+    ``PROBE_ROUNDS`` interleaved rounds (default 1: a card's clocks drift between processes
+    and over a run, so interleaving compares like with like), then note each one's median
+    TFLOP/s, every round's figure, and whether its output equals ``ref`` exactly."""
+    rounds = int(os.environ.get("PROBE_ROUNDS", "1"))
+    figures = {label: [] for label, _, _ in entries}
+    for _ in range(rounds):
+        for label, launch, _ in entries:
+            figures[label].append(2 * size ** 3 / best_time(launch, reps=10) / 1e12)
+    for label, _, out in entries:
+        bad = int(np.count_nonzero(out.copy_to_host() != ref))
+        f = figures[label]
+        each = "" if rounds == 1 else " (" + " ".join(f"{v:.0f}" for v in f) + ")"
+        note(f"{label}, {size}^3", f"{np.median(f):.0f} TFLOP/s{each}, "
+             + ("exact" if bad == 0 else f"{bad} elements WRONG"))
+
+
 def guarded(title):
     def deco(f):
         def run(*a):
