@@ -184,6 +184,16 @@ def numba_wgmma_sim() -> bool:
     return os.environ.get("CUTILE_NUMBA_WGMMA", "").strip().lower() == "sim"
 
 
+def numba_tma() -> str:
+    """``CUTILE_NUMBA_TMA``: the warp-specialised TMA K loop of a float16/bfloat16 wgmma
+    matmul (``numba_backend/ws_plan.py``).  ``1`` (default): where the block is alone on its
+    SM anyway (the wide tiles, where it measured 1.2-1.4x the cp.async loop); ``all``: every
+    K loop it applies to; ``0``: never; ``sim``: as ``all`` under the simulator (with
+    ``CUTILE_NUMBA_WGMMA=sim``; off there otherwise)."""
+    v = os.environ.get("CUTILE_NUMBA_TMA", "1").strip().lower()
+    return {"false": "0", "no": "0", "true": "1", "yes": "1"}.get(v, v)
+
+
 def numba_store_exchange() -> bool:
     """``CUTILE_NUMBA_STORE_EXCHANGE=1``: coalescing exchange before a fragment store."""
     return os.environ.get("CUTILE_NUMBA_STORE_EXCHANGE", "0").strip() == "1"

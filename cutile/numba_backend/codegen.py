@@ -20,14 +20,15 @@ from ..ir import ops
 from ..ir.core import KernelIR, Op, Region, Value
 from ..ir.effects import array_roots
 from ..ir.types import ArrayType
-from . import exprs, minifloat, rt
+from . import exprs, minifloat, rt, ws_plan
 from . import layout as L
 from .assign import Assignment
 from .barriers import BarrierState
 from .device_limits import device_compute_capability
 from .emitter import Emitter, describe_op
 from .global_order import GlobalAccesses
-from .lower import load_lowerings
+from .lower import load_lowerings, matmul_ws
+from .lower.matmul_tc import pipelined_buffers
 from .mma_plan import ffma_usable, tensor_cores_usable, wgmma_usable
 from .smem import SmemPlan, smem_itemsize
 from .threads import min_blocks
@@ -61,6 +62,11 @@ class Gen:
         self.assign = Assignment(ir, T, tensor_cores=tensor_cores, cp_async=self.cp_async,
                                  ffma=self.ffma, wgmma=self.wgmma, reg_cap=cap)
         self.mma = self.assign.mma             # each Mma's path and operand staging
+        # the warp-specialised TMA K loop (ws_plan.py): the launch's TMA-ready arrays decide
+        self.ws = ws_plan.find(self.mma, ir, frozenset(f[1] for f in full if f[0] == "tma"))
+        self.mma.ws = self.ws
+        # threads per block: the kernel's T, and the producer warpgroup of a TMA K loop
+        self.block_threads = T if self.ws is None else self.ws.block_threads
         # alignment= is refused by the simulator (where 16-byte alignment does not matter)
         self.smem = SmemPlan(shared=shared_smem, aligned=not rt.simulator())
         self.bar = BarrierState()
@@ -295,8 +301,15 @@ class Gen:
         return self.smem.buffer(site, slot, exprs.cast(dtype), nelems, align16, align1024)
 
     def barrier(self) -> None:
-        self.line("cuda.syncthreads()")
+        self.line(self.barrier_line())
         self.bar.barrier()
+
+    def barrier_line(self) -> str:
+        """A barrier of the kernel's ``T`` threads: the whole block's, or, beside a producer
+        warpgroup (``ws_plan.py``), the consumers' named barrier."""
+        if self.ws is None:
+            return "cuda.syncthreads()"
+        return f"bar_sync_named(i32({matmul_ws.CONSUMER_BARRIER}), i32({self.T}))"
 
     def smem_write(self, buf: str, lay: L.Layout, regs: list[str], dtype, weights,
                    swizzle: tuple | None = None) -> None:
@@ -463,13 +476,39 @@ class Gen:
                 name = f"s{i}"
                 self.set(p, TV(self.scalar_layout(), [name], p.type.dtype))
             self.params.append(name)
-        self.emit_region(ir.body)
+        if self.ws is None:
+            self.emit_region(ir.body)
+        else:
+            self._generate_ws()
         return self.assemble()
+
+    def _generate_ws(self) -> None:
+        """The kernel beside a producer warpgroup (``lower/matmul_ws.py``'s shape): the ring
+        set up, the producer's scalars, the consumers' branch (the kernel as written), then
+        the producer's."""
+        ws = self.ws
+        matmul_ws.init(self, ws)
+        for op in ws.slice_ops:
+            self.emit_op(op)
+        bufs = pipelined_buffers(self, ws.op, self.mma.tc_plan(ws.op))
+        main, self.e = self.e, Emitter(indent=self.e.level + 1)
+        matmul_ws.produce(self, ws, bufs)
+        producer, self.e = self.e, main
+        self.line(f"if tid < {self.T}:")
+        with self.e.indent():
+            mark = self.e.mark()
+            self.emit_region(self.ir.body)
+            self.e.ensure_body(mark)
+        self.line(f"elif tid == {self.T}:")
+        self.e.splice(self.e.mark(), producer)
+        self.bar = self.bar or BarrierState()
 
     def assemble(self) -> str:
         body_lines = self.e.lines
         stride_params = [f"st{r}_{ax}" for r, ax in sorted(self.strides_used)]
         params = self.params + ["gd0", "gd1", "gd2"] + stride_params
+        if self.ws is not None:
+            params.append("tmaps")          # the operands' tensor maps (tma.py)
         if self.asserts:
             params.append("aerr")
         params += [f"gs_{c}" for c in self.smem.scratch_casts]     # the global workspace

@@ -36,7 +36,7 @@ def emit(g, region: Region, lhs, rhs) -> tuple:
         g.emit_op(op)
     if out is None:
         raise TileInternalError("combiner region without a yield")
-    if any(ln.strip() == "cuda.syncthreads()" for ln in g.e.lines[mark:]):
+    if any(ln.strip() == g.barrier_line() for ln in g.e.lines[mark:]):
         # combine sites sit in per-thread code: a barrier there could deadlock the block
         raise TileInternalError("numba backend: a combiner region needed a barrier")
     return tuple(out)

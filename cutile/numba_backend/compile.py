@@ -24,9 +24,10 @@ from ..ir import ops
 from ..ir.core import KernelIR, walk
 from ..ir.effects import FOREIGN, written_roots
 from ..ir.types import ArrayType
-from . import compat, direct, diskcache, fulltile, numba_speedups, rt
+from . import compat, direct, diskcache, fulltile, numba_speedups, rt, tma, ws_plan
 from .codegen import Gen, kernel_fn_name
 from .device_limits import check_compute_capability, device_compute_capability, smem_budget
+from .lower import matmul_ws
 from .params import Packer, argument_types
 from .smem import SOFT_BUDGET
 from .threads import launch_bounds, min_blocks
@@ -51,6 +52,10 @@ class Compiled:
         self.filename = filename
         self.dispatcher = dispatcher
         self.T = T
+        # threads per block: T, or T and a TMA producer warpgroup (ws_plan.py)
+        self.block_threads = gen.block_threads
+        # the operands' tensor maps of a TMA K loop (tma.MapSpec each; the launch encodes them)
+        self.tma_specs = matmul_ws.map_specs(gen.ws) if gen.ws is not None else ()
         self.smem_bytes = gen.smem.total_bytes
         self.static_smem = gen.smem.static_bytes
         self.dyn_smem = gen.smem.dynamic_bytes          # passed with every launch
@@ -69,7 +74,7 @@ class Compiled:
         self.strides_used = sorted(gen.strides_used)
         self.strides_of = {r for r, _ in self.strides_used}   # params whose strides it queries
         self.line_ops = gen.line_ops
-        self.n_barriers = source.count("cuda.syncthreads()")   # barriers in the source
+        self.n_barriers = source.count(gen.barrier_line())   # barriers in the source
         self.smem_shared = gen.smem.shared
         # GPU only (see params.py): one eagerly compiled kernel per tuple of array layouts
         self.variants: dict[tuple, Variant] = {}
@@ -91,7 +96,8 @@ class Compiled:
                 if v is None:
                     argtypes = argument_types(self.ir, len(self.strides_used), layouts,
                                               bool(self.asserts),
-                                              tuple(c for c, _ in self.scratch))
+                                              tuple(c for c, _ in self.scratch),
+                                              bool(self.tma_specs))
                     key = target = loaded = None
                     if config.cache_enabled():
                         try:
@@ -219,7 +225,7 @@ def compile_kernel(ir: KernelIR, T: int, mma_acc: str | None = None,
            config.numba_tensor_cores_sim(), config.numba_cp_async(), config.numba_ffma(),
            config.numba_ffma_sim(), config.numba_wgmma(), config.numba_wgmma_deferred(),
            config.numba_store_exchange(),
-           config.numba_wgmma_sim(), full,
+           config.numba_wgmma_sim(), config.numba_tma(), full,
            min_blocks(ir, T), config.numba_smem_limit(), config.numba_lineinfo(),
            config.numba_direct())
     ck = _cache.get(ir, {}).get(key)
@@ -243,12 +249,14 @@ def _compile(ir: KernelIR, T: int, mma_acc: str, full: frozenset = frozenset()) 
     gen.smem.check(budget, ir.name)
     check_compute_capability(gen.min_cc, device_compute_capability())
     source = gen.source
-    bounds = None if rt.simulator() else launch_bounds(ir, T)  # the simulator's jit takes none
+    # the simulator's jit takes no bounds; a producer warpgroup counts (gen.block_threads)
+    bounds = None if rt.simulator() else launch_bounds(ir, gen.block_threads)
+    nt = gen.block_threads
     if bounds is not None and len(bounds) == 2:
-        source += (f"\n# launch_bounds={bounds}: ptxas fits {bounds[1]} blocks of {T} threads "
+        source += (f"\n# launch_bounds={bounds}: ptxas fits {bounds[1]} blocks of {nt} threads "
                    f"per SM\n")
     elif bounds is not None:
-        source += (f"\n# launch_bounds={bounds}: ptxas keeps to {65536 // T} registers per "
+        source += (f"\n# launch_bounds={bounds}: ptxas keeps to {65536 // nt} registers per "
                    f"thread\n")
     digest = hashlib.sha1(source.encode()).hexdigest()[:10]
     filename = f"<cutile-numba:{ir.name}:{digest}>"
@@ -271,4 +279,9 @@ def _compile(ir: KernelIR, T: int, mma_acc: str, full: frozenset = frozenset()) 
 def full_tiles(ir: KernelIR, T: int, mma_acc: str | None, leaves: list) -> frozenset:
     """The launch's full-tile facts (``fulltile.py``): part of the compiled kernel's key."""
     reqs = fulltile.requirements(ir, T, mma_acc or env_mma_acc())
-    return fulltile.facts(reqs, leaves) if reqs else frozenset()
+    if not reqs:
+        return frozenset()
+    out = fulltile.facts(reqs, leaves)
+    if ws_plan.mode() != "0":
+        out |= tma.facts(ir, reqs, leaves)     # where a TMA K loop may read them (ws_plan.py)
+    return out

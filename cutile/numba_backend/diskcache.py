@@ -125,7 +125,7 @@ def save_cubin(key: str, ck, code, entry: str, argtypes, target: dict) -> bool:
         cache.stats.note(f"save {ck.name}: no cubin bytes in {type(code)}")
         return False
     meta = {"kernel": ck.name, "target": target["arch"], "entry": entry,
-            "threads": ck.T, "shared_bytes": ck.smem_bytes,
+            "threads": ck.block_threads, "shared_bytes": ck.smem_bytes,
             "argtypes": [str(t) for t in argtypes]}
     return cache.store(key, cubin, meta)
 

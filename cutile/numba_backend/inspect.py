@@ -119,7 +119,7 @@ def inspect_kernel(ir, grid, leaves, *, threads=None, mma_acc=None) -> KernelInf
     ck = compile_kernel(ir, T, mma_acc, full_tiles(ir, T, mma_acc, leaves))
     regs = registers(ck)
     lim = device_limits()
-    occ, blocks, limiter = occupancy(T, ck.smem_bytes, regs, lim)
-    return KernelInfo(ir.name, ck.source, T, ck.smem_bytes, regs, ck.n_barriers, occ, blocks,
+    occ, blocks, limiter = occupancy(ck.block_threads, ck.smem_bytes, regs, lim)
+    return KernelInfo(ir.name, ck.source, ck.block_threads, ck.smem_bytes, regs, ck.n_barriers, occ, blocks,
                       limiter, lim, ck.static_smem, ck.dyn_smem, ck.plan, ck.scratch_bytes,
                       ck.path or "")

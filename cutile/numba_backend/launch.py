@@ -32,7 +32,7 @@ from ..errors import (
 from ..ir.core import KernelIR
 from ..ir.types import ArrayType
 from ..streams import stream_handle
-from . import diskcache, rt
+from . import diskcache, rt, tma
 from .compile import Compiled, compile_kernel, full_tiles, opt_in_dynamic_smem
 from .devices import current_device_id, launch_device, on_device
 from .emitter import describe_op
@@ -150,6 +150,8 @@ def marshal(ck: Compiled, grid: tuple, leaves: list, stream):
     args += [np.int32(g) for g in grid]
     for r, ax in ck.strides_used:
         args.append(np.int64(logical_strides[r][ax]))
+    if ck.tma_specs:                # the operands' tensor maps (tma.py): args[i] is param i's
+        args.append(np.int64(tma.maps_argument(ck.tma_specs, args, rt.simulator())))
     if ck.asserts:
         args.append(cuda.to_device(np.zeros(4, np.int64)))
     if ck.scratch:                  # the global workspace (smem.py): one row per CUDA block
@@ -248,7 +250,7 @@ def _run(ir: KernelIR, grid: tuple, leaves: list, stream, threads: int | None,
                 # NumPy scalar arithmetic warns on the integer wrap-around and IEEE specials
                 # that are the intended semantics (R-MATH-4).
                 warnings.simplefilter("ignore", RuntimeWarning)
-                ck.dispatcher[cuda_grid(grid), T, st, ck.dyn_smem](*args)
+                ck.dispatcher[cuda_grid(grid), ck.block_threads, st, ck.dyn_smem](*args)
         elif ck.prints:                 # its text on sys.stdout before we return (printf_rt.py)
             with to_sys_stdout(st.synchronize):
                 _launch_gpu(ck, cuda_grid(grid), args, st, core)
@@ -302,16 +304,16 @@ def _launch_gpu(ck: Compiled, grid3: tuple, args: list, st, core) -> None:
             ck.dispatcher.compile(tuple(ck.dispatcher.typeof_pyval(a) for a in nb))
             for kern in ck.dispatcher.overloads.values():
                 opt_in_dynamic_smem(kern, ck.dyn_smem)
-        ck.dispatcher[grid3, ck.T, st, ck.dyn_smem](*nb)
+        ck.dispatcher[grid3, ck.block_threads, st, ck.dyn_smem](*nb)
         return
-    key = (grid3, ck.T, ck.dyn_smem)
+    key = (grid3, ck.block_threads, ck.dyn_smem)
     cfg = _configs.get(key)
     if cfg is None:
         from cuda.core import LaunchConfig
         with _lock:
             if len(_configs) > 1024:
                 _configs.clear()
-            cfg = _configs[key] = LaunchConfig(grid=grid3, block=(ck.T, 1, 1),
+            cfg = _configs[key] = LaunchConfig(grid=grid3, block=(ck.block_threads, 1, 1),
                                               shmem_size=ck.dyn_smem)
     from cuda.core import launch
     launch(core, cfg, var.handle(), *var.packer.pack(values))

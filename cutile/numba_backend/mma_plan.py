@@ -86,6 +86,9 @@ class MmaPlanner:
         self.reg_cap = reg_cap                  # registers per thread the launch bound allows
         self.ffma = ffma                        # float32 mma: ffma.py's plan where it applies
         self.cp_async = cp_async
+        # the warp-specialised TMA K loop of this kernel (ws_plan.py; set by the generator,
+        # which knows the launch's facts): its mma's deferred wait and slots differ
+        self.ws = None
         self._direct: dict[int, tuple] | None = None
         self._ytrans: set = set()
         self._ybytes: set = set()
@@ -280,11 +283,13 @@ class MmaPlanner:
         blocks share an SM (``2 * DEFERRED_SMEM`` of shared memory)."""
         plan = self.tc_plan(op)
         loop = self.pipelined(op)
-        if not isinstance(plan, wgmma.WGPlan) or loop is None or plan.promotes or \
-                not config.numba_wgmma_deferred():
+        if not isinstance(plan, wgmma.WGPlan) or loop is None or plan.promotes:
             return None
-        if (self.stages(op) + 1) * plan.esize * (plan.M * plan.K + plan.K * plan.N) \
-                > DEFERRED_SMEM:
+        # the TMA ring releases a slot when its wgmmas retire: deferring costs no slot there
+        if not self.tma_ring(op) and (
+                not config.numba_wgmma_deferred()
+                or (self.stages(op) + 1) * plan.esize * (plan.M * plan.K + plan.K * plan.N)
+                > DEFERRED_SMEM):
             return None
         y = loop.body.ops[-1] if loop.body.ops else None
         if not isinstance(y, ops.Yield) or self.ix.uses.get(id(op.result)) != 1:
@@ -299,7 +304,13 @@ class MmaPlanner:
     def slots(self, op) -> int:
         """Operand buffer slots of a pipelined ``Mma``: its stages, one more with a deferred
         wgmma wait (the slot its in-flight wgmmas still read)."""
+        if self.tma_ring(op):
+            return self.stages(op)
         return self.stages(op) + (self.deferred_wait(op) is not None)
+
+    def tma_ring(self, op) -> bool:
+        """Whether ``op``'s K loop is the warp-specialised TMA form (``ws_plan.py``)."""
+        return self.ws is not None and self.ws.op is op
 
     def pipelined_in(self, loop) -> list:
         """The mmas that pipeline the ``For`` ``loop`` (its prologue issues their first

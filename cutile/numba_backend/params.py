@@ -61,9 +61,11 @@ def storage_itemsize(d: dt.DType) -> int:
 
 
 def argument_types(ir, n_strides: int, layouts: tuple | None = None,
-                   assert_buffer: bool = False, scratch: tuple = ()) -> tuple:
+                   assert_buffer: bool = False, scratch: tuple = (),
+                   tensor_maps: bool = False) -> tuple:
     """Numba types of the generated kernel's parameters, in order: the kernel's arrays and
-    scalars, the three grid extents, the array strides the kernel queries, the ``assert_``
+    scalars, the three grid extents, the array strides the kernel queries, the address of
+    the operands' TMA tensor maps (``tensor_maps``: ``tma.py``), the ``assert_``
     record (``assert_buffer``), then one workspace array per cast of ``scratch``.  ``layouts``
     gives each array's Numba layout ("C": C-contiguous, addresses computed from the shape;
     "A": any strides); all "A" by default."""
@@ -79,6 +81,8 @@ def argument_types(ir, n_strides: int, layouts: tuple | None = None,
         else:
             out.append(_numba_scalar(p.type.dtype))
     out += [types.int32] * 3 + [types.int64] * n_strides
+    if tensor_maps:
+        out.append(types.int64)
     if assert_buffer:                   # ``aerr``: the assert_ failure record (lower/debug.py)
         out.append(types.Array(types.int64, 1, "C"))
     for cast in scratch:                # ``gs_<cast>``: the global workspace (smem.py)

@@ -347,7 +347,8 @@ def _from_asm(name: str):
     return intrinsic(ns[name])
 
 
-GENERATED_PREFIXES = ("wgmma_", "fence_proxy_async", "smem_addr32", "selp_f")
+GENERATED_PREFIXES = ("wgmma_", "fence_", "smem_addr32", "selp_f", "mbar_", "tma_load_",
+                      "bar_sync_named")
 
 
 INTRINSICS = {"mma_f16": mma_f16, "mma_bf16": mma_bf16, "mma_tf32": mma_tf32,

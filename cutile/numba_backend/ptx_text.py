@@ -115,6 +115,7 @@ def _asm() -> dict:
     # shared-memory writes (st.shared, cp.async: the generic proxy) before the wgmmas that
     # read them through the async proxy
     out["fence_proxy_async"] = ("fence.proxy.async.shared::cta;", "~{memory}", "", "")
+    out.update(_tma_asm())
     # the 32-bit shared-window address of buf[i] (for descriptors and alignment)
     out["smem_addr32"] = ("mov.u32 $0, $1;", "=r,r", "As", "I")
     # a float select the optimiser cannot see through: NVVM rewrites ``x < 0 ? x : 0`` into
@@ -126,6 +127,49 @@ def _asm() -> dict:
     return out
 
 
+# -- Hopper (sm_90): mbarriers, TMA tile loads and named barriers (lower/matmul_ws.py) -----
+
+TMA_MAX_RANK = 5
+
+
+def _tma_asm() -> dict:
+    """The warp-specialised K loop's instructions (``tools/gpu/probe_gemm_ws.py`` measured them
+    first).  Barrier addresses are 32-bit shared-window addresses; a tensor map is named by the
+    64-bit global address of its 128 bytes (a kernel parameter: ``tma.py``)."""
+    out = {
+        "mbar_init": ("mbarrier.init.shared::cta.b64 [$0], $1;", "r,r,~{memory}", "II", ""),
+        # the initialised barriers made visible to the async proxy (TMA's complete_tx)
+        "fence_mbar_init": ("fence.mbarrier_init.release.cluster;", "~{memory}", "", ""),
+        # the host wrote the tensor map (generic proxy) before the launch; the copy engine
+        # reads it through the tensormap proxy
+        "fence_tensormap": ("fence.proxy.tensormap::generic.acquire.gpu [$0], 128;",
+                            "l,~{memory}", "l", ""),
+        "mbar_expect_tx": ("mbarrier.arrive.expect_tx.shared::cta.b64 _, [$0], $1;",
+                           "r,r,~{memory}", "II", ""),
+        # an arrival only where $1 is non-zero, without a branch (a branch between two wgmma
+        # groups in flight makes ptxas serialise them, C7515)
+        "mbar_arrive_if": ("{ .reg .pred p; setp.ne.u32 p, $1, 0; "
+                           "@p mbarrier.arrive.shared::cta.b64 _, [$0]; }", "r,r,~{memory}",
+                           "II", ""),
+        # until the phase of parity $1 of the barrier at $0 has completed (labels inside a
+        # braced block are local to it, so the text may be inlined any number of times)
+        "mbar_wait": ("{ .reg .pred p; LAB_WAIT: "
+                      "mbarrier.try_wait.parity.shared::cta.b64 p, [$0], $1; "
+                      "@!p bra LAB_WAIT; }", "r,r,~{memory}", "II", ""),
+        # a barrier over the first $1 threads of the block only (the consumers; the producer
+        # warpgroup never reaches it)
+        "bar_sync_named": ("bar.sync $0, $1;", "r,r,~{memory}", "ii", ""),
+    }
+    for n in range(1, TMA_MAX_RANK + 1):
+        coords = ", ".join(f"${2 + i}" for i in range(n))
+        out[f"tma_load_{n}d"] = (
+            f"cp.async.bulk.tensor.{n}d.shared::cluster.global.mbarrier::complete_tx::bytes "
+            f"[$0], [$1, {{{coords}}}], [${2 + n}];",
+            ",".join(["r", "l"] + ["r"] * n + ["r", "~{memory}"]), "Il" + "i" * n + "I", "")
+    return out
+
+
 ASM = _asm()
 # the intrinsics ptx.py marks as having side effects (kept in order around barriers)
-SIDE_EFFECT = {k: True for k in ASM if k.startswith(("ldsm", "cp_async", "wgmma", "fence"))}
+SIDE_EFFECT = {k: True for k in ASM if k.startswith(("ldsm", "cp_async", "wgmma", "fence", "mbar",
+                                                     "tma_", "bar_sync"))}

@@ -20,6 +20,7 @@ from .casts import NUMPY_TYPES
 from .printf_rt import cu_printf
 from .ptx_sim import SIM_INTRINSICS
 from .sim_libdevice import SimLibdevice
+from .tma_sim import SIM_TMA
 
 _simulator: bool | None = None
 
@@ -43,6 +44,7 @@ def namespace() -> dict:
     if simulator():
         ns["libdevice"] = SimLibdevice
         ns.update(SIM_INTRINSICS)       # CUTILE_NUMBA_TENSOR_CORES=sim (tests)
+        ns.update(SIM_TMA)              # CUTILE_NUMBA_TMA=sim (tests)
     else:
         from numba.cuda import libdevice
 

@@ -46,12 +46,14 @@ def for_(g, op):
         g.alias(iv, g.scalar_layout(), [ivname])
 
     pipes = g.mma.pipelined_in(op)
-    for mma in pipes:                       # issue the first iteration's operand copies
+    copied = [m for m in pipes if not g.mma.tma_ring(m)]    # TMA rings: the producer's loads
+    for mma in copied:                      # issue the first iteration's operand copies
         matmul_tc.prologue(g, mma, g.mma.staging_plan(mma), op)
     g.emit_loop(f"for {raw} in range({start}, {stop}, {step}):", frame, op.body, bind,
                 normal_exit=True)
-    if pipes:
+    if copied:
         g.line("cp_async_wait_all()")       # the copies issued for the iteration after the last
+    if pipes:
         if not g.loops:                     # no iteration of an outer loop stages them again
             for mma in pipes:
                 g.smem.retire(matmul_tc.pipelined_buffers(g, mma, g.mma.staging_plan(mma)))

@@ -23,6 +23,7 @@ from ...ir import ops
 from ..ffma import FFMAPlan
 from ..tensorcore import INT_KINDS, TCPlan
 from ..wgmma import WGPlan
+from . import matmul_ws
 from .index import bid_exprs
 from .matmul_ffma import compute as compute_ffma
 from .staging import copy_transposed_bytes, stage, stage_direct, transpose_staged_bytes
@@ -36,6 +37,11 @@ def mma_tc(g, op, plan: TCPlan) -> None:
     x, y, acc = op.x, op.y, op.acc
     xl, yl = g.mma.direct_operands(op)
     pipe = pipelined(g, op)
+    if pipe is not None and g.mma.tma_ring(op):
+        out, acc_regs = plan.layout(), g.get(op.acc, plan.layout())
+        bufa, bufb = pipelined_buffers(g, op, plan)
+        return matmul_ws.consume(g, op, plan, pipe, lambda ab, bb, note, wait: _compute(
+            g, op, plan, bufa, bufb, acc_regs, out, ab, bb, note, wait))
     if pipe is not None:
         return _mma_pipelined(g, op, plan, xl, yl, pipe)
     M, N, K = plan.M, plan.N, plan.K
@@ -257,7 +263,7 @@ def transposed_buffer(g, op, plan: TCPlan) -> str:
                     align16=True, align1024=True)
 
 
-def _subst(g, lds, iv, iv_expr: str) -> dict:
+def index_subst(g, lds, iv, iv_expr: str) -> dict:
     """Index expressions of the loads with the induction variable at ``iv_expr`` (block ids
     and constants spelled out: the prologue runs before the loop body defines them)."""
     sub = {id(iv): iv_expr}
@@ -291,7 +297,7 @@ def prologue(g, op, plan: TCPlan, for_op) -> None:
     start, step = g.scalar(for_op.start), g.scalar(for_op.step)
     for s in range(g.mma.stages(op) - 1):
         it = f"(i64({start}) + {s} * i64({step}))" if s else f"{start}"
-        sub = _subst(g, (xl, yl), for_op.body.args[0], it)
+        sub = index_subst(g, (xl, yl), for_op.body.args[0], it)
         wg = isinstance(plan, WGPlan)
         raw_b = g.mma.copies_transposed(op)     # B lands as it lies (K x N), transposed later
         stage_direct(g, xl, bufa, plan.T, f"{s * plan.M * plan.K} + " if s else "", sub, wg)
@@ -329,7 +335,7 @@ def _mma_pipelined(g, op, plan: TCPlan, xl, yl, for_op) -> None:
     if wg:
         g.line("fence_proxy_async()")       # the landed copies -> the wgmma's reads
     g.barrier()
-    nxt = _subst(g, (xl, yl), iv, f"(i64({ivs}) + {S - 1} * i64({step}))")
+    nxt = index_subst(g, (xl, yl), iv, f"(i64({ivs}) + {S - 1} * i64({step}))")
     raw_b = g.mma.copies_transposed(op)
     stage_direct(g, xl, bufa, plan.T, f"({nx} * {M * K}) + ", nxt, wg)
     stage_direct(g, yl, bufb, plan.T, f"({nx} * {K * N}) + ", nxt, wg and not raw_b)

@@ -1,0 +1,132 @@
+"""Where a K loop takes Hopper's warp-specialised TMA form (``lower/matmul_ws.py`` emits it).
+
+The cp.async K loop (``mma_plan.MmaPlanner.pipelined``) has every thread copy its share of the
+next operand tiles and meet at a block barrier each step.  In the warp-specialised form the
+block gets one more warpgroup, the *producer*: one of its threads issues each stage's tiles as
+TMA loads (``cp.async.bulk.tensor``: the copy engine moves the box, zero-filled outside the
+array, into the swizzled layout the wgmma descriptors read) once the consumers released the
+slot, and an ``mbarrier`` per slot counts the bytes landing; the ``T`` consumer threads (the
+kernel's own) wait for a slot's barrier, run the wgmmas and release the slot, with no block
+barrier in the loop.  ``tools/gpu/probe_gemm_ws.py`` measured 604-626 TFLOP/s for it against
+the cp.async loop's 439-465 at 128 x 256 tiles on an H200.
+
+``find`` decides, once per generated kernel, from facts the planner and the launch give:
+
+- the kernel has one ``Mma``, a float16/bfloat16 wgmma (not float8's promoted sums) whose K
+  loop pipelines with both operands staged as they lie (no byte transpose);
+- the loop stands in the kernel's top-level region and its bounds and the loads' indices
+  other than the induction variable are computed from constants, block ids, grid sizes,
+  array extents and scalar parameters (``slice_ops``: the producer evaluates them too, before
+  the warpgroups part);
+- each operand array is a kernel parameter the launch found TMA-ready (``tma.facts``: 16-byte
+  aligned base and strides, unit element stride, rank <= 5);
+- no ``assert_`` (its ``syncthreads_and`` is a whole-block barrier the producer never meets)
+  and no ``return`` before the kernel's end (the producer would wait for releases forever);
+- tiles of at most ``TMA_MAX_BOX`` rows (one box per 128-byte column panel);
+- ``CUTILE_NUMBA_TMA`` (``config.numba_tma``): by default only blocks already alone on their
+  SM (``MmaPlanner.alone_on_sm``: at 128 x 128 the probe's TMA form did not beat cp.async).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .. import config
+from ..ir import ops
+from ..ir.core import walk
+from ..ir.types import ArrayType
+from . import rt
+from .wgmma import WGPlan
+
+TMA_MAX_BOX = 256           # elements along one dimension of a TMA box
+PRODUCER_THREADS = 128      # one warpgroup: a whole one keeps the consumers' warpgroups aligned
+# scalar ops the producer may evaluate before the warpgroups part (pure, no shared memory)
+SLICE_OPS = (ops.Constant, ops.BlockId, ops.NumBlocks, ops.ArrayDim, ops.Binary, ops.Unary,
+             ops.Compare, ops.Convert, ops.Select)
+
+
+@dataclass(frozen=True)
+class WSPlan:
+    op: ops.Mma                 # the wgmma the ring feeds
+    loop: ops.For               # its K loop (top level)
+    loads: tuple                # (A load, B load): staged by TMA, emitting nothing themselves
+    params: tuple               # kernel parameter index of each load's array
+    slice_ops: tuple            # top-level scalar ops the producer needs, in program order
+    stages: int                 # ring slots
+    T: int                      # consumer threads (the kernel's own)
+
+    @property
+    def block_threads(self) -> int:
+        return self.T + PRODUCER_THREADS
+
+
+def mode() -> str:
+    """``config.numba_tma`` as it applies here: ``"0"``, ``"1"`` (alone-on-SM blocks) or
+    ``"all"``; under the simulator ``"all"`` when asked for (``sim``/``all``), else ``"0"``."""
+    m = config.numba_tma()
+    if rt.simulator():
+        return "all" if m in ("sim", "all") else "0"
+    return m if m in ("0", "1", "all") else "1"
+
+
+def find(planner, ir, tma_params: frozenset) -> WSPlan | None:
+    """The warp-specialised plan of kernel ``ir`` (None: the cp.async forms stay)."""
+    m = mode()
+    if m == "0" or not planner.wgmma:
+        return None
+    mmas = [o for o in walk(ir.body) if isinstance(o, ops.Mma)]
+    if len(mmas) != 1 or any(isinstance(o, ops.Assert) for o in walk(ir.body)):
+        return None
+    # a return before the loop would leave the producer waiting for releases forever
+    if any(isinstance(o, ops.Return) for o in walk(ir.body) if o is not ir.body.ops[-1]):
+        return None
+    op = mmas[0]
+    plan = planner.tc_plan(op)
+    if not isinstance(plan, WGPlan) or plan.promotes or planner.copies_transposed(op):
+        return None
+    if m == "1" and not planner.alone_on_sm(plan):
+        return None
+    loop = planner.pipelined(op)
+    if loop is None or planner.ix.place[id(loop)][0] is not ir.body:
+        return None
+    xl, yl = planner.direct_operands(op)
+    pidx = {id(p): i for i, p in enumerate(ir.params)}
+    params = tuple(pidx.get(id(ld.array)) for ld in (xl, yl))
+    if any(i is None or i not in tma_params for i in params) or \
+            any(ld.shape[-2] > TMA_MAX_BOX for ld in (xl, yl)):
+        return None
+    iv = loop.body.args[0]
+    # block ids and constants among the indices are spelled out where used (index_subst)
+    needed = [loop.start, loop.stop, loop.step] + [
+        v for ld in (xl, yl) for v in ld.index
+        if v is not iv and planner.ix.invariant_index(v) is None]
+    sl = _slice(planner.ix, ir, needed)
+    if sl is None:
+        return None
+    return WSPlan(op, loop, (xl, yl), params, sl, planner.stages(op), planner.T)
+
+
+def _slice(ix, ir, values) -> tuple | None:
+    """The top-level ops (program order) computing ``values`` from scalar parameters, or None
+    where one of them is not such a scalar computation (``SLICE_OPS``)."""
+    seen: dict[int, object] = {}
+    todo = list(values)
+    while todo:
+        v = todo.pop()
+        d = ix.defs.get(id(v))
+        if d is None:
+            continue                            # a kernel parameter
+        if d[0] != "op":
+            return None                         # a region argument (loop-carried, ...)
+        o = d[1]
+        if id(o) in seen:
+            continue
+        if (not isinstance(o, SLICE_OPS) or ix.place[id(o)][0] is not ir.body
+                or any(getattr(r.type, "shape", None) != () for r in o.results)):
+            return None
+        if any(isinstance(x.type, ArrayType) and ix.defs.get(id(x)) is not None
+               for x in o.operands()):
+            return None                         # the extent of a derived array view
+        seen[id(o)] = o
+        todo.extend(x for x in o.operands() if not isinstance(x.type, ArrayType))
+    return tuple(sorted(seen.values(), key=lambda o: ix.place[id(o)][1]))
