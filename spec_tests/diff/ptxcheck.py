@@ -145,10 +145,12 @@ def job_for(ir, T: int, mma_acc: str = "f32", tensor_cores: bool | None = None,
             args.append(["scalar", "boolean" if n == "bool" else n])
     args += [["scalar", "int32"]] * 3
     args += [["scalar", "int64"]] * len(gen.strides_used)
+    if gen.ws is not None:                              # the TMA maps' address (tma.py)
+        args.append(["scalar", "int64"])
     if gen.asserts:                                     # the assert_ record (lower/debug.py)
         args.append(["array", "int64", 1])
     from cutile.numba_backend.smem import NP_DTYPE
     args += [["array", NP_DTYPE[c], 2, "C"] for c in gen.smem.scratch_casts]  # workspace
     consts = {k: [v.tolist(), v.dtype.str] for k, v in gen.consts.items()}
     return {"source": gen.source, "fn": kernel_fn_name(ir), "consts": consts, "args": args,
-            "bounds": list(launch_bounds(ir, T) or ())}
+            "bounds": list(launch_bounds(ir, gen.block_threads) or ())}

@@ -451,6 +451,81 @@ F8_GPU_CASES = [  # (TM, TN, TK, M, N, K), dtype, kernel
 ]
 
 
+def _launch_plans(kernel, args, T: int) -> list:
+    """``_plans`` with the launch's facts (full tiles, TMA-ready arrays: the arrays of
+    ``args``), as the launch itself plans: the TMA K loop (ws_plan.py) needs them."""
+    from cutile.numba_backend.compile import full_tiles, generate
+    ir = kernel.compile(kernel.specialize(tuple(args)))
+    return generate(ir, T, "f32", full=full_tiles(ir, T, "f32", list(args))).plans
+
+
+TMA_CASES = [  # (TM, TN, TK, threads, M, N, K), dtype, kernel, TMA-ready arrays
+    ((64, 64, 32, 128, 100, 88, 72), np.float16, "kloop", True),   # partial tiles, 3 wraps
+    ((64, 32, 16, 128, 70, 24, 40), ml_dtypes.bfloat16, "kloop", True),  # 32/64-byte swizzle
+    ((64, 128, 32, 128, 64, 136, 64), np.float16, "kloop", True),  # B in two 64-col panels
+    ((128, 32, 32, 256, 136, 32, 96), np.float16, "kloop", True),  # 2 consumer warpgroups
+    ((64, 32, 32, 128, 70, 40, 72), np.float16, "bt", True),       # B^T K-major (a @ b.T)
+    ((64, 32, 32, 128, 70, 32, 64), np.float16, "bmm", True),      # 3-D maps, batch coord
+    ((64, 32, 16, 128, 64, 30, 20), np.float16, "kloop", False),   # rows not 16-byte aligned
+]
+TMA_IDS = ["partial-f16", "sw32-bf16", "2panels-f16", "2warpgroups-f16", "bt-f16",
+           "batched-f16", "unaligned-f16"]
+
+
+def _tma_case(monkeypatch, case, din, form, ready):
+    """(kernel, grid, args, T) of a ``TMA_CASES`` entry, its plan checked: the TMA ring where
+    the arrays allow it (``CUTILE_NUMBA_TMA=all``: any tile), the cp.async loop otherwise."""
+    monkeypatch.setenv("CUTILE_NUMBA_TMA", "all")
+    TM, TN, TK, T, M, N, K = case
+    rng = np.random.default_rng(M * N + K)
+    batch = (2,) if form == "bmm" else ()
+    a = _data(rng, batch + (M, K), din)
+    b = _data(rng, (N, K) if form == "bt" else batch + (K, N), din)
+    c = poison(batch + (M, N), np.float32)
+    args = [a, b, c, TM, TN, TK] + ([ct.float32] if form == "kloop" else [])
+    kern = {"bt": mm_bt_kloop, "bmm": bmm_kloop}.get(form, mm_kloop)
+    plans = _launch_plans(kern, args, T)
+    assert all(("operands by TMA" in p) == ready for p in plans), plans
+    return kern, (-(-M // TM), -(-N // TN)) + batch, args, T
+
+
+def _check_tma_case(kern, grid, args, T, din, form):
+    ref, got = run_both(kern, grid, args, mma_acc="f32", threads=T)
+    a, b = args[0], args[1]
+    bound = mma_f32_bound(a, b.T if form == "bt" else b, args[5], tensor_cores=True)
+    err = np.abs(ref[2].astype(np.float64) - got[2].astype(np.float64))
+    assert np.all(err <= bound), f"max err {err.max()} bound {bound.max()}"
+
+
+@pytest.mark.skipif("not sim()", reason="on a GPU the real instructions run "
+                    "(test_tma_ring_on_hopper)")
+@pytest.mark.parametrize("case,din,form,ready", TMA_CASES[:2] + TMA_CASES[4:6],
+                         ids=[TMA_IDS[i] for i in (0, 1, 4, 5)])
+def test_tma_ring_on_instruction_models(monkeypatch, case, din, form, ready):
+    """R-MM-7: the warp-specialised TMA K loop (ws_plan.py: a producer warpgroup's TMA
+    boxes into an mbarrier ring, the consumers' wgmmas releasing slots) on tma_sim.py's
+    models (boxes zero-filled outside the array, written at the map's swizzled addresses,
+    bytes completed on the barrier) agrees with the interpreter within mma_f32_bound: the
+    panel boxes, the 128/64/32-byte swizzles, 3-D maps, the ring wrapping, the deferred
+    release."""
+    monkeypatch.setenv("CUTILE_NUMBA_TENSOR_CORES", "sim")
+    monkeypatch.setenv("CUTILE_NUMBA_WGMMA", "sim")
+    monkeypatch.setenv("CUTILE_NUMBA_CP_ASYNC", "1")
+    kern, grid, args, T = _tma_case(monkeypatch, case, din, form, ready)
+    _check_tma_case(kern, grid, args, T, din, form)
+
+
+@pytest.mark.skipif("sim() or not _hopper()", reason="Hopper's TMA and wgmma (sm_90); the "
+                    "simulator runs test_tma_ring_on_instruction_models")
+@pytest.mark.parametrize("case,din,form,ready", TMA_CASES, ids=TMA_IDS)
+def test_tma_ring_on_hopper(monkeypatch, case, din, form, ready):
+    """R-MM-7: the warp-specialised TMA K loop on the GPU agrees with the interpreter within
+    mma_f32_bound, every tile form and array layout of ``TMA_CASES`` (arrays TMA cannot
+    address keep the cp.async loop)."""
+    kern, grid, args, T = _tma_case(monkeypatch, case, din, form, ready)
+    _check_tma_case(kern, grid, args, T, din, form)
+
+
 WIDE_GPU_CASES = [  # (TM, TN, TK, M, N, K), dtype, stages: blocks alone on their SM
     ((128, 256, 64, 300, 520, 1000), np.float16, 4),
     ((256, 128, 64, 520, 300, 700), ml_dtypes.bfloat16, 4),
@@ -462,17 +537,21 @@ WIDE_GPU_CASES = [  # (TM, TN, TK, M, N, K), dtype, stages: blocks alone on thei
                     "runs test_wgmma_path_on_instruction_models' whole-sm case")
 @pytest.mark.parametrize("case,din,stages", WIDE_GPU_CASES,
                          ids=["128x256x64-f16", "256x128x64-bf16", "128x256x128-f16"])
-def test_whole_sm_pipeline_on_hopper(case, din, stages):
+@pytest.mark.parametrize("tma", ["0", "1"], ids=["cp.async", "tma"])
+def test_whole_sm_pipeline_on_hopper(monkeypatch, case, din, stages, tma):
     """R-MM-7: a wgmma block that registers keep alone on its SM pipelines its K loop over
     the SM's shared memory (``mma_plan.MmaPlanner.pipeline_smem``: 4 stages of 48 KiB, 2 of
-    96 KiB) and agrees with the interpreter within mma_f32_bound on partial tiles."""
+    96 KiB), by cp.async or (the default there) by the warp-specialised TMA ring, and agrees
+    with the interpreter within mma_f32_bound on partial tiles."""
+    monkeypatch.setenv("CUTILE_NUMBA_TMA", tma)
     TM, TN, TK, M, N, K = case
     rng = np.random.default_rng(M + N + K)
     a, b = _data(rng, (M, K), din), _data(rng, (K, N), din)
     c = poison((M, N), np.float32)
     args = [a, b, c, TM, TN, TK, ct.float32]
     assert _takes_wgmma(mm_kloop, args, 256)
-    assert all(f"{stages}-stage pipelined" in p for p in _plans(mm_kloop, args, 256))
+    want = f"{stages}-stage pipelined" if tma == "0" else f"{stages}-slot mbarrier ring"
+    assert all(want in p for p in _launch_plans(mm_kloop, args, 256))
     ref, got = run_both(mm_kloop, (-(-M // TM), -(-N // TN)), args, mma_acc="f32", threads=256)
     bound = mma_f32_bound(a, b, TK, tensor_cores=True)
     err = np.abs(ref[2].astype(np.float64) - got[2].astype(np.float64))

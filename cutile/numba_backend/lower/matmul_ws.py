@@ -102,7 +102,7 @@ def produce(g, ws, bufs: tuple) -> None:
         sub = index_subst(g, ws.loads, iv, f"i64({pk})")
         for j, (ld, buf) in enumerate(zip(ws.loads, bufs)):
             _issue(g, ld, buf, j, ps, sub, bar_at(bars, ps))
-        g.line(f"{pi} += 1")
+        g.line(f"{pi} = {pi} + 1")
 
 
 def _issue(g, ld, buf: str, j: int, slot: str, sub: dict, bar: str) -> None:
