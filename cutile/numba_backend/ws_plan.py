@@ -24,7 +24,10 @@ the cp.async loop's 439-465 at 128 x 256 tiles on an H200.
   and no ``return`` before the kernel's end (the producer would wait for releases forever);
 - tiles of at most ``TMA_MAX_BOX`` rows (one box per 128-byte column panel);
 - ``CUTILE_NUMBA_TMA`` (``config.numba_tma``): by default only blocks already alone on their
-  SM (``MmaPlanner.alone_on_sm``: at 128 x 128 the probe's TMA form did not beat cp.async).
+  SM (``MmaPlanner.alone_on_sm``) with at least ``MIN_SLOTS`` stages.  H200, 4096^3 float16
+  (``tools/gpu/stage_sweep.py``): 128x256x64 578 against the cp.async loop's 461 TFLOP/s,
+  256x128x64 567 against 460; at 128 x 128 the producer warpgroup's registers leave one block
+  per SM (369 against 488 at 128x128x32), so those keep cp.async.
 """
 
 from __future__ import annotations
@@ -39,6 +42,10 @@ from . import rt
 from .wgmma import WGPlan
 
 TMA_MAX_BOX = 256           # elements along one dimension of a TMA box
+# the default takes the ring only where it holds this many tiles: with 2 slots of 96 KiB
+# (128x256x128) the producer can refill a slot only after the next step's wgmmas issued, 402
+# against the cp.async loop's 468 TFLOP/s (H200, 4096^3 float16, tools/gpu/stage_sweep.py)
+MIN_SLOTS = 3
 PRODUCER_THREADS = 128      # one warpgroup: a whole one keeps the consumers' warpgroups aligned
 # scalar ops the producer may evaluate before the warpgroups part (pure, no shared memory)
 SLICE_OPS = (ops.Constant, ops.BlockId, ops.NumBlocks, ops.ArrayDim, ops.Binary, ops.Unary,
@@ -84,7 +91,7 @@ def find(planner, ir, tma_params: frozenset) -> WSPlan | None:
     plan = planner.tc_plan(op)
     if not isinstance(plan, WGPlan) or plan.promotes or planner.copies_transposed(op):
         return None
-    if m == "1" and not planner.alone_on_sm(plan):
+    if m == "1" and (not planner.alone_on_sm(plan) or planner.stages(op) < MIN_SLOTS):
         return None
     loop = planner.pipelined(op)
     if loop is None or planner.ix.place[id(loop)][0] is not ir.body:

@@ -8,7 +8,8 @@ shared memory), with partial tiles (checked copies), with unaligned rows (elemen
 bfloat16 ``a @ b.T`` (transposed B), tfloat32 and int8 (register staging), a batched float16
 matmul (its (1, TM, TN) store exchanged through a retired staging buffer), float8 e4m3
 (wgmma k32 on Hopper: B lands by cp.async and is transposed in shared memory) and e5m2
-``a @ b.T`` (both operands by cp.async, pipelined), and the benchmark's
+``a @ b.T`` (both operands by cp.async, pipelined), the warp-specialised TMA ring (a wide
+float16 tile, a batched bfloat16 one), and the benchmark's
 attention forward; float32 matmul on the FFMA schedule (cp.async staging, vector shared loads)
 with full, partial and unaligned tiles; a row softmax whose last tiles are partial (the
 whole-tile and checked branches of loads and stores).  Each result is checked against NumPy;
@@ -114,6 +115,23 @@ def main() -> int:
     s = np.einsum("hmd,hnd->hmn", q.astype(np.float64), k.astype(np.float64)) / math.sqrt(D)
     p = np.exp(s - s.max(-1, keepdims=True))
     report("attention", o, (p / p.sum(-1, keepdims=True)) @ v.astype(np.float64), 1e-2)
+    # the warp-specialised TMA ring (ws_plan.py): a 128x256x64 block alone on its SM (the
+    # default takes it), partial tiles; a batched bfloat16 one with 3-D maps (CUTILE_NUMBA_TMA
+    # =all: any tile)
+    a = rng.standard_normal((300, 520)).astype(np.float16)
+    b = rng.standard_normal((520, 264)).astype(np.float16)
+    c = np.full((300, 264), np.nan, np.float32)
+    launch(mm_kloop, (3, 2), (a, b, c, 128, 256, 64, ct.float32), threads=256)
+    report("f16 TMA ring 128x256x64, partial tiles", c,
+           a.astype(np.float64) @ b.astype(np.float64), 1e-2)
+    os.environ["CUTILE_NUMBA_TMA"] = "all"
+    a = rng.standard_normal((2, 200, 128)).astype(ml_dtypes.bfloat16)
+    b = rng.standard_normal((2, 128, 136)).astype(ml_dtypes.bfloat16)
+    c = np.full((2, 200, 136), np.nan, np.float32)
+    launch(bmm_kloop, (4, 3, 2), (a, b, c, 64, 64, 32))
+    del os.environ["CUTILE_NUMBA_TMA"]
+    report("bf16 batched TMA ring (3-D maps), partial tiles", c,
+           a.astype(np.float64) @ b.astype(np.float64), 1e-2)
     x = rng.standard_normal((300, 1000)).astype(np.float32)
     y = np.full((300, 1000), np.nan, np.float32)
     launch(row_softmax, (300, 2), (x, y, 512))
