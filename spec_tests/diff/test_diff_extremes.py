@@ -21,8 +21,10 @@ import pytest
 
 import cutile as ct
 from cutile import Constant
+from cutile import dtypes as dt_
 
-from .harness import examples, run_both
+from .harness import assert_same, examples, run_both, sim
+from .test_diff_elementwise import ULP_BOUND
 
 BF16 = np.dtype(ml_dtypes.bfloat16)
 
@@ -326,10 +328,12 @@ def pow_tiles(x, y, out, half, T: Constant[int]):
 @pytest.mark.parametrize("dt", [np.float16, np.float32, np.float64], ids=["f16", "f32", "f64"])
 def test_pow_special_values_on_both(dt):
     """R-MATH-10 (cutile: pow is C99's, as libdevice's on the GPU): zero, infinite and NaN
-    bases and exponents, with a tile exponent, the constant 0.5 and a runtime scalar 0.5,
-    bit-identical on both executors (the simulator's libdevice pow once took NumPy's
-    scalar-exponent sqrt shortcut: pow(-0, 0.5) = -0, pow(-inf, 0.5) = NaN; found by
-    progen seed 77)."""
+    bases and exponents, with a tile exponent, the constant 0.5 and a runtime scalar 0.5:
+    every zero, infinite and NaN result bit-identical on both executors (the simulator's
+    libdevice pow once took NumPy's scalar-exponent sqrt shortcut: pow(-0, 0.5) = -0,
+    pow(-inf, 0.5) = NaN; found by progen seed 77); finite results bit-identical under the
+    simulator, within ``ULP_BOUND`` on a GPU (libdevice's float64 pow(2, 0.5) is one ulp
+    below the correctly rounded sqrt(2): measured on an H200)."""
     vals = [0.0, -0.0, math.inf, -math.inf, math.nan, 1.0, -1.0, 2.0, -2.0, 0.5, -3.0, 2.5]
     xs = np.array([a for a in vals for _ in vals], dt)
     ys = np.array([b for _ in vals for b in vals], dt)
@@ -339,8 +343,11 @@ def test_pow_special_values_on_both(dt):
     ref, got = run_both(pow_tiles, (1,), (x, y, np.zeros((3, T), dt), 0.5, T))
     a, b = ref[2].view(f"u{np.dtype(dt).itemsize}"), got[2].view(f"u{np.dtype(dt).itemsize}")
     nan = np.isnan(ref[2]) & np.isnan(got[2])
-    bad = np.argwhere((a != b) & ~nan)
+    special = ~np.isfinite(ref[2]) | (ref[2] == 0) | ~np.isfinite(got[2]) | (got[2] == 0)
+    bad = np.argwhere((a != b) & ~nan & (special | sim()))
     assert bad.size == 0, [(i, j, x[j], y[j] if i == 0 else 0.5, ref[2][i, j], got[2][i, j])
                            for i, j in bad[:8]]
+    assert_same(ref[2], got[2], ulps=0 if sim() else ULP_BOUND[dt_.from_numpy(np.dtype(dt))],
+                what=f"pow {np.dtype(dt).name}")
     assert not np.signbit(ref[2][1, 1]) and ref[2][1, 1] == 0       # pow(-0.0, 0.5) = +0
     assert ref[2][1, 3 * len(vals)] == np.inf                        # pow(-inf, 0.5) = +inf
