@@ -120,6 +120,6 @@ def inspect_kernel(ir, grid, leaves, *, threads=None, mma_acc=None) -> KernelInf
     regs = registers(ck)
     lim = device_limits()
     occ, blocks, limiter = occupancy(ck.block_threads, ck.smem_bytes, regs, lim)
-    return KernelInfo(ir.name, ck.source, ck.block_threads, ck.smem_bytes, regs, ck.n_barriers, occ, blocks,
-                      limiter, lim, ck.static_smem, ck.dyn_smem, ck.plan, ck.scratch_bytes,
+    return KernelInfo(ir.name, ck.source, ck.block_threads, ck.smem_bytes, regs, ck.n_barriers,
+                      occ, blocks, limiter, lim, ck.static_smem, ck.dyn_smem, ck.plan, ck.scratch_bytes,
                       ck.path or "")
