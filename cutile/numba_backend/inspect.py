@@ -121,5 +121,5 @@ def inspect_kernel(ir, grid, leaves, *, threads=None, mma_acc=None) -> KernelInf
     lim = device_limits()
     occ, blocks, limiter = occupancy(ck.block_threads, ck.smem_bytes, regs, lim)
     return KernelInfo(ir.name, ck.source, ck.block_threads, ck.smem_bytes, regs, ck.n_barriers,
-                      occ, blocks, limiter, lim, ck.static_smem, ck.dyn_smem, ck.plan, ck.scratch_bytes,
-                      ck.path or "")
+                      occ, blocks, limiter, lim, ck.static_smem, ck.dyn_smem, ck.plan,
+                      ck.scratch_bytes, ck.path or "")
