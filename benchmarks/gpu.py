@@ -156,8 +156,8 @@ class Row:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="smaller problems (smoke test)")
-    ap.add_argument("--only", default="vadd,softmax,mm_f32,mm_f16,mm_bf16,bmm,layernorm,"
-                                              "attention")
+    ap.add_argument("--only", default="vadd,softmax,mm_f32,mm_f16,mm_bf16,mm_f16_wide,bmm,"
+                                              "layernorm,attention")
     ap.add_argument("--threads", type=int, default=None, help="numba threads per block")
     ap.add_argument("--first-call-only", action="store_true",
                     help="only the cold/warm first-call measurement")
@@ -303,7 +303,9 @@ def main(argv=None) -> int:
     # -- matmul ------------------------------------------------------------------------------
     for tag, dtype, (TM, TN, TK), tol in (("mm_f32", torch.float32, (128, 128, 32), 1e-3),
                                           ("mm_f16", torch.float16, (128, 128, 32), 2e-2),
-                                          ("mm_bf16", torch.bfloat16, (128, 128, 32), 2e-2)):
+                                          ("mm_bf16", torch.bfloat16, (128, 128, 32), 2e-2),
+                                          # the wide tile the TMA ring takes (ws_plan.py)
+                                          ("mm_f16_wide", torch.float16, (128, 256, 64), 2e-2)):
         if tag not in only:
             continue
         A = torch.randn(S, S, device=dev, dtype=dtype)
@@ -313,7 +315,8 @@ def main(argv=None) -> int:
         if ref is None:
             ref = A @ B
         grid = (S // TM, S // TN)
-        row = Row(f"matmul {S}^3 {str(dtype).split('.')[-1]}", "TFLOP/s")
+        wide = f" {TM}x{TN}x{TK}" if tag.endswith("wide") else ""
+        row = Row(f"matmul {S}^3 {str(dtype).split('.')[-1]}{wide}", "TFLOP/s")
 
         def torch_mm(A=A, B=B, Cm=Cm):
             if A.dtype is torch.float32:
