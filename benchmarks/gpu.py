@@ -1,7 +1,8 @@
 """GPU benchmark of the Numba backend next to PyTorch and the real cuTile, in one run.
 
     python benchmarks/gpu.py [--quick]
-                             [--only vadd,softmax,mm_f32,mm_f16,mm_bf16,bmm,layernorm,attention]
+                             [--only vadd,softmax,mm_f32,mm_f16,mm_bf16,mm_f16_wide,bmm,layernorm,
+                                     attention]
                              [--first-call-only | --no-first-call] [--timeout 300]
 
 Workloads (the same kernel source runs on ``cutile`` and on ``cuda.tile``):
@@ -177,12 +178,12 @@ def main(argv=None) -> int:
         return 0
     first_lines = []
     if not args.no_first_call:
-        from first_call import first_calls
+        from first_call import WORKLOADS, first_calls
         # one new cache folder: cold then warm per workload; this process then runs warm from
         # it too (its own first calls below are warm ones) and deletes it at exit
         d = tempfile.mkdtemp(prefix="cutile-bench-cache-")
         atexit.register(shutil.rmtree, d, True)
-        res = first_calls([w for w in args.only.split(",") if w], quick=args.quick,
+        res = first_calls([w for w in args.only.split(",") if w in WORKLOADS], quick=args.quick,
                           threads=args.threads, timeout=args.timeout, cache_dir=d)
         first_lines = [line for *_, line in res]
         if args.first_call_only:
