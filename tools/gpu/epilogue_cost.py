@@ -29,10 +29,10 @@ def main() -> int:
     from probe_host import best_time
 
     import cutile as ct
-    C = ct.Constant
 
     @ct.kernel
-    def matmul_maybe_store(a, b, c, store: int, TM: C[int], TN: C[int], TK: C[int]):
+    def matmul_maybe_store(a, b, c, store: int, TM: ct.Constant[int], TN: ct.Constant[int],
+                           TK: ct.Constant[int]):
         acc = ct.zeros((TM, TN), dtype=ct.float32)
         for k in range(ct.num_tiles(a, 1, (TM, TK))):
             x = ct.load(a, (ct.bid(0), k), (TM, TK), padding_mode=ct.PaddingMode.ZERO)
