@@ -15,9 +15,23 @@ import sys
 
 import numpy as np
 
+import cutile as ct
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path[:0] = [HERE, os.path.join(ROOT, "benchmarks"), ROOT]
+
+
+@ct.kernel
+def matmul_maybe_store(a, b, c, store: int, TM: ct.Constant[int], TN: ct.Constant[int],
+                       TK: ct.Constant[int]):
+    acc = ct.zeros((TM, TN), dtype=ct.float32)
+    for k in range(ct.num_tiles(a, 1, (TM, TK))):
+        x = ct.load(a, (ct.bid(0), k), (TM, TK), padding_mode=ct.PaddingMode.ZERO)
+        y = ct.load(b, (k, ct.bid(1)), (TK, TN), padding_mode=ct.PaddingMode.ZERO)
+        acc = ct.mma(x, y, acc)
+    if store > 0:
+        ct.store(c, (ct.bid(0), ct.bid(1)), acc.astype(c.dtype))
 
 
 def main() -> int:
@@ -27,19 +41,6 @@ def main() -> int:
     from gpu import make_kernels
     from numba import cuda
     from probe_host import best_time
-
-    import cutile as ct
-
-    @ct.kernel
-    def matmul_maybe_store(a, b, c, store: int, TM: ct.Constant[int], TN: ct.Constant[int],
-                           TK: ct.Constant[int]):
-        acc = ct.zeros((TM, TN), dtype=ct.float32)
-        for k in range(ct.num_tiles(a, 1, (TM, TK))):
-            x = ct.load(a, (ct.bid(0), k), (TM, TK), padding_mode=ct.PaddingMode.ZERO)
-            y = ct.load(b, (k, ct.bid(1)), (TK, TN), padding_mode=ct.PaddingMode.ZERO)
-            acc = ct.mma(x, y, acc)
-        if store > 0:
-            ct.store(c, (ct.bid(0), ct.bid(1)), acc.astype(c.dtype))
 
     S = 4096
     rng = np.random.default_rng(0)
