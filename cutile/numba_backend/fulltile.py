@@ -18,6 +18,7 @@ from __future__ import annotations
 import weakref
 
 from .. import config
+from .arrays import launch_layout
 from .irindex import IRIndex
 from .mma_plan import MmaPlanner, ffma_usable, tensor_cores_usable
 
@@ -43,32 +44,13 @@ def requirements(ir, T: int, mma_acc: str) -> tuple:
     return per[key]
 
 
-def _layout(leaf):
-    """(shape, byte strides, data address) of the array the kernel will see: a CUDA array's
-    own, or, for a host array, its C-ordered device copy (allocations are 256-byte aligned)."""
-    cai = getattr(leaf, "__cuda_array_interface__", None)
-    shape = tuple(int(n) for n in leaf.shape)
-    item = leaf.dtype.itemsize
-    if cai is not None:
-        st = cai.get("strides")
-        addr = int(cai["data"][0])
-    else:
-        st, addr = None, 0
-    if st is None:                                   # C-contiguous
-        st, acc = [], item
-        for n in reversed(shape):
-            st.insert(0, acc)
-            acc *= max(n, 1)
-    return shape, tuple(int(s) for s in st), addr, item
-
-
 def facts(reqs: tuple, leaves: list) -> frozenset:
     """The requirements this launch's arrays meet (dimensions multiples of the tile's, element
     stride 1, other strides and the data address multiples of 16 bytes)."""
     out = []
     for i, R, C in reqs:
         try:
-            shape, st, addr, item = _layout(leaves[i])
+            shape, st, addr, item = launch_layout(leaves[i])
         except Exception:
             continue
         if (len(shape) >= 2 and shape[-2] % R == 0 and shape[-1] % C == 0 and st[-1] == item

@@ -45,7 +45,7 @@ def _exchange(post):
     return lane, got
 
 
-def _nd(a) -> np.ndarray:
+def host_array(a) -> np.ndarray:
     """The NumPy array behind a simulator array argument."""
     while not isinstance(a, np.ndarray):
         a = a.__dict__["_item"] if "_item" in a.__dict__ else a._ary
@@ -54,7 +54,7 @@ def _nd(a) -> np.ndarray:
 
 def _bits16(buf, i) -> np.ndarray:
     """The 16 bytes at element ``i`` of a shared buffer, as 8 16-bit values."""
-    flat = _nd(buf).reshape(-1)
+    flat = host_array(buf).reshape(-1)
     return flat[i:i + 16 // flat.itemsize].view(np.uint16).astype(np.uint32)
 
 
@@ -150,12 +150,12 @@ def _mma_int(kind: str):
 
 
 def cp_async16(buf, idx, src, off, nbytes):
-    dst = _nd(buf).reshape(-1)
+    dst = host_array(buf).reshape(-1)
     n = int(nbytes) // dst.itemsize
     assert (int(idx) * dst.itemsize) % 16 == 0, "cp.async destination not 16-byte aligned"
     dst[idx:idx + 16 // dst.itemsize] = 0
     if n:
-        a = _nd(src)
+        a = host_array(src)
         flat = np.lib.stride_tricks.as_strided(a, shape=(int(off) + n,),
                                                strides=(a.itemsize,))
         dst[idx:idx + n] = flat[int(off):int(off) + n].view(dst.dtype)
@@ -163,7 +163,7 @@ def cp_async16(buf, idx, src, off, nbytes):
 
 def _lds(n: int):
     def lds(buf, idx):
-        flat = _nd(buf).reshape(-1)
+        flat = host_array(buf).reshape(-1)
         assert int(idx) % n == 0, "vector shared load not aligned"   # faults on a GPU
         return tuple(flat[int(idx):int(idx) + n])
     return lds
@@ -178,7 +178,7 @@ def cp_async_commit():
 
 
 def addr_of(arr):
-    return np.uint64(_nd(arr).__array_interface__["data"][0])
+    return np.uint64(host_array(arr).__array_interface__["data"][0])
 
 
 # -- Hopper's wgmma (wgmma.py), with shared memory read through descriptors ------------------
@@ -210,7 +210,7 @@ def smem_addr32(buf, idx):
     array objects over one buffer) get 1024-byte aligned places in the window, afresh for
     every launch."""
     global _smem_launch
-    a = _nd(buf)
+    a = host_array(buf)
     root = _root(a)
     ptr = root.__array_interface__["data"][0]
     th = threading.current_thread()
@@ -231,7 +231,7 @@ def smem_addr32(buf, idx):
     return np.uint32(base + off + int(idx) * a.itemsize)
 
 
-def _window_bytes(addr: int):
+def window_bytes(addr: int):
     """(the block's shared bytes holding window address ``addr``, that address's offset in
     them, the array holding them)."""
     blk = tuple(threading.current_thread().blockIdx)
@@ -267,7 +267,7 @@ def _operand(desc: int, rows: int, cols: int, mn_major: bool, kind: str,
         rel = (c // pw) * lbo + (r // 8) * sbo + (r % 8) * rb + (c % pw) * 2
     else:                         # r: m or n, c: k within the row
         rel = (r // 8) * sbo + (r % 8) * rb + c * es
-    raw, off0, root = _window_bytes(int(addr))
+    raw, off0, root = window_bytes(int(addr))
     byte = addr + rel                                   # absolute window addresses
     byte = byte ^ (((byte >> 7) & m) << 4)
     at = byte - addr + off0

@@ -26,6 +26,8 @@ import threading
 from collections import OrderedDict
 from dataclasses import dataclass
 
+from .arrays import launch_layout
+from .ptx_sim import host_array
 from .ptx_text import TMA_MAX_RANK
 
 MAP_BYTES = 128
@@ -54,11 +56,10 @@ def ready(shape: tuple, strides: tuple, addr: int, itemsize: int) -> bool:
 def facts(ir, reqs: tuple, leaves: list) -> frozenset:
     """``("tma", i)`` for each parameter of ``reqs`` (``fulltile.requirements``' staged loads)
     whose launch array TMA can address (``ready``)."""
-    from .fulltile import _layout
     out = set()
     for i, _, _ in reqs:
         try:
-            shape, st, addr, item = _layout(leaves[i])
+            shape, st, addr, item = launch_layout(leaves[i])
         except Exception:
             continue
         if ready(shape, st, addr, item):
@@ -69,10 +70,9 @@ def facts(ir, reqs: tuple, leaves: list) -> frozenset:
 def maps_argument(specs: tuple, args: list, simulator: bool) -> int:
     """The ``tmaps`` kernel parameter for a launch whose marshalled arguments are ``args``."""
     if simulator:
-        from .ptx_sim import _nd
         with _lock:
             key = next(_sim_keys) << 20
-            SIM_MAPS[key] = [(_nd(args[s.param]), s) for s in specs]
+            SIM_MAPS[key] = [(host_array(args[s.param]), s) for s in specs]
             while len(SIM_MAPS) > _CACHE_SIZE:
                 SIM_MAPS.popitem(last=False)
         return key

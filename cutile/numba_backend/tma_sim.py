@@ -23,7 +23,7 @@ import time
 import numpy as np
 
 from . import tma
-from .ptx_sim import _window_bytes
+from .ptx_sim import window_bytes
 
 WAIT_LIMIT = 120.0
 _lock = threading.Condition()
@@ -114,7 +114,7 @@ def _tma_load(dst, tmap, *rest):
     vals = np.zeros(idx.shape[1], np.uint16)
     if ok.any():
         vals[ok] = arr.view(np.uint16)[tuple(a[ok] for a in at)]
-    raw, off, _ = _window_bytes(int(dst))
+    raw, off, _ = window_bytes(int(dst))
     byte = int(dst) + np.arange(idx.shape[1]) * spec.itemsize
     byte = byte ^ (((byte >> 7) & _SWZ_MASK[spec.swizzle]) << 4)
     pos = byte - int(dst) + off

@@ -26,6 +26,20 @@ def bid_exprs(g):
                     f"i32(cuda.blockIdx.z) if {flat} else {lin} // (gd0 * gd1)"))
 
 
+def index_subst(g, lds, iv, iv_expr: str) -> dict:
+    """Index expressions of the loads with the induction variable at ``iv_expr`` (block ids
+    and constants spelled out: the prologue runs before the loop body defines them)."""
+    sub = {id(iv): iv_expr}
+    for ld in lds:
+        for v in ld.index:
+            op = g.assign.invariant_index(v)
+            if isinstance(op, ops.BlockId):
+                sub[id(v)] = f"i32({bid_exprs(g)[op.axis]})"
+            elif op is not None:
+                sub[id(v)] = str(int(op.value))
+    return sub
+
+
 @lower(ops.BlockId)
 def block_id(g, op):
     g.define(op.result, g.scalar_layout(), [f"i32({bid_exprs(g)[op.axis]})"])

@@ -19,12 +19,11 @@ loaded into registers at all: ``staging.stage_direct`` copies its tile global ->
 from __future__ import annotations
 
 from ... import dtypes as dt
-from ...ir import ops
 from ..ffma import FFMAPlan
 from ..tensorcore import INT_KINDS, TCPlan
 from ..wgmma import WGPlan
 from . import matmul_ws
-from .index import bid_exprs
+from .index import index_subst
 from .matmul_ffma import compute as compute_ffma
 from .staging import copy_transposed_bytes, stage, stage_direct, transpose_staged_bytes
 
@@ -261,20 +260,6 @@ def transposed_buffer(g, op, plan: TCPlan) -> str:
     slot = 1000 + 2 * g.pipe_slots.setdefault(("bt", id(op)), len(g.pipe_slots))
     return g.buffer(("mma_tc_bt", id(op)), slot, _SMEM_DTYPE[plan.kind], plan.K * plan.N,
                     align16=True, align1024=True)
-
-
-def index_subst(g, lds, iv, iv_expr: str) -> dict:
-    """Index expressions of the loads with the induction variable at ``iv_expr`` (block ids
-    and constants spelled out: the prologue runs before the loop body defines them)."""
-    sub = {id(iv): iv_expr}
-    for ld in lds:
-        for v in ld.index:
-            op = g.assign.invariant_index(v)
-            if isinstance(op, ops.BlockId):
-                sub[id(v)] = f"i32({bid_exprs(g)[op.axis]})"
-            elif op is not None:
-                sub[id(v)] = str(int(op.value))
-    return sub
 
 
 def wait_after_loop(g, op, names: list) -> list:

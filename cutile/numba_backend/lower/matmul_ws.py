@@ -34,6 +34,7 @@ from __future__ import annotations
 from ... import dtypes as dt
 from ..tensorcore import panel_width
 from ..tma import MAP_BYTES, MapSpec
+from .index import index_subst
 
 # the named barrier of the consumers (0 is the whole block's: cuda.syncthreads)
 CONSUMER_BARRIER = 1
@@ -84,7 +85,6 @@ def init(g, ws) -> None:
 def produce(g, ws, bufs: tuple) -> None:
     """The producer thread's loop: per iteration of the K loop, wait until slot ``s`` is
     free (its previous tiles were released), expect the stage's bytes, issue the boxes."""
-    from .matmul_tc import index_subst
     loop = ws.loop
     S = ws.stages
     bars = ring_barriers(g, ws)
