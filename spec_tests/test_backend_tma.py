@@ -109,9 +109,9 @@ def test_boxes_are_the_swizzle_panels(monkeypatch):
 
 
 def test_kernels_the_producer_cannot_follow_keep_cp_async(monkeypatch):
-    """A return before the loop (the producer would wait for releases forever), an
-    ``assert_`` (a whole-block barrier), float8 (promoted sums, B transposed), a loop bound
-    read from memory: the cp.async loop."""
+    """A return before the loop (the producer would wait for releases forever), a loop bound
+    read from memory, float8 (promoted sums, B transposed), a block whose producer would leave
+    the wgmmas too few registers: the cp.async loop."""
 
     @ct.kernel
     def early_return(a, b, c, n, TM: ct.Constant[int], TN: ct.Constant[int],
@@ -148,6 +148,11 @@ def test_kernels_the_producer_cannot_follow_keep_cp_async(monkeypatch):
     import ml_dtypes
     _, g = _gen(mm_kloop, _mm(4096, 4096, 4096, (128, 128, 64), ml_dtypes.float8_e4m3fn),
                 256, monkeypatch, CUTILE_NUMBA_TMA="all")
+    assert not _ring(g) and any("wgmma" in p for p in g.plans)
+    # 256x256 at 512 threads: 128 accumulators a thread, which 640 threads' 96 registers
+    # cannot hold beside the wgmmas' own (wgmma.EXTRA_REGS)
+    _, g = _gen(mm_kloop, _mm(4096, 4096, 4096, (256, 256, 32)), 512, monkeypatch,
+                CUTILE_NUMBA_TMA="all")
     assert not _ring(g) and any("wgmma" in p for p in g.plans)
 
 

@@ -14,8 +14,8 @@ in a device buffer and the kernel gets its address (one ``int64`` parameter, ``t
   ``TMA_MAX_RANK`` dimensions, none empty.
 - ``MapSpec``: one operand's map as the generator plans it (box, swizzle).
 - ``maps_argument``: the ``tmaps`` value for one launch: on a GPU the device address of the
-  encoded maps (cached per array address, shape, strides and box: a launch on the same arrays
-  costs a dictionary lookup); under the simulator a key into ``SIM_MAPS``, which
+  encoded maps (cached per device, array address, shape, strides and box: a launch on the
+  same arrays costs a dictionary lookup); under the simulator a key into ``SIM_MAPS``, which
   ``tma_sim.py``'s TMA model reads the array and box from.
 """
 
@@ -27,6 +27,7 @@ from collections import OrderedDict
 from dataclasses import dataclass
 
 from .arrays import launch_layout
+from .devices import current_device_id
 from .ptx_sim import host_array
 from .ptx_text import TMA_MAX_RANK
 
@@ -77,7 +78,8 @@ def maps_argument(specs: tuple, args: list, simulator: bool) -> int:
                 SIM_MAPS.popitem(last=False)
         return key
     layouts = [_device_layout(args[s.param]) for s in specs]
-    key = tuple(zip(layouts, specs))
+    # the maps live on the launch's device (a kernel on another one would read remote memory)
+    key = (current_device_id(), *zip(layouts, specs))
     with _lock:
         buf = _device_maps.get(key)
         if buf is not None:
@@ -85,7 +87,7 @@ def maps_argument(specs: tuple, args: list, simulator: bool) -> int:
             return buf.__cuda_array_interface__["data"][0]
     import numpy as np
     from numba import cuda
-    host = np.concatenate([_encode(lay, s) for lay, s in key])
+    host = np.concatenate([_encode(lay, s) for lay, s in key[1:]])
     buf = cuda.to_device(host)              # synchronous: the maps are there before a launch
     with _lock:
         _device_maps[key] = buf

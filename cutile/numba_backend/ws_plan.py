@@ -39,13 +39,14 @@ from ..ir import ops
 from ..ir.core import walk
 from ..ir.types import ArrayType
 from . import rt
-from .wgmma import WGPlan
+from .wgmma import EXTRA_REGS, WGPlan, register_cap
 
 TMA_MAX_BOX = 256           # elements along one dimension of a TMA box
 # the default takes the ring only where it holds this many tiles: with 2 slots of 96 KiB
 # (128x256x128) the producer can refill a slot only after the next step's wgmmas issued, 402
 # against the cp.async loop's 468 TFLOP/s (H200, 4096^3 float16, tools/gpu/stage_sweep.py)
 MIN_SLOTS = 3
+MAX_BLOCK_THREADS = 1024
 PRODUCER_THREADS = 128      # one warpgroup: a whole one keeps the consumers' warpgroups aligned
 # scalar ops the producer may evaluate before the warpgroups part (pure, no shared memory)
 SLICE_OPS = (ops.Constant, ops.BlockId, ops.NumBlocks, ops.ArrayDim, ops.Binary, ops.Unary,
@@ -92,6 +93,11 @@ def find(planner, ir, tma_params: frozenset) -> WSPlan | None:
     if not isinstance(plan, WGPlan) or plan.promotes or planner.copies_transposed(op):
         return None
     if m == "1" and (not planner.alone_on_sm(plan) or planner.stages(op) < MIN_SLOTS):
+        return None
+    # the producer's threads share the block's registers: the wgmmas must still fit
+    block = planner.T + PRODUCER_THREADS
+    if block > MAX_BLOCK_THREADS or \
+            plan.regs_needed + EXTRA_REGS > register_cap(block, 1):
         return None
     loop = planner.pipelined(op)
     if loop is None or planner.ix.place[id(loop)][0] is not ir.body:
