@@ -8,7 +8,7 @@ import ml_dtypes
 import numpy as np
 import pytest
 from backend_kernels import attention_fwd, bmm_kloop, mm_bt_kloop, mm_kloop, mm_narrow, mm_two_loops
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 import cutile as ct
@@ -472,12 +472,12 @@ TMA_IDS = ["partial-f16", "sw32-bf16", "2panels-f16", "2warpgroups-f16", "bt-f16
            "batched-f16", "unaligned-f16"]
 
 
-def _tma_case(monkeypatch, case, din, form, ready):
+def _tma_case(monkeypatch, case, din, form, ready, seed=None):
     """(kernel, grid, args, T) of a ``TMA_CASES`` entry, its plan checked: the TMA ring where
     the arrays allow it (``CUTILE_NUMBA_TMA=all``: any tile), the cp.async loop otherwise."""
     monkeypatch.setenv("CUTILE_NUMBA_TMA", "all")
     TM, TN, TK, T, M, N, K = case
-    rng = np.random.default_rng(M * N + K)
+    rng = np.random.default_rng(M * N + K if seed is None else seed)
     batch = (2,) if form == "bmm" else ()
     a = _data(rng, batch + (M, K), din)
     b = _data(rng, (N, K) if form == "bt" else batch + (K, N), din)
@@ -524,6 +524,46 @@ def test_tma_ring_on_hopper(monkeypatch, case, din, form, ready):
     address keep the cp.async loop)."""
     kern, grid, args, T = _tma_case(monkeypatch, case, din, form, ready)
     _check_tma_case(kern, grid, args, T, din, form)
+
+
+@st.composite
+def tma_case(draw):
+    TM = draw(st.sampled_from([64, 128]))
+    TN = draw(st.sampled_from([16, 32, 64, 128, 256] if TM == 64 else [16, 32, 64, 128]))
+    TK = draw(st.sampled_from([16, 32, 64]))
+    T = draw(st.sampled_from([128, 256] if TM == 128 else [128]))
+    form = draw(st.sampled_from(["kloop", "bt", "bmm"]))
+    din = draw(st.sampled_from([np.float16, ml_dtypes.bfloat16]))
+    # rows of a multiple of 8 elements (16 bytes: TMA-ready), partial tiles everywhere
+    M = draw(st.integers(1, TM + TM // 2))
+    N = 8 * draw(st.integers(1, (TN + TN // 2) // 8))
+    K = 8 * draw(st.integers(1, (3 * TK) // 8))
+    return (TM, TN, TK, T, M, N, K), din, form, draw(st.integers(0, 2 ** 16))
+
+
+@pytest.mark.parametrize("shard", shards())
+@settings(max_examples=examples(2), deadline=None)
+@given(tma_case())
+def test_tma_ring_random_tiles(shard, case):
+    """R-MM-7: random tiles (M 64/128, N 16..256, K 16..64 per block; one or two consumer
+    warpgroups), partial tiles in every dimension, float16/bfloat16, ``a @ b``, ``a @ b.T``
+    and the batched form (3-D maps): the warp-specialised TMA ring (``CUTILE_NUMBA_TMA=all``)
+    within mma_f32_bound of the interpreter, on the GPU (Hopper) or the instruction models."""
+    if not sim() and not _hopper():
+        pytest.skip("Hopper's TMA and wgmma (sm_90); elsewhere the simulator runs this test")
+    (TM, TN, TK, T, M, N, K), din, form, seed = case
+    with pytest.MonkeyPatch.context() as mp:
+        if sim():
+            for k, v in (("CUTILE_NUMBA_TENSOR_CORES", "sim"), ("CUTILE_NUMBA_WGMMA", "sim"),
+                         ("CUTILE_NUMBA_CP_ASYNC", "1")):
+                mp.setenv(k, v)
+        from cutile.numba_backend import wgmma
+        gm = T // 128                       # warpgroups along M, each MI m64 blocks
+        acc = TM // (64 * gm) * TN // 2     # accumulator registers a consumer thread holds
+        assume(TM % (64 * gm) == 0 and acc <= wgmma.MAX_ACC_REGS
+               and acc + wgmma.EXTRA_REGS <= wgmma.register_cap(T + 128, 1))
+        kern, grid, args, T = _tma_case(mp, (TM, TN, TK, T, M, N, K), din, form, True, seed)
+        _check_tma_case(kern, grid, args, T, din, form)
 
 
 WIDE_GPU_CASES = [  # (TM, TN, TK, M, N, K), dtype, stages: blocks alone on their SM
