@@ -194,6 +194,14 @@ def numba_tma() -> str:
     return {"false": "0", "no": "0", "true": "1", "yes": "1"}.get(v, v)
 
 
+def numba_tma_store() -> bool:
+    """``CUTILE_NUMBA_TMA_STORE=0``: a TMA K loop's kernel stores its result tile as the
+    threads hold it, not through shared memory by a TMA store (``numba_backend/ws_plan.py``;
+    default ``1``)."""
+    return os.environ.get("CUTILE_NUMBA_TMA_STORE", "1").strip().lower() not in (
+        "0", "false", "no")
+
+
 def numba_store_exchange() -> bool:
     """``CUTILE_NUMBA_STORE_EXCHANGE=1``: coalescing exchange before a fragment store."""
     return os.environ.get("CUTILE_NUMBA_STORE_EXCHANGE", "0").strip() == "1"

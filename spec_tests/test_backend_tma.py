@@ -20,6 +20,7 @@ import cutile as ct
 from cutile.numba_backend import rt, tma, ws_plan
 
 BOTH = frozenset({("tma", 0), ("tma", 1)})
+ALL3 = BOTH | {("tma", 2)}                  # the result's array too: the TMA store epilogue
 
 
 def _gen(kernel, args, T, monkeypatch, full=BOTH, **env):
@@ -153,22 +154,25 @@ def test_kernels_the_producer_cannot_follow_keep_cp_async(monkeypatch):
     assert not _ring(g) and any("wgmma" in p for p in g.plans)
 
 
-@pytest.mark.parametrize("shape,strides,addr,ok", [
-    ((300, 520), (1040, 2), 0, True),
-    ((300, 70), (140, 2), 0, False),            # rows not a multiple of 16 bytes
-    ((300, 520), (2080, 4), 0, False),          # every other element
-    ((300, 520), (1040, 2), 8, False),          # base not 16-byte aligned
-    ((0, 520), (1040, 2), 0, False),            # empty
-    ((2, 3, 4, 5, 6, 8), (5760, 1920, 480, 96, 16, 2), 0, False),   # rank 6
-    ((2, 300, 520), (312000, 1040, 2), 256, True),
+@pytest.mark.parametrize("shape,strides,addr,item,ok", [
+    ((300, 520), (1040, 2), 0, 2, True),
+    ((300, 70), (140, 2), 0, 2, False),         # rows not a multiple of 16 bytes
+    ((300, 520), (2080, 4), 0, 2, False),       # every other element
+    ((300, 520), (1040, 2), 8, 2, False),       # base not 16-byte aligned
+    ((0, 520), (1040, 2), 0, 2, False),         # empty
+    ((2, 3, 4, 5, 6, 8), (5760, 1920, 480, 96, 16, 2), 0, 2, False),    # rank 6
+    ((2, 300, 520), (312000, 1040, 2), 256, 2, True),
+    ((300, 12), (48, 4), 0, 4, True),           # float32 rows of 48 bytes
+    ((300, 32), (32, 1), 0, 1, False),          # bytes: not a TMA element here
 ])
-def test_which_arrays_tma_can_address(shape, strides, addr, ok):
-    assert tma.ready(shape, strides, addr, 2) == ok
+def test_which_arrays_tma_can_address(shape, strides, addr, item, ok):
+    assert tma.ready(shape, strides, addr, item) == ok
 
 
 def test_launch_facts_name_the_tma_ready_operands(monkeypatch):
-    """``full_tiles`` adds ``("tma", i)`` for each staged operand whose launch array TMA can
-    address (host arrays travel as C-contiguous copies), none with the switch off."""
+    """``full_tiles`` adds ``("tma", i)`` for each array parameter whose launch array TMA can
+    address (host arrays travel as C-contiguous copies; 2- and 4-byte elements), none with
+    the switch off."""
     from cutile.numba_backend.compile import full_tiles
     monkeypatch.setattr(rt, "simulator", lambda: False)
     from cutile.numba_backend import fulltile, mma_plan
@@ -176,12 +180,12 @@ def test_launch_facts_name_the_tma_ready_operands(monkeypatch):
     monkeypatch.setattr(fulltile, "tensor_cores_usable", lambda acc: True)
     args = list(_mm(300, 520, 1000, (128, 256, 64)))
     ir = mm_kloop.compile(mm_kloop.specialize(tuple(args)))
-    assert {f for f in full_tiles(ir, 256, "f32", args) if f[0] == "tma"} == BOTH
+    assert {f for f in full_tiles(ir, 256, "f32", args) if f[0] == "tma"} == ALL3
     args[0] = np.zeros((300, 1001), np.float16)[:, :1000]     # a view: its copy is aligned
-    assert {f for f in full_tiles(ir, 256, "f32", args) if f[0] == "tma"} == BOTH
+    assert {f for f in full_tiles(ir, 256, "f32", args) if f[0] == "tma"} == ALL3
     args[0] = np.zeros((300, 1003), np.float16)
     ir = mm_kloop.compile(mm_kloop.specialize(tuple(args)))
-    assert {f for f in full_tiles(ir, 256, "f32", args) if f[0] == "tma"} == {("tma", 1)}
+    assert {f for f in full_tiles(ir, 256, "f32", args) if f[0] == "tma"} == ALL3 - {("tma", 0)}
     monkeypatch.setenv("CUTILE_NUMBA_TMA", "0")
     assert not {f for f in full_tiles(ir, 256, "f32", args) if f[0] == "tma"}
     assert ws_plan.mode() == "0"
@@ -216,7 +220,7 @@ def test_direct_path_assembles_the_tma_ring_for_sm90a(monkeypatch, kernel, args,
     monkeypatch.setattr(codegen, "wgmma_usable", lambda *a: True)
     monkeypatch.setattr(mma_plan, "wgmma_usable", lambda *a: True)
     ir = kernel.compile(kernel.specialize(args))
-    job = ptxcheck.job_for(ir, T, tensor_cores=True, full=BOTH)
+    job = ptxcheck.job_for(ir, T, tensor_cores=True, full=ALL3)
     # a launch bound above 256 threads (threads.launch_bounds): the producer counts
     assert (job["bounds"] or [T + 128])[0] == T + 128 and job["args"][-1] == ["scalar", "int64"]
     ll = emit.translate(job["source"], job["fn"], direct.param_types(_numba_args(job)),
@@ -247,12 +251,42 @@ def test_numba_path_builds_the_tma_ring(monkeypatch):
     monkeypatch.setattr(mma_plan, "wgmma_usable", lambda *a: True)
     args = _mm(4096, 4096, 4096, (128, 256, 64))
     ir = mm_kloop.compile(mm_kloop.specialize(args))
-    job = ptxcheck.job_for(ir, 256, tensor_cores=True, full=BOTH)
+    job = ptxcheck.job_for(ir, 256, tensor_cores=True, full=ALL3)
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     (r,) = ptxcheck.run_in_subprocess([job], root)
     assert r["ok"], r.get("error")
     ptx = re.sub(r"^\.target sm_90\b", ".target sm_90a", r["ptx"], flags=re.M)
-    n = ptx.count("cp.async.bulk.tensor.2d")     # 5 boxes a stage (LLVM may unroll the loop)
+    # 5 boxes a stage (LLVM may unroll the loop), 8 in the epilogue's store
+    n = ptx.count("cp.async.bulk.tensor.2d.shared::cluster.global")
     assert n >= 5 and n % 5 == 0 and "mbarrier.init" in ptx
+    assert ptx.count("cp.async.bulk.tensor.2d.global.shared::cta") == 8
     rc, log = _assemble_sm90a(tk, ptx)
     assert rc == 0 and "C7515" not in log, log
+
+
+def test_epilogue_stores_through_shared_memory_by_tma(monkeypatch):
+    """With the result's array TMA-ready: every consumer writes its accumulator registers
+    into a float32 tile over the dead B ring (a view at the same offset: no shared memory of
+    its own), after a consumer barrier (the ring's last wgmma reads) and before another
+    (the writes published, fenced for the async proxy); thread 0 issues one 128-byte panel
+    box per 32 columns and waits for their shared reads.  ``CUTILE_NUMBA_TMA_STORE=0`` or an
+    array TMA cannot address: the fragment stored as it lies."""
+    from cutile.numba_backend.lower.matmul_ws import map_specs
+    args = _mm(4096, 4096, 4096, (128, 256, 64))
+    _, g = _gen(mm_kloop, args, 256, monkeypatch, full=ALL3)
+    assert "result stored by TMA through shared memory" in g.plans[0]
+    src, lines = g.source, [ln.strip() for ln in g.source.splitlines()]
+    view = g.smem.views
+    assert len(view) == 1 and g.smem.offsets()[next(iter(view))] == \
+        g.smem.offsets()[next(iter(view.values()))]
+    assert g.smem.dynamic_bytes < 200 * 1024          # the view adds nothing
+    first = lines.index("tma_store_2d(tmaps + 256, " + lines[
+        [i for i, ln in enumerate(lines) if ln.startswith("tma_store_2d")][0]].split(", ", 1)[1])
+    fence = max(i for i, ln in enumerate(lines) if ln == "fence_proxy_async()")
+    assert lines[fence + 1] == "bar_sync_named(i32(1), i32(256))" and fence < first
+    assert src.count("tma_store_2d(") == 8 and "bulk_wait_read0()" in src
+    assert map_specs(g.ws)[2] == tma.MapSpec(2, (32, 128), 128, 4)
+    _, g = _gen(mm_kloop, args, 256, monkeypatch, full=ALL3, CUTILE_NUMBA_TMA_STORE="0")
+    assert "tma_store" not in g.source and _ring(g)
+    _, g = _gen(mm_kloop, args, 256, monkeypatch, full=BOTH)
+    assert "tma_store" not in g.source and _ring(g) and not g.smem.views

@@ -490,7 +490,7 @@ class Gen:
         matmul_ws.init(self, ws)
         for op in ws.slice_ops:
             self.emit_op(op)
-        bufs = pipelined_buffers(self, ws.op, self.mma.tc_plan(ws.op))
+        bufs = self.ws_buffers = pipelined_buffers(self, ws.op, self.mma.tc_plan(ws.op))
         main, self.e = self.e, Emitter(indent=self.e.level + 1)
         matmul_ws.produce(self, ws, bufs)
         producer, self.e = self.e, main

@@ -283,5 +283,5 @@ def full_tiles(ir: KernelIR, T: int, mma_acc: str | None, leaves: list) -> froze
         return frozenset()
     out = fulltile.facts(reqs, leaves)
     if ws_plan.mode() != "0":
-        out |= tma.facts(ir, reqs, leaves)     # where a TMA K loop may read them (ws_plan.py)
+        out |= tma.facts(ir, leaves)           # where a TMA K loop may use them (ws_plan.py)
     return out

@@ -348,7 +348,7 @@ def _from_asm(name: str):
 
 
 GENERATED_PREFIXES = ("wgmma_", "fence_", "smem_addr32", "selp_f", "mbar_", "tma_load_",
-                      "bar_sync_named")
+                      "tma_store_", "bulk_", "bar_sync_named")
 
 
 INTRINSICS = {"mma_f16": mma_f16, "mma_bf16": mma_bf16, "mma_tf32": mma_tf32,

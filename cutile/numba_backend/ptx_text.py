@@ -160,6 +160,16 @@ def _tma_asm() -> dict:
         # warpgroup never reaches it)
         "bar_sync_named": ("bar.sync $0, $1;", "r,r,~{memory}", "ii", ""),
     }
+    # the TMA store epilogue: shared memory (the writing threads' fence.proxy.async first)
+    # -> global by the copy engine; the group's shared reads awaited before the block exits
+    out["bulk_commit"] = ("cp.async.bulk.commit_group;", "~{memory}", "", "")
+    out["bulk_wait_read0"] = ("cp.async.bulk.wait_group.read 0;", "~{memory}", "", "")
+    for n in range(1, TMA_MAX_RANK + 1):
+        coords = ", ".join(f"${1 + i}" for i in range(n))
+        out[f"tma_store_{n}d"] = (
+            f"cp.async.bulk.tensor.{n}d.global.shared::cta.bulk_group [$0, {{{coords}}}], "
+            f"[${1 + n}];", ",".join(["l"] + ["r"] * n + ["r", "~{memory}"]),
+            "l" + "i" * n + "I", "")
     for n in range(1, TMA_MAX_RANK + 1):
         coords = ", ".join(f"${2 + i}" for i in range(n))
         out[f"tma_load_{n}d"] = (
@@ -172,4 +182,4 @@ def _tma_asm() -> dict:
 ASM = _asm()
 # the intrinsics ptx.py marks as having side effects (kept in order around barriers)
 SIDE_EFFECT = {k: True for k in ASM if k.startswith(("ldsm", "cp_async", "wgmma", "fence", "mbar",
-                                                     "tma_", "bar_sync"))}
+                                                     "tma_", "bar_sync", "bulk_"))}

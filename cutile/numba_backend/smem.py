@@ -75,6 +75,7 @@ class SmemPlan:
         self.scratch: dict[str, list] = {}      # buffers moved to the global workspace (fit)
         self.sites: dict = {}
         self.retired: list[str] = []             # dead buffers a later site may take (retire)
+        self.views: dict[str, str] = {}          # view -> the buffer whose bytes it reuses
 
     def buffer(self, site, slot: int, cast: str, nelems: int, align16: bool = False,
                align1024: bool = False) -> str:
@@ -96,6 +97,22 @@ class SmemPlan:
         if align16 or align1024:
             self.align16.add(name)
         if align1024:
+            self.align1024.add(name)
+        return name
+
+    def view(self, target: str, site, cast: str, nelems: int) -> str:
+        """A buffer of ``cast`` over the bytes of ``target`` (a dead one: the caller orders
+        the new writes after its last reads), for a site whose element type differs (a TMA
+        store epilogue's float32 tile in a float16 ring).  Only a dynamic plan shares the
+        bytes; a static one declares the view as a buffer of its own (Numba's static shared
+        arrays cannot be reinterpreted), which its size counts."""
+        assert target in self.align16, "a view of a buffer fit() may move"
+        name = f"sm{len(self.sites)}"
+        self.sites[(site, 0)] = name
+        self.buffers[name] = [cast, int(nelems)]
+        self.views[name] = target
+        self.align16.add(name)
+        if target in self.align1024:
             self.align1024.add(name)
         return name
 
@@ -142,10 +159,17 @@ class SmemPlan:
         ``align1024`` buffers, from the run-time aligned base)."""
         out, pos = {}, 0
         for name, (cast, n) in self.buffers.items():
+            if name in self.views:
+                continue
             al = WG_ALIGN if name in self.align1024 else ALIGN
             pos = -(-pos // al) * al
             out[name] = pos
             pos += _ITEMSIZE[cast] * n
+        for name, target in self.views.items():       # a view starts where its buffer does
+            c, n = self.buffers[name]
+            tc, tn = self.buffers[target]
+            assert _ITEMSIZE[c] * n <= _ITEMSIZE[tc] * tn, (name, target)
+            out[name] = out[target]
         return out
 
     @property

@@ -9,9 +9,9 @@ in a device buffer and the kernel gets its address (one ``int64`` parameter, ``t
 ``j`` at ``tmaps + 128 j``).
 
 - ``facts``: the launch facts (part of the compiled kernel's key, beside ``fulltile.py``'s):
-  ``("tma", i)`` for each staged operand parameter ``i`` whose array TMA can address: a
-  16-bit element type, unit element stride, 16-byte aligned base and other strides, at most
-  ``TMA_MAX_RANK`` dimensions, none empty.
+  ``("tma", i)`` for each array parameter ``i`` TMA can address: 2- or 4-byte elements, unit
+  element stride, 16-byte aligned base and other strides, at most ``TMA_MAX_RANK``
+  dimensions, none empty.
 - ``MapSpec``: one operand's map as the generator plans it (box, swizzle).
 - ``maps_argument``: the ``tmaps`` value for one launch: on a GPU the device address of the
   encoded maps (cached per device, array address, shape, strides and box: a launch on the
@@ -26,6 +26,7 @@ import threading
 from collections import OrderedDict
 from dataclasses import dataclass
 
+from ..ir.types import ArrayType
 from .arrays import launch_layout
 from .devices import current_device_id
 from .ptx_sim import host_array
@@ -49,16 +50,19 @@ class MapSpec:
 
 def ready(shape: tuple, strides: tuple, addr: int, itemsize: int) -> bool:
     """Whether TMA can address an array of this shape, byte strides and data address."""
-    return (itemsize == 2 and 1 <= len(shape) <= TMA_MAX_RANK and all(n >= 1 for n in shape)
+    return (itemsize in (2, 4) and 1 <= len(shape) <= TMA_MAX_RANK
+            and all(n >= 1 for n in shape)
             and all(n < 2 ** 32 for n in shape) and strides[-1] == itemsize
             and all(s % 16 == 0 and 0 < s < 2 ** 40 for s in strides[:-1]) and addr % 16 == 0)
 
 
-def facts(ir, reqs: tuple, leaves: list) -> frozenset:
-    """``("tma", i)`` for each parameter of ``reqs`` (``fulltile.requirements``' staged loads)
-    whose launch array TMA can address (``ready``)."""
+def facts(ir, leaves: list) -> frozenset:
+    """``("tma", i)`` for each array parameter whose launch array TMA can address
+    (``ready``): the operands of a TMA K loop, the array its epilogue stores to."""
     out = set()
-    for i, _, _ in reqs:
+    for i, p in enumerate(ir.params):
+        if not isinstance(p.type, ArrayType):
+            continue
         try:
             shape, st, addr, item = launch_layout(leaves[i])
         except Exception:
@@ -120,8 +124,10 @@ def _encode(layout: tuple, spec: MapSpec):
     mode = {0: swz.CU_TENSOR_MAP_SWIZZLE_NONE, 32: swz.CU_TENSOR_MAP_SWIZZLE_32B,
             64: swz.CU_TENSOR_MAP_SWIZZLE_64B, 128: swz.CU_TENSOR_MAP_SWIZZLE_128B}[spec.swizzle]
     rank = len(shape)
+    kind = drv.CUtensorMapDataType          # the bits only: a box is copied as it lies
+    dtype = {2: kind.CU_TENSOR_MAP_DATA_TYPE_UINT16, 4: kind.CU_TENSOR_MAP_DATA_TYPE_UINT32}
     err, tm = drv.cuTensorMapEncodeTiled(
-        drv.CUtensorMapDataType.CU_TENSOR_MAP_DATA_TYPE_UINT16, rank, addr,
+        dtype[spec.itemsize], rank, addr,
         [u64(n) for n in reversed(shape)], [u64(s) for s in reversed(strides[:-1])],
         [u32(b) for b in spec.box], [u32(1)] * rank,
         drv.CUtensorMapInterleave.CU_TENSOR_MAP_INTERLEAVE_NONE, mode,

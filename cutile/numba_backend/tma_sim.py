@@ -12,6 +12,8 @@ warp-specialised kernels run under Numba's CUDA simulator, whose threads are Pyt
   ``tma.SIM_MAPS`` names for the map address, zero outside the array, into the shared bytes
   at the destination with the map's swizzle applied to the byte address (bits [4, 4+s) ^=
   [7, 7+s), the hardware's rule), then completes its bytes on the barrier;
+- a TMA store (``tma_store_<n>d``) writes its box at once from the shared bytes (the same
+  swizzle) into the array, only where the box lies inside it;
 - ``bar_sync_named(id, count)``: a barrier of ``count`` threads per block and id.
 """
 
@@ -101,8 +103,9 @@ def bar_sync_named(ident, count):
     b.wait()
 
 
-def _tma_load(dst, tmap, *rest):
-    coords, bar = [int(c) for c in rest[:-1]], rest[-1]
+def _box(tmap, coords):
+    """(the array, its map, each box element's array index (outermost first), which lie
+    inside the array) of a TMA box at ``coords`` (innermost first)."""
     base = int(tmap) & ~((1 << 20) - 1)
     arr, spec = tma.SIM_MAPS[base][(int(tmap) - base) // tma.MAP_BYTES]
     box = spec.box                                       # innermost first
@@ -111,24 +114,58 @@ def _tma_load(dst, tmap, *rest):
     ok = np.ones(idx.shape[1], bool)
     for d, a in enumerate(at):
         ok &= (a >= 0) & (a < arr.shape[d])
-    vals = np.zeros(idx.shape[1], np.uint16)
-    if ok.any():
-        vals[ok] = arr.view(np.uint16)[tuple(a[ok] for a in at)]
-    raw, off, _ = window_bytes(int(dst))
-    byte = int(dst) + np.arange(idx.shape[1]) * spec.itemsize
+    return arr, spec, at, ok
+
+
+def _shared_bytes(addr, n: int, spec):
+    """(the shared bytes, the position of each of ``n`` box elements' first byte in them):
+    row-major from ``addr``, the map's swizzle applied to the byte address."""
+    raw, off, _ = window_bytes(int(addr))
+    byte = int(addr) + np.arange(n) * spec.itemsize
     byte = byte ^ (((byte >> 7) & _SWZ_MASK[spec.swizzle]) << 4)
-    pos = byte - int(dst) + off
-    assert pos.min() >= 0 and pos.max() + 2 <= raw.size, "TMA box beyond its shared buffer"
-    raw[pos] = (vals & 0xFF).astype(np.uint8)
-    raw[pos + 1] = (vals >> 8).astype(np.uint8)
+    pos = byte - int(addr) + off
+    assert pos.min() >= 0 and pos.max() + spec.itemsize <= raw.size, \
+        "TMA box beyond its shared buffer"
+    return raw, pos
+
+
+_BITS = {2: np.uint16, 4: np.uint32}
+
+
+def _tma_load(dst, tmap, *rest):
+    coords, bar = [int(c) for c in rest[:-1]], rest[-1]
+    arr, spec, at, ok = _box(tmap, coords)
+    u = _BITS[spec.itemsize]
+    vals = np.zeros(ok.size, u)
+    if ok.any():
+        vals[ok] = arr.view(u)[tuple(a[ok] for a in at)]
+    raw, pos = _shared_bytes(dst, ok.size, spec)
+    for i in range(spec.itemsize):
+        raw[pos + i] = ((vals >> (8 * i)) & 0xFF).astype(np.uint8)
     with _lock:
         b = _bar(bar)
-        b[2] -= idx.shape[1] * spec.itemsize
+        b[2] -= ok.size * spec.itemsize
         _complete(b)
+
+
+def _tma_store(tmap, *rest):
+    """The box at the coordinates, from shared memory at the last operand, into the array
+    where it lies inside it (the copy engine writes nothing outside)."""
+    coords, src = [int(c) for c in rest[:-1]], rest[-1]
+    arr, spec, at, ok = _box(tmap, coords)
+    u = _BITS[spec.itemsize]
+    raw, pos = _shared_bytes(src, ok.size, spec)
+    vals = np.zeros(ok.size, np.uint64)
+    for i in range(spec.itemsize):
+        vals |= raw[pos + i].astype(np.uint64) << np.uint64(8 * i)
+    if ok.any():
+        arr.view(u)[tuple(a[ok] for a in at)] = vals[ok].astype(u)
 
 
 SIM_TMA = {"mbar_init": mbar_init, "fence_mbar_init": fence_mbar_init,
            "fence_tensormap": fence_tensormap, "mbar_expect_tx": mbar_expect_tx,
            "mbar_arrive_if": mbar_arrive_if, "mbar_wait": mbar_wait,
-           "bar_sync_named": bar_sync_named,
-           **{f"tma_load_{n}d": _tma_load for n in range(1, 6)}}
+           "bar_sync_named": bar_sync_named, "bulk_commit": fence_mbar_init,
+           "bulk_wait_read0": fence_mbar_init,        # the model's stores are done at once
+           **{f"tma_load_{n}d": _tma_load for n in range(1, 6)},
+           **{f"tma_store_{n}d": _tma_store for n in range(1, 6)}}

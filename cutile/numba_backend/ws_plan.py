@@ -32,9 +32,10 @@ the cp.async loop's 439-465 at 128 x 256 tiles on an H200.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from .. import config
+from ..enums import MemoryOrder
 from ..ir import ops
 from ..ir.core import walk
 from ..ir.types import ArrayType
@@ -62,6 +63,8 @@ class WSPlan:
     slice_ops: tuple            # top-level scalar ops the producer needs, in program order
     stages: int                 # ring slots
     T: int                      # consumer threads (the kernel's own)
+    store: ops.Store | None = None      # the epilogue's store, by TMA through shared memory
+    store_param: int | None = None      # its array's kernel parameter
 
     @property
     def block_threads(self) -> int:
@@ -116,7 +119,36 @@ def find(planner, ir, tma_params: frozenset) -> WSPlan | None:
     sl = _slice(planner.ix, ir, needed)
     if sl is None:
         return None
-    return WSPlan(op, loop, (xl, yl), params, sl, planner.stages(op), planner.T)
+    plan_ = WSPlan(op, loop, (xl, yl), params, sl, planner.stages(op), planner.T)
+    st = _epilogue_store(planner, ir, plan_, pidx, tma_params)
+    if st is not None:
+        plan_ = replace(plan_, store=st, store_param=pidx[id(st.array)])
+    return plan_
+
+
+def _epilogue_store(planner, ir, ws: WSPlan, pidx: dict, tma_params: frozenset):
+    """The first top-level ``Store`` after the K loop that a TMA store can do: a plain 2-D
+    tile store (identity order, no steps, weak ordering) of 2- or 4-byte elements, at most
+    ``TMA_MAX_BOX`` rows and 16-byte rows of its panels, into a TMA-ready parameter, the tile
+    no larger than the ring's larger buffer (the epilogue's shared tile lies there, the ring
+    being dead by then); None with ``CUTILE_NUMBA_TMA_STORE=0``."""
+    if not config.numba_tma_store():
+        return None
+    plan = planner.tc_plan(ws.op)
+    ring = plan.esize * ws.stages * max(plan.M * plan.K, plan.K * plan.N)
+    after = ir.body.ops[planner.ix.place[id(ws.loop)][1] + 1:]
+    for o in after:
+        if not isinstance(o, ops.Store):
+            continue
+        shape = o.tile.type.shape
+        es = o.tile.type.dtype.bitwidth // 8
+        if (len(shape) == 2 and pidx.get(id(o.array)) in tma_params and es in (2, 4)
+                and o.tile.type.dtype.bitwidth % 8 == 0
+                and tuple(o.order) == (0, 1) and o.steps is None
+                and o.memory_order is MemoryOrder.WEAK and shape[0] <= TMA_MAX_BOX
+                and shape[1] * es >= 16 and shape[0] * shape[1] * es <= ring):
+            return o
+    return None
 
 
 def _slice(ix, ir, values) -> tuple | None:

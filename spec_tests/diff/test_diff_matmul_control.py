@@ -486,6 +486,9 @@ def _tma_case(monkeypatch, case, din, form, ready, seed=None):
     kern = {"bt": mm_bt_kloop, "bmm": bmm_kloop}.get(form, mm_kloop)
     plans = _launch_plans(kern, args, T)
     assert all(("operands by TMA" in p) == ready for p in plans), plans
+    # the 2-D result tile through shared memory by a TMA store (the batched form's is 3-D)
+    stored = ready and form != "bmm"
+    assert all(("result stored by TMA" in p) == stored for p in plans), plans
     return kern, (-(-M // TM), -(-N // TN)) + batch, args, T
 
 

@@ -32,24 +32,33 @@ exactly there (the probes checked the 128- and 64-byte forms against wgmma).
 from __future__ import annotations
 
 from ... import dtypes as dt
+from ..exprs import cast
+from ..smem import smem_itemsize
 from ..tensorcore import panel_width
 from ..tma import MAP_BYTES, MapSpec
 from .index import index_subst
+from .staging import stage
 
 # the named barrier of the consumers (0 is the whole block's: cuda.syncthreads)
 CONSUMER_BARRIER = 1
 
 
 def map_specs(ws) -> tuple:
-    """The ``tma.MapSpec`` of each operand (A's, then B's), for the launcher."""
-    return tuple(_spec(ld, p) for ld, p in zip(ws.loads, ws.params))
+    """The ``tma.MapSpec`` of each operand (A's, then B's) and of the epilogue's store, for
+    the launcher."""
+    out = tuple(_spec(ld.shape, ld.result.type.dtype, len(ld.index), p)
+                for ld, p in zip(ws.loads, ws.params))
+    if ws.store is not None:
+        st = ws.store
+        out += (_spec(st.tile.type.shape, st.tile.type.dtype, 2, ws.store_param),)
+    return out
 
 
-def _spec(ld, param) -> MapSpec:
-    R, C = ld.shape[-2:]
-    es = ld.result.type.dtype.bitwidth // 8
+def _spec(shape, dtype, rank: int, param) -> MapSpec:
+    R, C = shape[-2:]
+    es = dtype.bitwidth // 8
     pw = panel_width(C, 16 // es)
-    return MapSpec(param, (pw, R) + (1,) * (len(ld.index) - 2), pw * es, es)
+    return MapSpec(param, (pw, R) + (1,) * (rank - 2), pw * es, es)
 
 
 def stage_bytes(ws) -> int:
@@ -143,7 +152,8 @@ def consume(g, op, plan, for_op, compute) -> None:
     deferred = g.mma.deferred_wait(op) is not None
     compute(f"({s} * {plan.M * plan.K}) + ", f"({s} * {plan.K * plan.N}) + ",
             f", operands by TMA, {S}-slot mbarrier ring, producer warpgroup"
-            + (", wgmma wait deferred one iteration" if deferred else ""),
+            + (", wgmma wait deferred one iteration" if deferred else "")
+            + (", result stored by TMA through shared memory" if ws.store is not None else ""),
             1 if deferred else 0)
     lane0 = "((tid & 31) == 0)"
     if deferred:        # this iteration's wgmmas fly on; the previous ones' slot is free
@@ -152,3 +162,40 @@ def consume(g, op, plan, for_op, compute) -> None:
     else:
         g.line(f"mbar_arrive_if({bar_at(bars, f'{S} + {s}')}, u32({lane0}))")
 
+
+
+def store_by_tma(g, op) -> None:
+    """The epilogue's store (``ws_plan._epilogue_store``): every consumer writes its registers
+    of the tile into a shared tile over the dead ring's larger buffer (column panels of 128
+    bytes, swizzled: ``staging.stage``; ordered after the ring's last wgmma reads by a
+    consumer barrier), fences them for the async proxy and meets the others; thread 0 issues
+    one TMA store box per panel (the copy engine writes only what lies inside the array: the
+    discard of out-of-bounds stores, R-STORE) and waits until they have read shared memory.
+    The block may retire while the writes drain."""
+    ws = g.mma.ws
+    bufs = g.ws_buffers
+    ring = max(bufs, key=lambda b: smem_itemsize(g.smem.buffers[b][0]) * g.smem.buffers[b][1])
+    R, C = op.tile.type.shape
+    d = op.tile.type.dtype
+    es = d.bitwidth // 8
+    cell = dt.uint16 if d is dt.bfloat16 else d              # its bits, as the array holds them
+    buf = g.smem.view(ring, ("ws_store", id(op)), cast(cell), R * C)
+    g.smem_before_write(*bufs)              # every consumer's wgmmas read the ring: done
+    g.smem_before_write(buf)
+    pw = panel_width(C, 16 // es)
+    stage(g, op.tile, buf, C, 16 // es, panels=True)
+    g.line("fence_proxy_async()")           # this thread's writes -> the copy engine's reads
+    g.smem_sync()
+    j = len(ws.loads)
+    row = f"i32(max(min(i64({g.scalar(op.index[0])}) * {R}, i64(2147483392)), " \
+          "i64(-2147483648)))"
+    g.line("if tid == 0:")
+    with g.e.indent():
+        for p in range(C // pw):
+            col = (f"i32(max(min(i64({g.scalar(op.index[1])}) * {C} + {p * pw}, "
+                   "i64(2147483392)), i64(-2147483648)))")
+            g.line(f"tma_store_2d(tmaps + {j * MAP_BYTES}, {col}, {row}, "
+                   f"smem_addr32({buf}, {p * R * pw}))")
+        g.line("bulk_commit()")
+        g.line("bulk_wait_read0()")         # shared memory read: the block may go on or exit
+    g.smem_did_read(buf)

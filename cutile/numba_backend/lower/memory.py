@@ -23,6 +23,7 @@ from ..exprs import cast, from_storage, literal, select, to_storage
 from ..params import storage_itemsize
 from ..registry import lower
 from ..values import AV
+from . import matmul_ws
 
 
 def _av(g, v) -> AV:
@@ -132,7 +133,7 @@ def _reg_access(g, op, a, lay, k, exts, bases, safe: bool):
 @lower(ops.Load)
 def load(g, op):
     if g.mma.direct_load(op):
-        g.line("pass  # staged into shared memory by its mma (cp.async)")
+        g.line("pass  # staged into shared memory by its mma (cp.async or TMA)")
         return
     a = _av(g, op.array)
     lay = g.natural(op.result)
@@ -208,6 +209,9 @@ def _coalesced(g, op, lay):
 
 @lower(ops.Store)
 def store(g, op):
+    if g.ws is not None and g.ws.store is op:
+        matmul_ws.store_by_tma(g, op)           # a TMA K loop's epilogue (ws_plan.py)
+        return
     a = _av(g, op.array)
     tv = g.tv(op.tile)
     lay = tv.layout if tv.layout is not None else g.natural(op.tile)
