@@ -29,16 +29,21 @@ sys.path[:0] = [HERE, os.path.join(ROOT, "benchmarks"), ROOT]
 TILES = tuple(tuple(int(v) for v in t.split("x")) for t in os.environ.get(
     "STAGE_SWEEP_TILES", "128x128x32,128x128x64,128x256x32,128x256x64,256x128x32,256x128x64"
 ).split(","))
-# (name, mma_plan constants set while it compiles, CUTILE_NUMBA_STORE_EXCHANGE,
-#  CUTILE_NUMBA_TMA: "1" the default, "0" the cp.async loop, "all" the TMA ring on any tile)
-BUDGETS = (("default", {}, "0", "1"),
-           ("cp.async", {}, "0", "0"),
-           ("tma-all", {}, "0", "all"),
-           ("96K", {"WHOLE_SM_PIPELINE_SMEM": 0}, "0", "0"),      # before alone_on_sm's budget
-           ("192K/4", {"PIPELINE_SMEM": 192 * 1024, "DEFERRED_SMEM": 192 * 1024}, "0", "0"),
-           ("144K/4+d", {"PIPELINE_SMEM": 144 * 1024, "DEFERRED_SMEM": 200 * 1024}, "0", "0"),
-           ("default+x", {}, "1", "1"),
-           ("192K/4+x", {"PIPELINE_SMEM": 192 * 1024, "DEFERRED_SMEM": 192 * 1024}, "1", "0"))
+# (name, mma_plan constants set while it compiles, the switches it compiles and runs under:
+# CUTILE_NUMBA_TMA "1" the default, "0" the cp.async loop, "all" the TMA ring on any tile)
+X, NOX = {"CUTILE_NUMBA_STORE_EXCHANGE": "1"}, {"CUTILE_NUMBA_STORE_EXCHANGE": "0"}
+BUDGETS = (("default", {}, {**NOX, "CUTILE_NUMBA_TMA": "1", "CUTILE_NUMBA_TMA_STORE": "1"}),
+           ("cp.async", {}, {**NOX, "CUTILE_NUMBA_TMA": "0"}),
+           ("tma-all", {}, {**NOX, "CUTILE_NUMBA_TMA": "all", "CUTILE_NUMBA_TMA_STORE": "1"}),
+           ("tma-nostore", {}, {**NOX, "CUTILE_NUMBA_TMA": "all", "CUTILE_NUMBA_TMA_STORE": "0"}),
+           ("96K", {"WHOLE_SM_PIPELINE_SMEM": 0}, {**NOX, "CUTILE_NUMBA_TMA": "0"}),
+           ("192K/4", {"PIPELINE_SMEM": 192 * 1024, "DEFERRED_SMEM": 192 * 1024},
+            {**NOX, "CUTILE_NUMBA_TMA": "0"}),
+           ("144K/4+d", {"PIPELINE_SMEM": 144 * 1024, "DEFERRED_SMEM": 200 * 1024},
+            {**NOX, "CUTILE_NUMBA_TMA": "0"}),
+           ("default+x", {}, {**X, "CUTILE_NUMBA_TMA": "1"}),
+           ("192K/4+x", {"PIPELINE_SMEM": 192 * 1024, "DEFERRED_SMEM": 192 * 1024},
+            {**X, "CUTILE_NUMBA_TMA": "0"}))
 
 
 def main() -> int:
@@ -61,11 +66,10 @@ def main() -> int:
     x, y = cuda.to_device(a), cuda.to_device(b)
     entries = []
     only = set(os.environ.get("STAGE_SWEEP_ONLY", "").split(",")) - {""}
-    for name, consts, exchange, tma in BUDGETS:
+    for name, consts, env in BUDGETS:
         if only and name not in only:
             continue
-        os.environ["CUTILE_NUMBA_STORE_EXCHANGE"] = exchange
-        os.environ["CUTILE_NUMBA_TMA"] = tma
+        os.environ.update(env)
         for t in TILES:
             mm = make_kernels(cutile)["matmul"]       # a kernel of its own: compiled afresh
             c = cuda.device_array((S, S), np.float32)
@@ -85,13 +89,14 @@ def main() -> int:
                     setattr(mma_plan, k, v)
             ok = bool(np.array_equal(c.copy_to_host(), ref))
 
-            def launch(mm=mm, c=c, grid=grid, t=t, env=(exchange, tma)):
+            def launch(mm=mm, c=c, grid=grid, t=t, env=env):
                 # the switches are part of the compiled kernel's key: each entry its own
-                os.environ["CUTILE_NUMBA_STORE_EXCHANGE"], os.environ["CUTILE_NUMBA_TMA"] = env
+                os.environ.update(env)
                 cutile.launch(0, grid, mm, (x, y, c) + t)
 
             brief = " ".join(re.findall(r"\d+ B shared/block|\d+ regs/thread|\d+ blocks/SM|"
-                                        r"\d+-stage|\d+-slot mbarrier ring|wait deferred",
+                                        r"\d+-stage|\d+-slot mbarrier ring|wait deferred|"
+                                        r"stored by TMA",
                                         str(info)))
             entries.append((t, name, brief, launch, ok))
     figures = {id(e): [] for e in entries}
