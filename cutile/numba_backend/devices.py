@@ -15,10 +15,32 @@ import contextlib
 
 from ..device_arrays import DeviceArrayRef
 
+_ctx_devices: dict[int, int] = {}       # current context handle -> its device ordinal
+
 
 def current_device_id() -> int:
-    """The id of the device whose context is current on this thread (Numba's view, which
-    follows ``torch.cuda.device``/``cudaSetDevice`` through the driver's current context)."""
+    """The id of the device whose context is current on this thread (the driver's current
+    context, which ``torch.cuda.device``/``cudaSetDevice``/Numba's ``cuda.gpus[i]`` set).
+
+    Asked several times per launch, so from the driver directly (``cuCtxGetCurrent``, its
+    device remembered per context handle): Numba's ``cuda.current_context()`` retains the
+    primary context on every call, which cost ~60 us a call on a lent H200's host and made
+    a 4096^3 matmul's launches (~300 us of host time each) slower than the kernel.  Without a
+    current context (a fresh thread), Numba's call makes one current."""
+    try:
+        from cuda.bindings import driver as cu
+        err, ctx = cu.cuCtxGetCurrent()
+        h = int(ctx) if err == cu.CUresult.CUDA_SUCCESS else 0
+        if h:
+            dev = _ctx_devices.get(h)
+            if dev is None:
+                err, d = cu.cuCtxGetDevice()
+                if err != cu.CUresult.CUDA_SUCCESS:
+                    raise RuntimeError(err)
+                dev = _ctx_devices.setdefault(h, int(d))
+            return dev
+    except Exception:  # noqa: BLE001 - no cuda-bindings or a driver surprise: Numba's view
+        pass
     from numba import cuda
     return cuda.current_context().device.id
 
