@@ -29,6 +29,19 @@ def main() -> int:
     x = cuda.to_device(rng.integers(-2, 3, (S, S)).astype(np.float16))
     y = cuda.to_device(rng.integers(-2, 3, (S, S)).astype(np.float16))
     c = cuda.device_array((S, S), np.float32)
+
+    @cuda.jit
+    def nothing(a):
+        pass
+
+    nothing[1, 32](c)
+    cuda.synchronize()
+    t0 = time.perf_counter()
+    for _ in range(200):
+        nothing[1, 32](c)
+    print(f"an empty Numba kernel: host {(time.perf_counter() - t0) / 200 * 1e6:.1f} us/launch "
+          "(the platform's own cost)", flush=True)
+    cuda.synchronize()
     for spec in sys.argv[1:] or ["128x256x64", "128x128x32"]:
         t = tuple(int(v) for v in spec.split("x"))
         mm = make_kernels(cutile)["matmul"]
