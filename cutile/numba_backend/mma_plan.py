@@ -305,7 +305,7 @@ class MmaPlanner:
         """Operand buffer slots of a pipelined ``Mma``: its stages, one more with a deferred
         wgmma wait (the slot its in-flight wgmmas still read)."""
         if self.tma_ring(op):
-            return self.stages(op)
+            return self.ws.stages                   # the ring's own depth (ws_plan.ring_slots)
         return self.stages(op) + (self.deferred_wait(op) is not None)
 
     def tma_ring(self, op) -> bool:

@@ -40,6 +40,8 @@ from ..ir import ops
 from ..ir.core import walk
 from ..ir.types import ArrayType
 from . import rt
+from .device_limits import smem_budget
+from .mma_plan import SMEM_HEADROOM, WHOLE_SM_PIPELINE_SMEM
 from .wgmma import EXTRA_REGS, WGPlan, register_cap
 
 TMA_MAX_BOX = 256           # elements along one dimension of a TMA box
@@ -48,6 +50,8 @@ TMA_MAX_BOX = 256           # elements along one dimension of a TMA box
 # against the cp.async loop's 468 TFLOP/s (H200, 4096^3 float16, tools/gpu/stage_sweep.py)
 MIN_SLOTS = 3
 MAX_BLOCK_THREADS = 1024
+# deepest ring: tiles in flight beyond the copy engine's latency buy nothing
+MAX_RING = 8
 PRODUCER_THREADS = 128      # one warpgroup: a whole one keeps the consumers' warpgroups aligned
 # scalar ops the producer may evaluate before the warpgroups part (pure, no shared memory)
 SLICE_OPS = (ops.Constant, ops.BlockId, ops.NumBlocks, ops.ArrayDim, ops.Binary, ops.Unary,
@@ -119,11 +123,20 @@ def find(planner, ir, tma_params: frozenset) -> WSPlan | None:
     sl = _slice(planner.ix, ir, needed)
     if sl is None:
         return None
-    plan_ = WSPlan(op, loop, (xl, yl), params, sl, planner.stages(op), planner.T)
+    plan_ = WSPlan(op, loop, (xl, yl), params, sl, ring_slots(planner, plan, op), planner.T)
     st = _epilogue_store(planner, ir, plan_, pidx, tma_params)
     if st is not None:
         plan_ = replace(plan_, store=st, store_param=pidx[id(st.array)])
     return plan_
+
+
+def ring_slots(planner, plan, op) -> int:
+    """Slots of the ring: the producer warpgroup leaves the block alone on its SM (its
+    registers), so the ring may take the SM's shared memory (``mma_plan``'s whole-SM budget),
+    up to ``MAX_RING`` tiles ahead; never fewer than the cp.async loop's stages."""
+    stage = plan.esize * (plan.M * plan.K + plan.K * plan.N)
+    budget = min(WHOLE_SM_PIPELINE_SMEM, smem_budget() - SMEM_HEADROOM)
+    return max(planner.stages(op), min(MAX_RING, budget // stage))
 
 
 def _epilogue_store(planner, ir, ws: WSPlan, pidx: dict, tma_params: frozenset):
