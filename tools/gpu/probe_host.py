@@ -87,9 +87,9 @@ def best_time(fn, reps=5, burst=10):
     queued behind a kernel that keeps the GPU busy while the host enqueues it (the events
     start when that one ends), so the figure is the GPU's alone: a ``cutile.launch`` costs
     the host 170-300 us on a lent H200 (an empty Numba kernel: 20 us), about a 4096^3
-    GEMM's time, and without the wait it measured the host (cp.async 391 / TMA 327 TFLOP/s
-    against 443 / 610 measured this way).  A single launch timed with ``synchronize`` read
-    the 4096^3 GEMM ~10% slow."""
+    GEMM's time, and without the wait the figure measured the host (128x256x64 float16:
+    cp.async 391-443, TMA ring 327-399 TFLOP/s; queued: 487 and 767, steady over rounds).
+    A single launch timed with ``synchronize`` read the 4096^3 GEMM ~10% slow."""
     fn()
     cuda.synchronize()
     best = float("inf")
