@@ -99,7 +99,8 @@ def find(planner, ir, tma_params: frozenset) -> WSPlan | None:
     plan = planner.tc_plan(op)
     if not isinstance(plan, WGPlan) or plan.promotes or planner.copies_transposed(op):
         return None
-    if m == "1" and (not planner.alone_on_sm(plan) or planner.stages(op) < MIN_SLOTS):
+    if m == "1" and (not planner.alone_on_sm(plan)
+                     or ring_slots(planner, plan, op) < MIN_SLOTS):
         return None
     # the producer's threads share the block's registers: the wgmmas must still fit
     block = planner.T + PRODUCER_THREADS
