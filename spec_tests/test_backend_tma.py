@@ -290,3 +290,23 @@ def test_epilogue_stores_through_shared_memory_by_tma(monkeypatch):
     assert "tma_store" not in g.source and _ring(g)
     _, g = _gen(mm_kloop, args, 256, monkeypatch, full=BOTH)
     assert "tma_store" not in g.source and _ring(g) and not g.smem.views
+
+
+def test_ring_barriers_share_no_buffer_in_the_shared_buffer_form(monkeypatch):
+    """The generator's shared-buffer form (``smem.py``: one buffer per element type and
+    slot) keeps the ring's mbarriers and slots in slots of their own: nothing else may write
+    them while the producer and consumers use them."""
+    from cutile.numba_backend.codegen import Gen
+    from cutile.numba_backend.lower.matmul_ws import ring_barriers
+    monkeypatch.setattr(rt, "simulator", lambda: False)
+    args = (np.zeros((2, 256, 256), np.float16), np.zeros((2, 256, 256), np.float16),
+            np.zeros((2, 256, 256), np.float16), 64, 64, 32)
+    monkeypatch.setenv("CUTILE_NUMBA_TMA", "all")
+    ir = bmm_kloop.compile(bmm_kloop.specialize(args))
+    g = Gen(ir, 128, mma_acc="f32", shared_smem=True, tensor_cores=True, full=BOTH,
+            wgmma=True)
+    g.generate()
+    bars = ring_barriers(g, g.ws)
+    assert g.ws is not None and re.fullmatch(r"sm_u64_1\d\d\d", bars)
+    users = [k for k, n in g.smem.sites.items() if n == bars]
+    assert len(users) == 1, users

@@ -225,7 +225,7 @@ def compile_kernel(ir: KernelIR, T: int, mma_acc: str | None = None,
            config.numba_tensor_cores_sim(), config.numba_cp_async(), config.numba_ffma(),
            config.numba_ffma_sim(), config.numba_wgmma(), config.numba_wgmma_deferred(),
            config.numba_store_exchange(),
-           config.numba_wgmma_sim(), config.numba_tma(), full,
+           config.numba_wgmma_sim(), config.numba_tma(), config.numba_tma_store(), full,
            min_blocks(ir, T), config.numba_smem_limit(), config.numba_lineinfo(),
            config.numba_direct())
     ck = _cache.get(ir, {}).get(key)

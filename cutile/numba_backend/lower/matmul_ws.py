@@ -68,8 +68,11 @@ def stage_bytes(ws) -> int:
 
 def ring_barriers(g, ws) -> str:
     """The ring's ``2 S`` mbarriers (full ones, then empty ones): 8 bytes each, kept in
-    shared memory (``align16``: never moved to the global workspace)."""
-    return g.buffer(("ws_bars", id(ws.op)), 0, dt.uint64, 2 * ws.stages, align16=True)
+    shared memory (``align16``: never moved to the global workspace), in a slot of their own
+    (the shared-buffer form shares buffers of one type and slot between sites: nothing may
+    share these while the ring lives)."""
+    slot = 1000 + 2 * g.pipe_slots.setdefault(("ws_bars", id(ws.op)), len(g.pipe_slots))
+    return g.buffer(("ws_bars", id(ws.op)), slot, dt.uint64, 2 * ws.stages, align16=True)
 
 
 def bar_at(bars: str, i) -> str:
