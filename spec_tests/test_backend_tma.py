@@ -310,3 +310,26 @@ def test_ring_barriers_share_no_buffer_in_the_shared_buffer_form(monkeypatch):
     assert g.ws is not None and re.fullmatch(r"sm_u64_1\d\d\d", bars)
     users = [k for k, n in g.smem.sites.items() if n == bars]
     assert len(users) == 1, users
+
+
+@ct.kernel
+def mm_then_load(a, b, c, d, TM: ct.Constant[int], TN: ct.Constant[int],
+                 TK: ct.Constant[int]):
+    acc = ct.zeros((TM, TN), dtype=ct.float32)
+    for k in range(ct.num_tiles(a, 1, (TM, TK))):
+        x = ct.load(a, (ct.bid(0), k), (TM, TK), padding_mode=ct.PaddingMode.ZERO)
+        y = ct.load(b, (k, ct.bid(1)), (TK, TN), padding_mode=ct.PaddingMode.ZERO)
+        acc = ct.mma(x, y, acc)
+    ct.store(c, (ct.bid(0), ct.bid(1)), acc)
+    ct.store(d, (ct.bid(0), ct.bid(1)), ct.load(c, (ct.bid(0), ct.bid(1)), (TM, TN)))
+
+
+def test_no_tma_store_when_memory_is_accessed_after_it(monkeypatch):
+    """A TMA store's writes land after the block moved on: where the kernel reads (or
+    writes) memory after the store, it stays a plain store (R-EXEC-5: the load of ``c`` must
+    see it); the ring itself is unaffected."""
+    a, b, c = _mm(4096, 4096, 4096, (128, 256, 64))[:3]
+    args = (a, b, c, c.copy(), 128, 256, 64)
+    full = ALL3 | {("tma", 3)}
+    _, g = _gen(mm_then_load, args, 256, monkeypatch, full=full)
+    assert _ring(g) and "tma_store" not in g.source

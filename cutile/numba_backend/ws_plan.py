@@ -38,6 +38,7 @@ from .. import config
 from ..enums import MemoryOrder
 from ..ir import ops
 from ..ir.core import walk
+from ..ir.effects import reads_array, writes_array
 from ..ir.types import ArrayType
 from . import rt
 from .device_limits import smem_budget
@@ -131,6 +132,11 @@ def find(planner, ir, tma_params: frozenset) -> WSPlan | None:
     return plan_
 
 
+def walk_regions(op) -> list:
+    """Every op nested in ``op``'s regions."""
+    return [x for r in op.regions() for x in walk(r)]
+
+
 def ring_slots(planner, plan, op) -> int:
     """Slots of the ring: the producer warpgroup leaves the block alone on its SM (its
     registers), so the ring may take the SM's shared memory (``mma_plan``'s whole-SM budget),
@@ -141,8 +147,9 @@ def ring_slots(planner, plan, op) -> int:
 
 
 def _epilogue_store(planner, ir, ws: WSPlan, pidx: dict, tma_params: frozenset):
-    """The first top-level ``Store`` after the K loop that a TMA store can do: a plain 2-D
-    tile store (identity order, no steps, weak ordering) of 2- or 4-byte elements, at most
+    """The first top-level ``Store`` after the K loop that a TMA store can do, with no memory
+    access after it: a plain 2-D tile store (identity order, no steps, weak ordering) of 2-
+    or 4-byte elements, at most
     ``TMA_MAX_BOX`` rows and 16-byte rows of its panels, into a TMA-ready parameter, the tile
     no larger than the ring's larger buffer (the epilogue's shared tile lies there, the ring
     being dead by then); None with ``CUTILE_NUMBA_TMA_STORE=0``."""
@@ -151,9 +158,14 @@ def _epilogue_store(planner, ir, ws: WSPlan, pidx: dict, tma_params: frozenset):
     plan = planner.tc_plan(ws.op)
     ring = plan.esize * ws.stages * max(plan.M * plan.K, plan.K * plan.N)
     after = ir.body.ops[planner.ix.place[id(ws.loop)][1] + 1:]
-    for o in after:
+    for i, o in enumerate(after):
         if not isinstance(o, ops.Store):
             continue
+        # the TMA store's writes land after the block moved on: nothing later may touch memory
+        # (R-EXEC-5: program order on an array; other arrays may alias it)
+        if any(reads_array(x) or writes_array(x) for later in after[i + 1:]
+               for x in (later, *walk_regions(later))):
+            return None
         shape = o.tile.type.shape
         es = o.tile.type.dtype.bitwidth // 8
         if (len(shape) == 2 and pidx.get(id(o.array)) in tma_params and es in (2, 4)

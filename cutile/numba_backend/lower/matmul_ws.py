@@ -85,7 +85,7 @@ def init(g, ws) -> None:
     S = ws.stages
     g.line("if tid == 0:")
     with g.e.indent():
-        for j in range(len(ws.loads)):
+        for j in range(len(map_specs(ws))):
             g.line(f"fence_tensormap(tmaps + {j * MAP_BYTES})")
         for s in range(S):
             g.line(f"mbar_init({bar_at(bars, s)}, u32(1))")
