@@ -16,8 +16,8 @@ the cp.async loop's 439-465 at 128 x 256 tiles on an H200.
   loop pipelines with both operands staged as they lie (no byte transpose);
 - the loop stands in the kernel's top-level region and its bounds and the loads' indices
   other than the induction variable are computed from constants, block ids, grid sizes,
-  array extents and scalar parameters (``slice_ops``: the producer evaluates them too, before
-  the warpgroups part);
+  array extents and scalar parameters (``slice_ops``: pure scalar ops the producer evaluates
+  too, before the warpgroups part);
 - each operand array is a kernel parameter the launch found TMA-ready (``tma.facts``: 16-byte
   aligned base and strides, unit element stride, rank <= 5);
 - no ``assert_`` (its ``syncthreads_and`` is a whole-block barrier the producer never meets)
@@ -54,10 +54,6 @@ MAX_BLOCK_THREADS = 1024
 # deepest ring: tiles in flight beyond the copy engine's latency buy nothing
 MAX_RING = 8
 PRODUCER_THREADS = 128      # one warpgroup: a whole one keeps the consumers' warpgroups aligned
-# scalar ops the producer may evaluate before the warpgroups part (pure, no shared memory)
-SLICE_OPS = (ops.Constant, ops.BlockId, ops.NumBlocks, ops.ArrayDim, ops.Binary, ops.Unary,
-             ops.Compare, ops.Convert, ops.Select)
-
 
 @dataclass(frozen=True)
 class WSPlan:
@@ -177,9 +173,16 @@ def _epilogue_store(planner, ir, ws: WSPlan, pidx: dict, tma_params: frozenset):
     return None
 
 
+def _scalar_pure(op) -> bool:
+    """Whether the producer may evaluate ``op`` before the warpgroups part: declared pure,
+    reading no memory, no regions, scalar results (its lowering is a scalar expression)."""
+    return (type(op).pure and not type(op).reads and not any(True for _ in op.regions())
+            and all(getattr(r.type, "shape", None) == () for r in op.results))
+
+
 def _slice(ix, ir, values) -> tuple | None:
     """The top-level ops (program order) computing ``values`` from scalar parameters, or None
-    where one of them is not such a scalar computation (``SLICE_OPS``)."""
+    where one of them is not such a scalar computation (``_scalar_pure``)."""
     seen: dict[int, object] = {}
     todo = list(values)
     while todo:
@@ -192,8 +195,7 @@ def _slice(ix, ir, values) -> tuple | None:
         o = d[1]
         if id(o) in seen:
             continue
-        if (not isinstance(o, SLICE_OPS) or ix.place[id(o)][0] is not ir.body
-                or any(getattr(r.type, "shape", None) != () for r in o.results)):
+        if not _scalar_pure(o) or ix.place[id(o)][0] is not ir.body:
             return None
         if any(isinstance(x.type, ArrayType) and ix.defs.get(id(x)) is not None
                for x in o.operands()):
