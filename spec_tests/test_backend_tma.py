@@ -61,8 +61,8 @@ def test_wide_tiles_take_the_tma_ring_where_the_launch_allows(monkeypatch):
                                              ((128, 256, 128), 256, False)])
 def test_the_default_ring_needs_a_block_alone_on_its_sm_and_three_slots(monkeypatch, tiles,
                                                                          T, default):
-    """128x128 blocks share an SM (the producer's registers would leave one: 369 against
-    488 TFLOP/s on an H200); 128x256x128 has two 96 KiB slots (402 against 468).
+    """128x128 blocks share an SM (the producer's registers would leave one: 518 against
+    528 TFLOP/s on an H200, kernel time); 128x256x128 has two 96 KiB slots (473 against 492).
     ``CUTILE_NUMBA_TMA=all`` takes the ring on each."""
     args = _mm(4096, 4096, 4096, tiles)
     assert _ring(_gen(mm_kloop, args, T, monkeypatch)[1]) == default

@@ -8,7 +8,8 @@ array, into the swizzled layout the wgmma descriptors read) once the consumers r
 slot, and an ``mbarrier`` per slot counts the bytes landing; the ``T`` consumer threads (the
 kernel's own) wait for a slot's barrier, run the wgmmas and release the slot, with no block
 barrier in the loop.  ``tools/gpu/probe_gemm_ws.py`` measured 604-626 TFLOP/s for it against
-the cp.async loop's 439-465 at 128 x 256 tiles on an H200.
+the cp.async loop's 439-465 at 128 x 256 tiles on an H200 (timed with the host's launch cost
+in; kernel time below).
 
 ``find`` decides, once per generated kernel, from facts the planner and the launch give:
 
@@ -24,10 +25,11 @@ the cp.async loop's 439-465 at 128 x 256 tiles on an H200.
   and no ``return`` before the kernel's end (the producer would wait for releases forever);
 - tiles of at most ``TMA_MAX_BOX`` rows (one box per 128-byte column panel);
 - ``CUTILE_NUMBA_TMA`` (``config.numba_tma``): by default only blocks already alone on their
-  SM (``MmaPlanner.alone_on_sm``) with at least ``MIN_SLOTS`` stages.  H200, 4096^3 float16
-  (``tools/gpu/stage_sweep.py``): 128x256x64 578 against the cp.async loop's 461 TFLOP/s,
-  256x128x64 567 against 460; at 128 x 128 the producer warpgroup's registers leave one block
-  per SM (369 against 488 at 128x128x32), so those keep cp.async.
+  SM (``MmaPlanner.alone_on_sm``) with at least ``MIN_SLOTS`` ring slots.  H200, 4096^3
+  float16, kernel time (``tools/gpu/stage_sweep.py``): 128x256x64 767 against the cp.async
+  loop's 487 TFLOP/s (631 with the fragment stored as the threads hold it, not by TMA),
+  256x128x64 745 against 482; at 128 x 128 the producer warpgroup's registers leave one
+  block per SM (518 against 528 at 128x128x32), so those keep cp.async.
 """
 
 from __future__ import annotations
@@ -47,13 +49,14 @@ from .wgmma import EXTRA_REGS, WGPlan, register_cap
 
 TMA_MAX_BOX = 256           # elements along one dimension of a TMA box
 # the default takes the ring only where it holds this many tiles: with 2 slots of 96 KiB
-# (128x256x128) the producer can refill a slot only after the next step's wgmmas issued, 402
-# against the cp.async loop's 468 TFLOP/s (H200, 4096^3 float16, tools/gpu/stage_sweep.py)
+# (128x256x128) the producer can refill a slot only after the next step's wgmmas issued, 473
+# against the cp.async loop's 492 TFLOP/s (H200, 4096^3 float16, tools/gpu/stage_sweep.py)
 MIN_SLOTS = 3
 MAX_BLOCK_THREADS = 1024
 # deepest ring: tiles in flight beyond the copy engine's latency buy nothing
 MAX_RING = 8
 PRODUCER_THREADS = 128      # one warpgroup: a whole one keeps the consumers' warpgroups aligned
+
 
 @dataclass(frozen=True)
 class WSPlan:
