@@ -183,6 +183,10 @@ def store_by_tma(g, op) -> None:
     es = d.bitwidth // 8
     cell = dt.uint16 if d is dt.bfloat16 else d              # its bits, as the array holds them
     buf = g.smem.view(ring, ("ws_store", id(op)), cast(cell), R * C)
+    # the tile's registers first: a relayout exchange (a tile without one) may take a retired
+    # ring buffer, whose reads the barrier below then also orders before the view's writes
+    tv = g.tv(op.tile)
+    g.get(op.tile, tv.layout if tv.layout is not None else g.natural(op.tile))
     g.smem_before_write(*bufs)              # every consumer's wgmmas read the ring: done
     g.smem_before_write(buf)
     pw = panel_width(C, 16 // es)
