@@ -107,6 +107,13 @@ def test_boxes_are_the_swizzle_panels(monkeypatch):
     _, g = _gen(mm_kloop, _mm(4096, 4096, 4096, (64, 32, 32)), 128, monkeypatch,
                 CUTILE_NUMBA_TMA="all")
     assert map_specs(g.ws) == (tma.MapSpec(0, (32, 64), 64, 2), tma.MapSpec(1, (32, 32), 64, 2))
+    # rows of 16 bytes are not swizzled (tensorcore.swizzle), 32 bytes the 32-byte swizzle
+    from cutile import dtypes as d
+    from cutile.numba_backend.lower.matmul_ws import map_spec
+    assert map_spec((64, 4), d.float32, 2, 2) == tma.MapSpec(2, (4, 64), 0, 4)
+    assert map_spec((64, 8), d.float16, 3, 0) == tma.MapSpec(0, (8, 64, 1), 0, 2)
+    assert map_spec((64, 16), d.bfloat16, 2, 1) == tma.MapSpec(1, (16, 64), 32, 2)
+    assert map_spec((128, 256), d.float32, 2, 2) == tma.MapSpec(2, (32, 128), 128, 4)
 
 
 def test_kernels_the_producer_cannot_follow_keep_cp_async(monkeypatch):

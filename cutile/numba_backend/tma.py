@@ -44,8 +44,8 @@ _sim_keys = itertools.count(1)
 class MapSpec:
     param: int          # the kernel parameter whose array the map addresses
     box: tuple          # box extents, innermost dimension first (rank of the array)
-    swizzle: int        # bytes of the shared-memory swizzle (32, 64, 128; 0: none)
-    itemsize: int       # bytes per element (2)
+    swizzle: int        # bytes of the shared-memory swizzle (32, 64, 128; 0: 16-byte rows)
+    itemsize: int       # bytes per element (2 or 4)
 
 
 def ready(shape: tuple, strides: tuple, addr: int, itemsize: int) -> bool:
@@ -81,7 +81,8 @@ def maps_argument(specs: tuple, args: list, simulator: bool) -> int:
             while len(SIM_MAPS) > _CACHE_SIZE:
                 SIM_MAPS.popitem(last=False)
         return key
-    layouts = [_device_layout(args[s.param]) for s in specs]
+    # (shape, byte strides, address, itemsize) of each marshalled device array
+    layouts = [launch_layout(args[s.param]) for s in specs]
     # the maps live on the launch's device (a kernel on another one would read remote memory)
     key = (current_device_id(), *zip(layouts, specs))
     with _lock:
@@ -100,25 +101,11 @@ def maps_argument(specs: tuple, args: list, simulator: bool) -> int:
     return buf.__cuda_array_interface__["data"][0]
 
 
-def _device_layout(a) -> tuple:
-    """(data address, shape, byte strides) of a marshalled device array."""
-    cai = a.__cuda_array_interface__
-    shape = tuple(int(n) for n in cai["shape"])
-    st = cai.get("strides")
-    if st is None:
-        item = int(cai["typestr"][2:])
-        st, acc = [], item
-        for n in reversed(shape):
-            st.insert(0, acc)
-            acc *= max(n, 1)
-    return int(cai["data"][0]), shape, tuple(int(s) for s in st)
-
-
 def _encode(layout: tuple, spec: MapSpec):
     """The 128 bytes (16 uint64) of one tensor map (``cuTensorMapEncodeTiled``)."""
     import numpy as np
     from cuda.bindings import driver as drv
-    addr, shape, strides = layout
+    shape, strides, addr, _ = layout
     u32, u64 = drv.cuuint32_t, drv.cuuint64_t
     swz = drv.CUtensorMapSwizzle
     mode = {0: swz.CU_TENSOR_MAP_SWIZZLE_NONE, 32: swz.CU_TENSOR_MAP_SWIZZLE_32B,

@@ -46,19 +46,21 @@ CONSUMER_BARRIER = 1
 def map_specs(ws) -> tuple:
     """The ``tma.MapSpec`` of each operand (A's, then B's) and of the epilogue's store, for
     the launcher."""
-    out = tuple(_spec(ld.shape, ld.result.type.dtype, len(ld.index), p)
+    out = tuple(map_spec(ld.shape, ld.result.type.dtype, len(ld.index), p)
                 for ld, p in zip(ws.loads, ws.params))
     if ws.store is not None:
         st = ws.store
-        out += (_spec(st.tile.type.shape, st.tile.type.dtype, 2, ws.store_param),)
+        out += (map_spec(st.tile.type.shape, st.tile.type.dtype, 2, ws.store_param),)
     return out
 
 
-def _spec(shape, dtype, rank: int, param) -> MapSpec:
+def map_spec(shape, dtype, rank: int, param) -> MapSpec:
     R, C = shape[-2:]
     es = dtype.bitwidth // 8
     pw = panel_width(C, 16 // es)
-    return MapSpec(param, (pw, R) + (1,) * (rank - 2), pw * es, es)
+    # the panel's swizzle spans its row; rows of 16 bytes are not swizzled (tensorcore.swizzle)
+    sw = pw * es if pw * es >= 32 else 0
+    return MapSpec(param, (pw, R) + (1,) * (rank - 2), sw, es)
 
 
 def stage_bytes(ws) -> int:
@@ -206,3 +208,4 @@ def store_by_tma(g, op) -> None:
         g.line("bulk_commit()")
         g.line("bulk_wait_read0()")         # shared memory read: the block may go on or exit
     g.smem_did_read(buf)
+    g.smem_did_read(ring)       # the same bytes: a later site taking the retired ring waits too
