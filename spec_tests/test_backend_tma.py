@@ -37,6 +37,17 @@ def _mm(M, N, K, tiles, d=np.float16):
     return (z((M, K), d), z((K, N), d), z((M, N), np.float32), *tiles, ct.float32)
 
 
+@ct.function
+def k_loop(a, b, TM: ct.Constant[int], TN: ct.Constant[int], TK: ct.Constant[int]):
+    """``mm_kloop``'s K loop (inlined into the kernels below that vary what surrounds it)."""
+    acc = ct.zeros((TM, TN), dtype=ct.float32)
+    for k in range(ct.num_tiles(a, 1, (TM, TK))):
+        x = ct.load(a, (ct.bid(0), k), (TM, TK), padding_mode=ct.PaddingMode.ZERO)
+        y = ct.load(b, (k, ct.bid(1)), (TK, TN), padding_mode=ct.PaddingMode.ZERO)
+        acc = ct.mma(x, y, acc)
+    return acc
+
+
 def _ring(g) -> bool:
     return any("operands by TMA" in p for p in g.plans)
 
@@ -126,12 +137,7 @@ def test_kernels_the_producer_cannot_follow_keep_cp_async(monkeypatch):
                      TK: ct.Constant[int]):
         if n < 0:
             return
-        acc = ct.zeros((TM, TN), dtype=ct.float32)
-        for k in range(ct.num_tiles(a, 1, (TM, TK))):
-            x = ct.load(a, (ct.bid(0), k), (TM, TK), padding_mode=ct.PaddingMode.ZERO)
-            y = ct.load(b, (k, ct.bid(1)), (TK, TN), padding_mode=ct.PaddingMode.ZERO)
-            acc = ct.mma(x, y, acc)
-        ct.store(c, (ct.bid(0), ct.bid(1)), acc)
+        ct.store(c, (ct.bid(0), ct.bid(1)), k_loop(a, b, TM, TN, TK))
 
     @ct.kernel
     def bound_from_memory(a, b, c, nk, TM: ct.Constant[int], TN: ct.Constant[int],
@@ -322,12 +328,7 @@ def test_ring_barriers_share_no_buffer_in_the_shared_buffer_form(monkeypatch):
 @ct.kernel
 def mm_then_load(a, b, c, d, TM: ct.Constant[int], TN: ct.Constant[int],
                  TK: ct.Constant[int]):
-    acc = ct.zeros((TM, TN), dtype=ct.float32)
-    for k in range(ct.num_tiles(a, 1, (TM, TK))):
-        x = ct.load(a, (ct.bid(0), k), (TM, TK), padding_mode=ct.PaddingMode.ZERO)
-        y = ct.load(b, (k, ct.bid(1)), (TK, TN), padding_mode=ct.PaddingMode.ZERO)
-        acc = ct.mma(x, y, acc)
-    ct.store(c, (ct.bid(0), ct.bid(1)), acc)
+    ct.store(c, (ct.bid(0), ct.bid(1)), k_loop(a, b, TM, TN, TK))
     ct.store(d, (ct.bid(0), ct.bid(1)), ct.load(c, (ct.bid(0), ct.bid(1)), (TM, TN)))
 
 
