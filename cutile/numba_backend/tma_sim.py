@@ -29,14 +29,25 @@ from .ptx_sim import window_bytes
 
 WAIT_LIMIT = 120.0
 _lock = threading.Condition()
-_bars: dict = {}            # (launch, block, address) -> [count, arrived, tx, phases]
-_named: dict = {}           # (launch, block, id) -> threading.Barrier
+_bars: dict = {}            # (block, address) -> [count, arrived, tx, phases]
+_named: dict = {}           # (block, id) -> threading.Barrier
 _SWZ_MASK = {0: 0, 32: 1, 64: 3, 128: 7}
 
 
+_launch: list = [None]       # the simulator's block manager the records are about
+
+
 def _key(addr) -> tuple:
+    """(block, address) of a record; a new launch (simulator launches run one at a time)
+    drops the last one's records."""
     th = threading.current_thread()
-    return (id(getattr(th, "_manager", None)), tuple(th.blockIdx), int(addr))
+    manager = getattr(th, "_manager", None)
+    with _lock:
+        if manager is not _launch[0]:
+            _bars.clear()
+            _named.clear()
+            _launch[0] = manager
+    return (tuple(th.blockIdx), int(addr))
 
 
 def mbar_init(addr, count):
@@ -94,8 +105,7 @@ def mbar_wait(addr, parity):
 
 
 def bar_sync_named(ident, count):
-    th = threading.current_thread()
-    key = (id(getattr(th, "_manager", None)), tuple(th.blockIdx), int(ident))
+    key = _key(ident)
     with _lock:
         b = _named.get(key)
         if b is None:

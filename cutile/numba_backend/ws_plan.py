@@ -132,7 +132,7 @@ def find(planner, ir, tma_params: frozenset) -> WSPlan | None:
 
 
 def walk_regions(op) -> list:
-    """Every op nested in ``op``'s regions."""
+    """Every op nested in ``op``'s regions (``ir.core.walk`` walks one region)."""
     return [x for r in op.regions() for x in walk(r)]
 
 
@@ -146,12 +146,11 @@ def ring_slots(planner, plan, op) -> int:
 
 
 def _epilogue_store(planner, ir, ws: WSPlan, pidx: dict, tma_params: frozenset):
-    """The first top-level ``Store`` after the K loop that a TMA store can do, with no memory
+    """The top-level ``Store`` after the K loop that a TMA store can do, with no memory
     access after it: a plain 2-D tile store (identity order, no steps, weak ordering) of 2-
-    or 4-byte elements, at most
-    ``TMA_MAX_BOX`` rows and 16-byte rows of its panels, into a TMA-ready parameter, the tile
-    no larger than the ring's larger buffer (the epilogue's shared tile lies there, the ring
-    being dead by then); None with ``CUTILE_NUMBA_TMA_STORE=0``."""
+    or 4-byte elements, at most ``TMA_MAX_BOX`` rows of at least 16 bytes, into a TMA-ready
+    parameter, the tile no larger than the ring's larger buffer (the epilogue's shared tile
+    lies there, the ring being dead by then); None with ``CUTILE_NUMBA_TMA_STORE=0``."""
     if not config.numba_tma_store():
         return None
     plan = planner.tc_plan(ws.op)
@@ -168,7 +167,6 @@ def _epilogue_store(planner, ir, ws: WSPlan, pidx: dict, tma_params: frozenset):
         shape = o.tile.type.shape
         es = o.tile.type.dtype.bitwidth // 8
         if (len(shape) == 2 and pidx.get(id(o.array)) in tma_params and es in (2, 4)
-                and o.tile.type.dtype.bitwidth % 8 == 0
                 and tuple(o.order) == (0, 1) and o.steps is None
                 and o.memory_order is MemoryOrder.WEAK and shape[0] <= TMA_MAX_BOX
                 and shape[1] * es >= 16 and shape[0] * shape[1] * es <= ring):
